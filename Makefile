@@ -1,0 +1,43 @@
+# The two commands (README): `make lab` and `make test`. Both create .venv first when it is
+# missing or older than pyproject.toml / constraints.txt.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+# JupyterLab refuses to run as root unless told to; CI and these machines run as root.
+ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
+
+.PHONY: lab test test-lib test-nbval execute images benchmark clean
+
+$(STAMP): pyproject.toml constraints.txt
+	rm -rf $(VENV)
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test]'
+	touch $(STAMP)
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab $(ROOT_FLAG) --notebook-dir=notebooks
+
+# Everything: library, reference and property tests, then every notebook under nbval.
+test: $(STAMP)
+	$(BIN)/python -m pytest -n 2 tests notebooks --nbval --sanitize-with tests/nbval_sanitize.cfg
+
+# Parts, for teachers and maintainers.
+test-lib: $(STAMP)
+	$(BIN)/python -m pytest -n 2 tests
+
+test-nbval: $(STAMP)
+	$(BIN)/python -m pytest -n 2 notebooks --nbval --sanitize-with tests/nbval_sanitize.cfg
+
+# Re-execute every notebook in place, in order, each from a fresh kernel (outputs are committed).
+execute: $(STAMP)
+	$(BIN)/python scripts/execute_notebooks.py
+
+images: $(STAMP)
+	$(BIN)/python scripts/make_images.py
+
+benchmark: $(STAMP)
+	$(BIN)/python benchmarks/bench_rope.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis

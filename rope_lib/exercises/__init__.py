@@ -1,0 +1,65 @@
+"""Checkers for the lessons' exercises: each returns a Feedback that says what is right or,
+specifically, what is off (a shape, a sign, a swapped layout, a factor), never just "wrong".
+
+One module per lesson (lesson01.py, ...); the notebooks call e.g.
+    from rope_lib.exercises import lesson02 as ex
+    ex.check_1(my_answer)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """The verdict on one answer. Shown in a notebook as one line starting with a mark."""
+
+    ok: bool
+    message: str
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+    def __repr__(self) -> str:
+        return ("Correct: " if self.ok else "Not yet: ") + self.message
+
+
+def correct(message: str) -> Feedback:
+    return Feedback(True, message)
+
+
+def not_yet(message: str) -> Feedback:
+    return Feedback(False, message)
+
+
+def compare_tensor(answer, expected: torch.Tensor, name: str, *, atol: float = 1e-4, rtol: float = 1e-4):
+    """Feedback about the usual ways a tensor answer goes wrong, or None when it is right:
+    not a tensor, wrong shape, NaNs, off by a sign, off by a constant factor, or just different
+    (with the largest difference and where it is)."""
+    if not isinstance(answer, torch.Tensor):
+        try:
+            answer = torch.as_tensor(answer, dtype=expected.dtype)
+        except (TypeError, ValueError, RuntimeError):
+            return not_yet(f"{name} should be a tensor (or a list of numbers), got {type(answer).__name__}")
+    if tuple(answer.shape) != tuple(expected.shape):
+        return not_yet(f"{name} should have shape {tuple(expected.shape)}, got {tuple(answer.shape)}")
+    answer = answer.detach().to(torch.float64)
+    expected = expected.detach().to(torch.float64)
+    if torch.isnan(answer).any():
+        return not_yet(f"{name} contains NaN")
+    if torch.allclose(answer, expected, atol=atol, rtol=rtol):
+        return None
+    if torch.allclose(answer, -expected, atol=atol, rtol=rtol):
+        return not_yet(f"{name} has the right size but the opposite sign everywhere")
+    flat = expected.flatten()
+    pivot = int(flat.abs().argmax())
+    if flat[pivot] != 0:
+        ratio = float(answer.flatten()[pivot] / flat[pivot])
+        if abs(ratio - 1) > 1e-3 and torch.allclose(answer, ratio * expected, atol=atol, rtol=rtol):
+            return not_yet(f"{name} is off by a constant factor of {ratio:.4g}")
+    diff = (answer - expected).abs()
+    where = tuple(int(i) for i in torch.unravel_index(diff.argmax(), diff.shape))
+    return not_yet(f"{name} differs from the expected values by up to {float(diff.max()):.4g} (at index {where})")

@@ -1,0 +1,54 @@
+"""RoPE in complex numbers, with the contract of Meta's LLaMA reference (llama/model.py).
+
+Each pair (x_2i, x_2i+1) is read as the complex number z = x_2i + i x_2i+1; rotating it by the
+angle m theta_i is one multiplication by e^{i m theta_i} (Euler: cos + i sin). For two such
+numbers, Re[(q e^{im theta}) conj(k e^{in theta})] = Re[q conj(k) e^{i(m-n) theta}], the score
+depends on m - n only (RoFormer, Su et al. 2021, section 3.2).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ._checks import require_even, require_positive_int, require_tensor
+from .rotary import _check_x, _rotate, inv_frequencies, rope_angles
+
+
+def precompute_freqs_cis(dim: int, end: int, theta: float = 10000.0) -> torch.Tensor:
+    """e^{i t theta_k} for t = 0 .. end-1 and k = 0 .. dim/2-1: complex64 [end, dim/2].
+
+    theta_k = theta ** (-2k / dim); computed as Meta's reference does (float32 angles, then
+    torch.polar with modulus 1).
+    """
+    require_even("dim", dim)
+    require_positive_int("end", end)
+    angles = rope_angles(torch.arange(end), inv_frequencies(dim, theta))
+    return torch.polar(torch.ones_like(angles), angles)
+
+
+def apply_rotary_emb(xq: torch.Tensor, xk: torch.Tensor, freqs_cis: torch.Tensor):
+    """Rotate queries and keys by freqs_cis, as Meta's LLaMA `apply_rotary_emb`.
+
+    xq: [batch, seq, n_heads, head_dim]; xk: [batch, seq, n_kv_heads, head_dim] (grouped-query
+    attention: fewer key heads is fine); freqs_cis: complex [seq, head_dim/2], usually
+    precompute_freqs_cis(head_dim, max_len)[start:start + seq]. Returns (xq_out, xk_out) with the
+    shapes and dtypes of xq and xk; pairs are interleaved, (2i, 2i+1).
+    """
+    for name, x in (("xq", xq), ("xk", xk)):
+        _check_x(x)
+        if x.dim() != 4:
+            raise ValueError(f"{name} must be [batch, seq, heads, head_dim], got shape {tuple(x.shape)}")
+    require_tensor("freqs_cis", freqs_cis)
+    if xk.shape[:2] != xq.shape[:2] or xk.shape[-1] != xq.shape[-1]:
+        raise ValueError(
+            f"xk must share batch, seq and head_dim with xq {tuple(xq.shape)}, got {tuple(xk.shape)}"
+        )
+    seq, head_dim = xq.shape[1], xq.shape[-1]
+    if not freqs_cis.is_complex() or freqs_cis.shape != (seq, head_dim // 2):
+        raise ValueError(
+            f"freqs_cis must be complex [seq, head_dim/2] = [{seq}, {head_dim // 2}], "
+            f"got {freqs_cis.dtype} {tuple(freqs_cis.shape)}"
+        )
+    # [seq, head_dim/2] -> [1, seq, 1, head_dim/2], Meta's reshape_for_broadcast
+    cis = freqs_cis[None, :, None, :]
+    return _rotate(xq, cis.real, cis.imag, "interleaved"), _rotate(xk, cis.real, cis.imag, "interleaved")
