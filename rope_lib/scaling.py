@@ -222,5 +222,128 @@ def rope_frequencies(rope_type: str, head_dim: int, base: float = 10000.0, **par
     base = require_positive_float("base", base)
     unknown = sorted(set(params) - set(PARAMETERS))
     if unknown:
-        raise ValueError(f"unknown parameter(s) {unknown} for rope_frequencies; expected names from {PARAMETERS}")
+        raise ValueError(f"params must be named as in transformers' rope_parameters {PARAMETERS}, got unknown {unknown}")
     return ROPE_FREQUENCY_FUNCTIONS[rope_type](head_dim, base, params)
+
+
+# ---------------------------------------------------------------------------------------------
+# Tools for lesson 05 (context extension): which angles a pair has seen, how much of its
+# original frequency a method keeps, and the Position Interpolation paper's score argument.
+# ---------------------------------------------------------------------------------------------
+
+REGIMES = ("extrapolated", "blended", "interpolated")
+
+
+def angle_coverage(inv_freq: torch.Tensor, length: int) -> torch.Tensor:
+    """Fraction of the circle that pair i sweeps over positions 0 .. length-1:
+
+        coverage_i = min(1, (length - 1) * theta_i / (2 pi))
+
+    1 means the pair has met every angle (its wavelength fits into the sequence); a pair with
+    coverage < 1 has only seen an arc, and positions past `length` take it to angles it never
+    saw during training. That is why RoPE does not extrapolate by itself (Chen et al. 2023,
+    arXiv:2306.15595; Peng et al. 2023, arXiv:2309.00071)."""
+    if length < 1:
+        raise ValueError(f"length must be >= 1, got {length}")
+    return torch.clamp((length - 1) * inv_freq.to(torch.float64) / (2 * math.pi), max=1.0)
+
+
+def first_pair_longer_than(inv_freq: torch.Tensor, length: float) -> int:
+    """min{i : 2 pi / theta_i > length}: the first pair whose wavelength does not fit into
+    `length` (len(inv_freq) when every wavelength fits). This is the cut-off of seed 002's
+    step 1 ("corr_dim"); YaRN's upper correction bound with beta_slow = 1 is the same idea."""
+    longer = (wavelengths(inv_freq.to(torch.float64)) > length).nonzero()
+    return int(longer[0]) if len(longer) else int(inv_freq.shape[0])
+
+
+def kept_fraction(inv_freq: torch.Tensor, scaled_inv_freq: torch.Tensor, factor: float) -> torch.Tensor:
+    """gamma_i such that scaled_i = (1 - gamma_i) * theta_i / s + gamma_i * theta_i:
+
+        gamma_i = (scaled_i / theta_i - 1/s) / (1 - 1/s)
+
+    1: the pair keeps its frequency (it is extrapolated), 0: its frequency is divided by s
+    (interpolated, as Position Interpolation does for all pairs), between: blended. For YaRN
+    this is 1 - ramp (Peng et al. 2023, "NTK-by-parts": h(theta) = (1-gamma) theta/s + gamma theta);
+    for Llama 3 it is its `smooth` factor; for NTK-aware scaling it falls from 1 (pair 0) to 0
+    (the last pair) (float64 [head_dim/2])."""
+    factor = require_positive_float("factor", factor)
+    if factor == 1.0:
+        raise ValueError("factor must differ from 1 (with s = 1 every method keeps every frequency)")
+    if inv_freq.shape != scaled_inv_freq.shape:
+        raise ValueError(
+            f"scaled_inv_freq must have the shape of inv_freq {tuple(inv_freq.shape)}, "
+            f"got {tuple(scaled_inv_freq.shape)}"
+        )
+    ratio = scaled_inv_freq.to(torch.float64) / inv_freq.to(torch.float64)
+    return (ratio - 1 / factor) / (1 - 1 / factor)
+
+
+def pair_regimes(
+    inv_freq: torch.Tensor, scaled_inv_freq: torch.Tensor, factor: float, tol: float = 1e-4
+) -> torch.Tensor:
+    """Per pair, an index into REGIMES: 0 "extrapolated" (frequency kept, kept_fraction >= 1-tol),
+    2 "interpolated" (frequency divided by s, kept_fraction <= tol), 1 "blended" (in between).
+    int64 [head_dim/2]."""
+    gamma = kept_fraction(inv_freq, scaled_inv_freq, factor)
+    regimes = torch.ones_like(gamma, dtype=torch.int64)
+    regimes[gamma >= 1 - tol] = 0
+    regimes[gamma <= tol] = 2
+    return regimes
+
+
+def wavelength_ramp(inv_freq: torch.Tensor, original_length: float, alpha: float, beta: float) -> torch.Tensor:
+    """The YaRN paper's ramp as a function of r = L / lambda_i (turns of pair i within L):
+
+        gamma(r) = 0 if r < alpha,  1 if r > beta,  (r - alpha) / (beta - alpha) otherwise
+
+    (Peng et al. 2023, arXiv:2309.00071, "NTK-by-parts"; alpha = 1, beta = 32 for LLaMA). Llama 3's
+    `smooth` is this ramp with alpha = low_freq_factor, beta = high_freq_factor. (YaRN's code,
+    and transformers, ramp linearly in the pair index between the rounded bounds instead, see
+    yarn_ramp; both agree on which pairs are kept and which are divided by s.) float64."""
+    if not beta > alpha:
+        raise ValueError(f"beta must be > alpha, got alpha={alpha}, beta={beta}")
+    ratio = original_length / wavelengths(inv_freq.to(torch.float64))
+    return torch.clamp((ratio - alpha) / (beta - alpha), 0.0, 1.0)
+
+
+def relative_score(h: torch.Tensor, distances: torch.Tensor, inv_freq: torch.Tensor) -> torch.Tensor:
+    """RoPE's attention score as a function of the distance s = m - n alone:
+
+        a(s) = Re sum_j h_j exp(i s theta_j)
+
+    where h_j = q_j conj(k_j) is built from pair j of the query and key read as complex numbers
+    (Chen et al. 2023, arXiv:2306.15595, eq. 3). h: complex [head_dim/2]; float64 result."""
+    angles = distances.to(torch.float64).unsqueeze(-1) * inv_freq.to(torch.float64)
+    h = h.to(torch.complex128)
+    return (h.real * torch.cos(angles) - h.imag * torch.sin(angles)).sum(-1)
+
+
+def fit_relative_score(
+    distances: torch.Tensor, targets: torch.Tensor, inv_freq: torch.Tensor, ridge: float = 1e-8
+) -> torch.Tensor:
+    """Coefficients h (complex128 [head_dim/2]) of a score function a(s) = relative_score(h, s)
+    fitted to `targets` at `distances` by ridge-regularised least squares:
+    minimise sum (a(s) - target)^2 + ridge * |h|^2. A stand-in for training: the fit only
+    constrains a(s) where there are data (Chen et al. 2023, fig. 2)."""
+    angles = distances.to(torch.float64).unsqueeze(-1) * inv_freq.to(torch.float64)
+    design = torch.cat([torch.cos(angles), -torch.sin(angles)], dim=-1)
+    n = design.shape[-1]
+    gram = design.T @ design + ridge * torch.eye(n, dtype=torch.float64)
+    solution = torch.linalg.solve(gram, design.T @ targets.to(torch.float64))
+    return torch.complex(solution[: n // 2], solution[n // 2 :])
+
+
+def interpolation_error_bound(h: torch.Tensor, inv_freq: torch.Tensor, distances: torch.Tensor) -> torch.Tensor:
+    """How far a(s) can be from the straight line through a(s1) and a(s2), s1 = floor(s),
+    s2 = s1 + 1 (Chen et al. 2023, Theorem 2.1):
+
+        |a(s) - a_linear(s)| <= (s - s1)(s2 - s) / 2 * max|a''| <= (s - s1)(s2 - s) / 2 * sum_j |h_j| theta_j^2
+
+    The paper bounds sum_j |h_j| theta_j^2 further by max_j |h_j| * d / (4 ln c) (c = base), giving
+    d max|h| (s - s1)(s2 - s) / (8 ln c); this function keeps the sum, which is tighter and exact.
+    Between integers of the trained range the score therefore stays close to scores the model
+    has seen; nothing similar holds for s past L (extrapolation). float64."""
+    s = distances.to(torch.float64)
+    s1 = torch.floor(s)
+    curvature = (h.abs().to(torch.float64) * inv_freq.to(torch.float64) ** 2).sum()
+    return (s - s1) * (s1 + 1 - s) / 2 * curvature

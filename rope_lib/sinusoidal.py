@@ -64,7 +64,94 @@ class LearnedPositionEmbedding(nn.Module):
         seq = x.shape[-2]
         if seq > self.max_len:
             raise ValueError(
-                f"x has seq = {seq} positions, but the learned table has only max_len = {self.max_len} "
-                "rows: positions past the training length have no embedding"
+                f"x.shape[-2] (seq) must be <= max_len = {self.max_len}, the rows of the learned table "
+                f"(positions past the training length have no embedding), got {seq}"
             )
         return x + self.table[:seq]
+
+
+# --- Lesson 01: the offset dot product and a tiny attention head that reads positions ----------
+
+
+def sinusoidal_offset_dot(offset, d_model: int, base: float = 10000.0) -> torch.Tensor:
+    """PE[p] . PE[p + k] for the sinusoidal table, float64 with the shape of `offset`.
+
+    Each pair contributes sin(a) sin(a + kw_i) + cos(a) cos(a + kw_i) = cos(k w_i), so
+
+        PE[p] . PE[p + k] = sum_i cos(k * w_i),   w_i = base ** (-2i / d_model),
+
+    which does not depend on p and is even in k (it cannot tell k from -k); at k = 0 it is
+    d_model / 2, the squared length of every PE row (Vaswani et al. 2017, section 3.5).
+    """
+    require_even("d_model", d_model)
+    base = require_positive_float("base", base)
+    k = torch.as_tensor(offset, dtype=torch.float64)
+    return torch.cos(k.unsqueeze(-1) * _frequencies(d_model, base)).sum(-1)
+
+
+def _check_table(table) -> torch.Tensor:
+    if not isinstance(table, torch.Tensor) or table.dim() != 2:
+        shape = tuple(table.shape) if isinstance(table, torch.Tensor) else type(table).__name__
+        raise ValueError(f"table must be a 2-D tensor [positions, d_model], got {shape}")
+    return table.to(torch.float64)
+
+
+def offset_head_attends_to(table: torch.Tensor, A: torch.Tensor) -> torch.Tensor:
+    """Where a one-head, position-only causal attention looks: int64 [positions].
+
+    Query m scores every key n <= m with s(m, n) = table[m] @ A @ table[n] (A plays the role of
+    W_q^T W_k / sqrt(d) acting on the position vectors alone); the result is argmax_n s(m, n).
+    """
+    table = _check_table(table)
+    d = table.shape[1]
+    if not isinstance(A, torch.Tensor) or tuple(A.shape) != (d, d):
+        shape = tuple(A.shape) if isinstance(A, torch.Tensor) else type(A).__name__
+        raise ValueError(f"A must be a tensor of shape ({d}, {d}) to match table, got {shape}")
+    scores = table @ A.detach().to(torch.float64) @ table.T
+    future = torch.ones_like(scores, dtype=torch.bool).triu(1)
+    return scores.masked_fill(future, float("-inf")).argmax(-1)
+
+
+def train_offset_head(
+    table: torch.Tensor, offset: int = 1, train_len: int = 32, steps: int = 300, lr: float = 0.05
+) -> torch.Tensor:
+    """Fit A (float64 [d, d], from zeros, Adam) so that query m attends to key m - offset.
+
+    Trains only on the rows table[:train_len] (queries m = offset .. train_len - 1, causal
+    softmax over keys n <= m, cross-entropy with target n = m - offset), as a model trained on
+    sequences of train_len tokens would. Deterministic: no random initialisation. The result can
+    then be tested past train_len with offset_head_attends_to. For sinusoids an exact solution
+    that works at every position exists, A = M_offset = sinusoidal_shift_matrix(offset, d), since
+    table[m] @ M_o @ table[n] = (M_o^T table[m]) . table[n] = PE[m - o] . PE[n]; lesson 01 shows
+    that training on a short range does not find it.
+    """
+    table = _check_table(table)
+    require_positive_int("train_len", train_len, minimum=2)
+    require_positive_int("steps", steps)
+    if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset < train_len:
+        raise ValueError(f"offset must be an int in [0, train_len = {train_len}), got {offset!r}")
+    if train_len > table.shape[0]:
+        raise ValueError(f"train_len must be <= table.shape[0] = {table.shape[0]}, got {train_len}")
+    rows = table[:train_len]
+    d = rows.shape[1]
+    A = torch.zeros(d, d, dtype=torch.float64, requires_grad=True)
+    optimizer = torch.optim.Adam([A], lr=lr)
+    future = torch.ones(train_len, train_len, dtype=torch.bool).triu(1)
+    targets = torch.arange(train_len - offset)
+    for _ in range(steps):
+        scores = (rows @ A @ rows.T).masked_fill(future, float("-inf"))
+        loss = nn.functional.cross_entropy(scores[offset:], targets)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return A.detach()
+
+
+def sinusoidal_at(positions, d_model: int, base: float = 10000.0) -> torch.Tensor:
+    """PE at any positions (negative or fractional too), float64 [*positions.shape, d_model]:
+    the same columns as sinusoidal_encoding (2i = sin(pos w_i), 2i+1 = cos(pos w_i)) without
+    building a table from 0."""
+    require_even("d_model", d_model)
+    base = require_positive_float("base", base)
+    angles = torch.as_tensor(positions, dtype=torch.float64).unsqueeze(-1) * _frequencies(d_model, base)
+    return torch.stack([angles.sin(), angles.cos()], dim=-1).flatten(-2)
