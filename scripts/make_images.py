@@ -1,0 +1,92 @@
+"""Write the README's pictures into images/: a hero figure and one thumbnail per lesson.
+
+    python scripts/make_images.py
+
+Every number drawn comes from rope_lib. Lesson thumbnails come from each lesson's widget module
+(rope_lib.widgets.lessonNN.thumbnail); lesson 0 has no widget, so its picture is drawn here.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import torch  # noqa: E402
+
+import rope_lib  # noqa: E402
+
+IMAGES = Path(__file__).resolve().parent.parent / "images"
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+
+
+def hero() -> plt.Figure:
+    fig, axes = plt.subplots(1, 3, figsize=(12, 3.4))
+
+    pe = rope_lib.sinusoidal_encoding(64, 64)
+    axes[0].imshow(pe.T, aspect="auto", cmap="RdBu_r", vmin=-1, vmax=1)
+    axes[0].set(title="Sinusoidal encoding", xlabel="position", ylabel="dimension")
+
+    ax = axes[1]
+    circle = torch.linspace(0, 2 * math.pi, 200)
+    ax.plot(circle.cos(), circle.sin(), color="0.85")
+    q = torch.tensor([[0.9, 0.25]])
+    theta = torch.tensor([0.45])
+    for m in range(0, 7):
+        rotated = rope_lib.apply_rope(q, torch.tensor([m]), inv_freq=theta)[0]
+        ax.annotate("", xy=tuple(rotated.tolist()), xytext=(0, 0),
+                    arrowprops=dict(arrowstyle="->", color=plt.cm.viridis(m / 7), lw=2))
+        ax.text(*(1.12 * rotated).tolist(), f"m={m}", fontsize=8, ha="center", va="center")
+    ax.set(title="RoPE: q rotated by m·θ", xlim=(-1.3, 1.3), ylim=(-1.3, 1.3), aspect="equal")
+    ax.set_xticks([]), ax.set_yticks([])
+
+    bias = rope_lib.alibi_bias(16, 8)[2]
+    axes[2].imshow(bias.masked_fill(bias.isinf(), float("nan")), cmap="magma")
+    axes[2].set(title="ALiBi bias, head 3 of 8", xlabel="key j", ylabel="query i")
+    fig.tight_layout()
+    return fig
+
+
+def lesson0_thumbnail() -> plt.Figure:
+    torch.manual_seed(0)
+    block = rope_lib.PositionalSelfAttention(16, 4, "none", causal=False)
+    x = torch.randn(1, 5, 16)
+    swap = torch.tensor([0, 4, 2, 3, 1])
+    with torch.no_grad():
+        _, w = block(x, return_weights=True)
+        _, w_swapped = block(x[:, swap], return_weights=True)
+    fig, axes = plt.subplots(1, 2, figsize=(4, 2.5))
+    for ax, weights, title in zip(axes, (w, w_swapped), ("tokens", "tokens 1 and 4 swapped")):
+        ax.imshow(weights[0, 0], cmap="viridis")
+        ax.set_title(title, fontsize=8)
+        ax.set_xticks([]), ax.set_yticks([])
+    fig.suptitle("No positions: the same weights, reordered", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def save(fig: plt.Figure, name: str, dpi: int) -> None:
+    path = IMAGES / name
+    fig.savefig(path, dpi=dpi)
+    plt.close(fig)
+    print(f"wrote images/{name}")
+
+
+def main() -> None:
+    IMAGES.mkdir(exist_ok=True)
+    save(hero(), "hero.png", 90)
+    save(lesson0_thumbnail(), "lesson00.png", 80)
+    for notebook in sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")):
+        number = notebook.name[:2]
+        if number == "00":
+            continue
+        module = importlib.import_module(f"rope_lib.widgets.lesson{number}")
+        save(module.thumbnail(), f"lesson{number}.png", 80)
+
+
+if __name__ == "__main__":
+    main()
