@@ -20,14 +20,14 @@ lab: $(STAMP)
 
 # Everything: library, reference and property tests, then every notebook under nbval.
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2 tests notebooks --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
+	$(BIN)/python -m pytest -n 2 --dist loadfile tests notebooks --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
 
 # Parts, for teachers and maintainers.
 test-lib: $(STAMP)
-	$(BIN)/python -m pytest -n 2 tests
+	$(BIN)/python -m pytest -n 2 --dist loadfile tests
 
 test-nbval: $(STAMP)
-	$(BIN)/python -m pytest -n 2 notebooks --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
+	$(BIN)/python -m pytest -n 2 --dist loadfile notebooks --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
 
 # Re-execute every notebook in place, in order, each from a fresh kernel (outputs are committed).
 execute: $(STAMP)

@@ -58,3 +58,66 @@ def alibi_key_bias(seq_len: int, n_heads: int) -> torch.Tensor:
     """
     require_positive_int("seq_len", seq_len)
     return alibi_slopes(n_heads)[:, None, None] * torch.arange(seq_len, dtype=torch.float32)
+
+
+def alibi_span(slopes, threshold: float = 100.0) -> torch.Tensor:
+    """The effective span of a head: the distance at which its bias reaches -ln(threshold).
+
+        span_h = ln(threshold) / slope_h
+
+    At that distance a key gets 1/threshold of the weight that the query's own position gets
+    (when both have the same content score), and with zero content scores and a long past, the
+    share of attention at distance >= span is exp(-slope * span) = 1/threshold. The default, 100,
+    gives the distance beyond which a head keeps only 1% of its attention. slopes: a number or a
+    tensor (e.g. alibi_slopes(n)); returns a float32 (or float64, for float64 input) tensor of
+    the same shape. ALiBi: Press, Smith and Lewis, 2022, arXiv:2108.12409.
+    """
+    if isinstance(slopes, bool) or not isinstance(slopes, (int, float, torch.Tensor)):
+        raise TypeError(f"slopes must be a number or a torch.Tensor, got {type(slopes).__name__}")
+    slopes = torch.as_tensor(slopes)
+    slopes = slopes.to(torch.float64 if slopes.dtype == torch.float64 else torch.float32)
+    if not bool((slopes > 0).all()):
+        raise ValueError(f"slopes must all be > 0, got {slopes.tolist()}")
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not threshold > 1:
+        raise ValueError(f"threshold must be a number > 1, got {threshold!r}")
+    return math.log(threshold) / slopes
+
+
+def alibi_query_attention(scores: torch.Tensor, slopes, query: int, causal: bool = True) -> torch.Tensor:
+    """The attention one query pays to every key under ALiBi, for given content scores.
+
+        weights[..., j] = softmax_j( scores[..., j] - slope * |query - j| ),  keys j > query
+                          masked (weight 0) when causal=True
+
+    scores: [..., seq_len], the content scores q_i . k_j / sqrt(head_dim) of the query at
+    position `query` (all zeros: what position alone does). slopes: a number, or a tensor that
+    broadcasts against scores.shape[:-1] (e.g. alibi_slopes(n) with scores [n, seq_len]).
+    Returns the weights, same shape and dtype as scores (computed in float32 or better).
+    ALiBi: Press, Smith and Lewis, 2022, arXiv:2108.12409.
+    """
+    if not isinstance(scores, torch.Tensor):
+        raise TypeError(f"scores must be a torch.Tensor, got {type(scores).__name__}")
+    if scores.ndim < 1 or scores.shape[-1] < 1:
+        raise ValueError(f"scores must have shape [..., seq_len] with seq_len >= 1, got {tuple(scores.shape)}")
+    if not scores.is_floating_point():
+        raise TypeError(f"scores must have a floating-point dtype, got {scores.dtype}")
+    seq_len = scores.shape[-1]
+    require_positive_int("query", query, minimum=0)
+    if query >= seq_len:
+        raise ValueError(f"query must be a position in 0 .. seq_len - 1 = {seq_len - 1}, got {query}")
+    if not isinstance(causal, bool):
+        raise TypeError(f"causal must be a bool, got {type(causal).__name__}")
+    work = torch.float64 if scores.dtype == torch.float64 else torch.float32
+    slopes = torch.as_tensor(slopes, dtype=work)
+    try:
+        slopes = slopes[..., None].expand(*torch.broadcast_shapes(slopes.shape, scores.shape[:-1]), 1)
+    except RuntimeError:
+        raise ValueError(
+            f"slopes of shape {tuple(slopes.shape)} do not broadcast against scores.shape[:-1] = "
+            f"{tuple(scores.shape[:-1])}"
+        ) from None
+    keys = torch.arange(seq_len)
+    logits = scores.to(work) - slopes * (query - keys).abs().to(work)
+    if causal:
+        logits = logits.masked_fill(keys > query, float("-inf"))
+    return logits.softmax(dim=-1).to(scores.dtype)
