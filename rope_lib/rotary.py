@@ -269,17 +269,18 @@ class RotaryEmbedding(nn.Module):
         require_positive_int("initial_cache", initial_cache)
         if inv_freq is None:
             inv_freq = inv_frequencies(head_dim, base)
-        self.register_buffer("inv_freq", inv_freq.to(torch.float32), persistent=False)
-        self.register_buffer("cos_cached", torch.empty(0, head_dim // 2), persistent=False)
-        self.register_buffer("sin_cached", torch.empty(0, head_dim // 2), persistent=False)
-        self._grow(initial_cache)
+        # Plain attributes, not buffers: module.to(torch.bfloat16) must not round the frequencies
+        # or the cache (angles stay float32); the cache follows x to its device in forward.
+        self.inv_freq = inv_freq.detach().to(torch.float32)
+        self._grow(initial_cache, self.inv_freq.device)
 
     @property
     def cached_positions(self) -> int:
         return self.cos_cached.shape[0]
 
-    def _grow(self, length: int) -> None:
-        angles = rope_angles(torch.arange(length, device=self.inv_freq.device), self.inv_freq)
+    def _grow(self, length: int, device) -> None:
+        self.inv_freq = self.inv_freq.to(device)
+        angles = rope_angles(torch.arange(length, device=device), self.inv_freq)
         self.cos_cached = angles.cos() * self.attention_factor
         self.sin_cached = angles.sin() * self.attention_factor
 
@@ -300,14 +301,14 @@ class RotaryEmbedding(nn.Module):
             positions = positions.reshape(positions.shape[0], *([1] * (x.dim() - 3)), seq)
         positions = _check_positions(positions, x)
         if positions.is_floating_point():
-            angles = rope_angles(positions, self.inv_freq, _angle_dtype(x.dtype))
+            angles = rope_angles(positions, self.inv_freq.to(x.device), _angle_dtype(x.dtype))
             cos, sin = angles.cos() * self.attention_factor, angles.sin() * self.attention_factor
         else:
             if positions.numel() and int(positions.min()) < 0:
                 raise ValueError(f"integer positions must be >= 0, got minimum {int(positions.min())}")
             needed = int(positions.max()) + 1 if positions.numel() else 0
-            if needed > self.cached_positions:
-                self._grow(max(needed, 2 * self.cached_positions))
+            if needed > self.cached_positions or self.cos_cached.device != x.device:
+                self._grow(max(needed, 2 * self.cached_positions), x.device)
             cos, sin = self.cos_cached[positions], self.sin_cached[positions]
             if x.dtype == torch.float64:
                 cos, sin = cos.double(), sin.double()

@@ -115,3 +115,15 @@ def test_attention_with_alibi_adds_the_bias():
     q, k, _ = (x @ block.qkv.weight.T).view(1, 5, 3, 2, 4).permute(2, 0, 3, 1, 4)
     scores = q @ k.transpose(-1, -2) / 2.0 + rope_lib.alibi_bias(5, 2)
     torch.testing.assert_close(weights, scores.softmax(-1))
+
+
+def test_rotary_module_keeps_float32_angles_after_a_dtype_cast():
+    # module.to(bfloat16) must not round the frequencies: at position 4000 a bfloat16 angle is
+    # off by whole radians
+    rope = rope_lib.RotaryEmbedding(64, initial_cache=4).to(torch.bfloat16)
+    x = torch.randn(1, 2, 4, 64).to(torch.bfloat16)
+    positions = torch.arange(4000, 4004)
+    want = rope_lib.apply_rope(x.double(), positions)
+    got = rope(x, positions)
+    assert got.dtype == torch.bfloat16
+    assert (got.double() - want).abs().max() < 0.05
