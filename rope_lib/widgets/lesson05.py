@@ -1,0 +1,284 @@
+"""Lesson 05's live widget: the wavelength-cutoff explorer.
+
+For a head of `head_dim` dimensions, RoPE base `base` and a trained length L, it shows
+- each pair's wavelength lambda_i = 2 pi / theta_i against L (log scale), with the cutoffs
+  L/alpha and L/beta, each pair colored by what the chosen method does to it: kept
+  (extrapolated), divided by s (interpolated) or blended;
+- the fraction of its frequency each pair keeps (kept_fraction: YaRN's 1 - ramp, Llama 3's
+  smooth factor, NTK's curve, PI's zero);
+- old against new frequencies for PI, NTK, YaRN and Llama 3 overlaid, the chosen one in bold.
+
+alpha and beta are the cutoffs in turns per L: pairs that turn fewer than alpha times within L are
+interpolated, more than beta times kept. They are YaRN's beta_slow and beta_fast and Llama 3's
+low_freq_factor and high_freq_factor (Llama 3.1 ships 1 and 4, YaRN's paper 1 and 32).
+All numbers come from rope_lib.scaling.
+"""
+
+from __future__ import annotations
+
+import re
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+from matplotlib.lines import Line2D
+from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
+
+from ..scaling import (
+    REGIMES,
+    first_pair_longer_than,
+    kept_fraction,
+    pair_regimes,
+    rope_frequencies,
+    wavelengths,
+    yarn_correction_range,
+)
+from . import redraw
+
+METHODS = ("PI", "NTK", "YaRN", "Llama 3")
+REGIME_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c")  # extrapolated, blended, interpolated
+METHOD_COLORS = {"PI": "#9467bd", "NTK": "#8c564b", "YaRN": "#d62728", "Llama 3": "#17becf"}
+LENGTHS = (512, 1024, 2048, 4096, 8192, 16384, 32768)
+BASES = (1000.0, 10000.0, 50000.0, 100000.0, 500000.0, 1000000.0)
+HEAD_DIMS = (16, 32, 64, 96, 128, 256)
+DEFAULTS = {"scale s": 4.0, "L": 4096, "alpha": 1.0, "beta": 32.0, "base": 10000.0, "head_dim": 128, "method": "YaRN"}
+
+
+def method_frequencies(method: str, head_dim: int, base: float, factor: float, length: int, alpha: float, beta: float):
+    """(inv_freq, attention_factor) of one of METHODS, through rope_frequencies."""
+    if method == "PI":
+        return rope_frequencies("linear", head_dim, base, factor=factor)
+    if method == "NTK":
+        return rope_frequencies("ntk", head_dim, base, factor=factor)
+    if method == "YaRN":
+        return rope_frequencies(
+            "yarn", head_dim, base, factor=factor, original_max_position_embeddings=length,
+            beta_fast=beta, beta_slow=alpha,
+        )
+    if method == "Llama 3":
+        return rope_frequencies(
+            "llama3", head_dim, base, factor=factor, original_max_position_embeddings=length,
+            low_freq_factor=alpha, high_freq_factor=beta,
+        )
+    raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+
+
+class WavelengthCutoffExplorer:
+    """Controls: "scale s", "L", "alpha", "beta", "base", "head_dim", "method"."""
+
+    def __init__(self, **values):
+        self.values = dict(DEFAULTS)
+        unknown = set(values) - set(DEFAULTS)
+        if unknown:
+            raise ValueError(f"unknown control(s) {sorted(unknown)}; expected {list(DEFAULTS)}")
+        self.values.update(values)
+        self._build_figure()
+        self.controls = self._build_controls()
+        import ipywidgets as w
+
+        self.readout = w.HTML()
+        self.readout.add_class("rope-readout")
+        self.update()
+
+    # --- figure, built once ---------------------------------------------------------------
+    def _build_figure(self):
+        with plt.ioff():
+            fig = plt.figure(figsize=(10, 3.8), dpi=80)
+        self.figure = fig
+        gs = fig.add_gridspec(1, 3, left=0.08, right=0.98, bottom=0.14, top=0.8, wspace=0.3)
+        self.ax_wave, self.ax_keep, self.ax_freq = (fig.add_subplot(gs[0, i]) for i in range(3))
+        # Fixed positions for titles and axis labels, few ticks: matplotlib then skips measuring
+        # every tick label on every draw (most of a redraw's cost).
+        for ax, y_label_x in ((self.ax_wave, -0.16), (self.ax_keep, -0.14), (self.ax_freq, -0.16)):
+            ax.xaxis.set_label_coords(0.5, -0.1)
+            ax.yaxis.set_label_coords(y_label_x, 0.5)
+
+        ax = self.ax_wave
+        ax.set_yscale("log")
+        ax.yaxis.set_major_locator(LogLocator(numticks=6))
+        ax.yaxis.set_minor_locator(NullLocator())
+        ax.set_xlabel("pair i")
+        ax.set_ylabel("wavelength (tokens)")
+        self.wave_points = ax.scatter([], [], s=14, zorder=3)
+        self.line_L = ax.axhline(1.0, color="black", lw=1.5)  # L
+        self.line_alpha = ax.axhline(1.0, color="gray", lw=1, ls="--")  # L / alpha
+        self.line_beta = ax.axhline(1.0, color="gray", lw=1, ls="--")  # L / beta
+        self.line_new = ax.axhline(1.0, color="black", lw=1, ls=":")  # s L
+        self.title_wave = ax.set_title("", fontsize=9, y=1.0)
+
+        ax = self.ax_keep
+        ax.set_xlabel("pair i")
+        ax.set_ylabel("fraction of frequency kept")
+        ax.set_ylim(-0.05, 1.05)
+        (self.keep_line,) = ax.plot([], [], color="gray", lw=1)
+        self.keep_points = ax.scatter([], [], s=14, zorder=3)
+        self.title_keep = ax.set_title("", fontsize=10, y=1.0)
+
+        ax = self.ax_freq
+        ax.set_yscale("log")
+        ax.yaxis.set_major_locator(LogLocator(base=2, numticks=7))
+        ax.yaxis.set_minor_locator(NullLocator())
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: "1" if y >= 1 else f"1/{1 / y:.3g}"))
+        ax.set_xlabel("pair i")
+        ax.set_ylabel("new / old frequency")
+        self.guide_same = ax.axhline(1.0, color="black", lw=0.8, ls=":")  # unchanged (extrapolated)
+        self.guide_div = ax.axhline(1.0, color="black", lw=0.8, ls="--")  # divided by s (interpolated)
+        self.method_lines = {}
+        for method in METHODS:
+            (self.method_lines[method],) = ax.plot([], [], color=METHOD_COLORS[method], label=method)
+        ax.set_title("all four methods: 1 (:) and 1/s (--)", fontsize=10, y=1.0)
+        # one legend for the whole figure, above the panels
+        regime_handles = [Line2D([], [], ls="", marker="o", color=c, label=r) for r, c in zip(REGIMES, REGIME_COLORS)]
+        handles = regime_handles + list(self.method_lines.values())
+        fig.legend(handles=handles, loc="upper center", ncol=7, fontsize=8, frameon=False)
+
+    def _build_controls(self):
+        import ipywidgets as w
+
+        style = {"description_width": "70px"}
+        layout = w.Layout(width="260px")
+        v = self.values
+        controls = {
+            "scale s": w.FloatSlider(value=v["scale s"], min=1.5, max=32, step=0.5, description="scale s", style=style, layout=layout),
+            "L": w.SelectionSlider(options=LENGTHS, value=v["L"], description="L", style=style, layout=layout),
+            "alpha": w.FloatSlider(value=v["alpha"], min=0.25, max=3, step=0.25, description="alpha", style=style, layout=layout),
+            "beta": w.FloatSlider(value=v["beta"], min=4, max=64, step=1, description="beta", style=style, layout=layout),
+            "base": w.SelectionSlider(options=BASES, value=v["base"], description="base", style=style, layout=layout),
+            "head_dim": w.SelectionSlider(options=HEAD_DIMS, value=v["head_dim"], description="head_dim", style=style, layout=layout),
+            "method": w.Dropdown(options=METHODS, value=v["method"], description="method", style=style, layout=layout),
+        }
+        for name, control in controls.items():
+            control.observe(lambda change, name=name: self.update(**{name: change["new"]}), names="value")
+        return controls
+
+    # --- update: recompute, change artists in place -----------------------------------------
+    def update(self, **values):
+        unknown = set(values) - set(DEFAULTS)
+        if unknown:
+            raise ValueError(f"unknown control(s) {sorted(unknown)}; expected {list(DEFAULTS)}")
+        v = {**self.values, **values}
+        s, L, alpha, beta = float(v["scale s"]), int(v["L"]), float(v["alpha"]), float(v["beta"])
+        base, d, method = float(v["base"]), int(v["head_dim"]), v["method"]
+        if method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+        if not beta > alpha:
+            raise ValueError(f"beta must be > alpha, got alpha={alpha}, beta={beta}")
+        self.values = v  # only valid values are kept
+
+        old, _ = rope_frequencies("default", d, base)
+        new = {m: method_frequencies(m, d, base, s, L, alpha, beta) for m in METHODS}
+        chosen, attention_factor = new[method]
+        regimes = pair_regimes(old, chosen, s)
+        keep = kept_fraction(old, chosen, s).numpy()
+        colors = np.array(REGIME_COLORS)[regimes.numpy()]
+        pairs = np.arange(d // 2)
+        wave = wavelengths(old).numpy()
+
+        self.wave_points.set_offsets(np.column_stack([pairs, wave]))
+        self.wave_points.set_color(colors)
+        self.line_L.set_ydata([L, L])
+        self.line_alpha.set_ydata([L / alpha] * 2)
+        self.line_beta.set_ydata([L / beta] * 2)
+        self.line_new.set_ydata([s * L] * 2)
+        self.ax_wave.set_xlim(-1, d // 2)
+        self.ax_wave.set_ylim(min(wave.min(), L / beta) / 2, max(wave.max(), s * L) * 2)
+        self.title_wave.set_text(f"wavelength; L = {L} (solid), L/alpha, L/beta (--), sL (:)")
+
+        self.keep_line.set_data(pairs, keep)
+        self.keep_points.set_offsets(np.column_stack([pairs, keep]))
+        self.keep_points.set_color(colors)
+        self.ax_keep.set_xlim(-1, d // 2)
+        self.title_keep.set_text(f"{method}: what each pair keeps")
+
+        old_np = old.numpy()
+        for m, line in self.method_lines.items():
+            line.set_data(pairs, new[m][0].numpy() / old_np)
+            bold = m == method
+            line.set_linewidth(2.8 if bold else 1.0)
+            line.set_alpha(1.0 if bold else 0.45)
+            line.set_zorder(3 if bold else 2)
+        self.guide_div.set_ydata([1 / s, 1 / s])
+        self.ax_freq.set_xlim(-1, d // 2)
+        self.ax_freq.set_ylim(1 / s / 1.4, 1.4)
+
+        low, high = yarn_correction_range(d, base, L, beta, alpha)
+        counts = [int((regimes == k).sum()) for k in range(3)]
+        blended = pairs[regimes.numpy() == 1]
+        blend_text = f"{blended.min()}..{blended.max()}" if len(blended) else "none"
+        self.readout.value = (
+            f"<b>{method}</b>, scale s = {s:.2f}, L = {L} &rarr; s&middot;L = {s * L:.0f}<br>"
+            f"attention factor = {attention_factor:.4f} (logits &times; {attention_factor ** 2:.4f})<br>"
+            f"correction range = {low}..{high} (YaRN, pairs turning between alpha and beta times in L)<br>"
+            f"extrapolated = {counts[0]}, blended = {counts[1]}, interpolated = {counts[2]}; "
+            f"blended pairs = {blend_text}<br>"
+            f"first pair with wavelength &gt; L = {first_pair_longer_than(old, L)}"
+        )
+        self.state = {
+            "inv_freq": old, "new": {m: f for m, (f, _) in new.items()}, "regimes": regimes,
+            "attention_factor": attention_factor, "correction_range": (low, high),
+        }
+        redraw(self.figure)
+
+    def readout_text(self) -> str:
+        """The readout as plain text (for print and tests)."""
+        text = self.readout.value.replace("<br>", "\n")
+        for entity, plain in (("&rarr;", "->"), ("&middot;", "*"), ("&times;", "x"), ("&gt;", ">")):
+            text = text.replace(entity, plain)
+        return re.sub(r"<[^>]+>", "", text)
+
+    def widget(self):
+        import ipywidgets as w
+
+        c = self.controls
+        left = w.VBox([c["method"], c["scale s"], c["L"], c["base"]])
+        right = w.VBox([c["head_dim"], c["alpha"], c["beta"]])
+        return w.VBox([w.HBox([left, right]), self.readout, self.figure.canvas])
+
+
+def _steps():
+    steps = []
+    for s in (2.0, 8.0, 16.0, 32.0, 4.0):
+        steps.append({"scale s": s})
+    for L in (512, 2048, 16384, 32768, 4096):
+        steps.append({"L": L})
+    for a in (0.5, 2.0, 1.0):
+        steps.append({"alpha": a})
+    for b in (8.0, 64.0, 32.0):
+        steps.append({"beta": b})
+    for base in (1000.0, 500000.0, 1000000.0, 10000.0):
+        steps.append({"base": base})
+    for d in (16, 64, 256, 96, 128):
+        steps.append({"head_dim": d})
+    for m in ("PI", "NTK", "Llama 3", "YaRN", "NTK"):
+        steps.append({"method": m})
+    return steps
+
+
+WIDGETS = {"wavelength_cutoffs": (WavelengthCutoffExplorer, _steps())}
+
+
+def thumbnail():
+    """Wavelength of each pair against L, colored by what YaRN does to it."""
+    from matplotlib.figure import Figure
+
+    old, _ = rope_frequencies("default", 128)
+    yarn, _ = rope_frequencies("yarn", 128, factor=4.0, original_max_position_embeddings=4096)
+    regimes = pair_regimes(old, yarn, 4.0).numpy()
+    fig = Figure(figsize=(4, 2.5), dpi=80)
+    ax = fig.add_subplot(1, 1, 1)
+    pairs = np.arange(64)
+    ax.scatter(pairs, wavelengths(old).numpy(), c=np.array(REGIME_COLORS)[regimes], s=10)
+    ax.axhline(4096, color="black", lw=1)
+    ax.text(1, 4096 * 1.4, "L = 4096", fontsize=8)
+    ax.set_yscale("log")
+    ax.set_xlabel("pair i", fontsize=8)
+    ax.set_ylabel("wavelength", fontsize=8)
+    ax.tick_params(labelsize=7)
+    ax.set_title("YaRN: keep, blend, interpolate", fontsize=9)
+    handles = [Line2D([], [], ls="", marker="o", color=c, label=r, markersize=4) for r, c in zip(REGIMES, REGIME_COLORS)]
+    ax.legend(handles=handles, fontsize=7, loc="lower right", frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+__all__ = ["METHODS", "WIDGETS", "WavelengthCutoffExplorer", "method_frequencies", "thumbnail"]
