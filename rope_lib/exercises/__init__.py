@@ -38,7 +38,10 @@ def not_yet(message: str) -> Feedback:
 def compare_tensor(answer, expected: torch.Tensor, name: str, *, atol: float = 1e-4, rtol: float = 1e-4):
     """Feedback about the usual ways a tensor answer goes wrong, or None when it is right:
     not a tensor, wrong shape, NaNs, off by a sign, off by a constant factor, or just different
-    (with the largest difference and where it is)."""
+    (with the largest difference and where it is).
+
+    A "not yet" Feedback is falsy, so test the result with `is not None`; never write
+    `compare_tensor(...) or correct(...)`, which would call a wrong answer correct."""
     if not isinstance(answer, torch.Tensor):
         try:
             answer = torch.as_tensor(answer, dtype=expected.dtype)

@@ -1,0 +1,310 @@
+"""Checkers for lesson 04 (ALiBi: attention with linear biases).
+
+    from rope_lib.exercises import lesson04 as ex
+    ex.check_1(slopes)     # the slopes of an 8-head model, head 1 first
+    ex.check_2(slopes)     # the slopes of a 12-head model (not a power of two), head 1 first
+    ex.check_3(bias)       # the causal bias matrix [5, 5] of head 2 of 8
+    ex.check_4(weights)    # the attention of query 5 over keys 0..7, head slope 1/2, zero scores
+
+Each expected value is computed here from the paper's formulas (Press, Smith and Lewis, 2022,
+arXiv:2108.12409), independently of the learner's route; the likely mistakes (the linear slopes of
+seed note 003, a forgotten non-power-of-two rule, a positive bias, a symmetric bias where a causal
+one is needed) each get their own message.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from . import compare_tensor, correct, not_yet
+
+
+def _as_float64(answer, name):
+    if isinstance(answer, torch.Tensor):
+        return answer.detach().to(torch.float64), None
+    try:
+        return torch.as_tensor(answer, dtype=torch.float64), None
+    except (TypeError, ValueError, RuntimeError):
+        return None, not_yet(f"{name} should be a tensor (or a list of numbers), got {type(answer).__name__}")
+
+
+def _close(a: torch.Tensor, b: torch.Tensor, rtol: float = 1e-4) -> bool:
+    return a.shape == b.shape and bool(torch.allclose(a, b, rtol=rtol, atol=1e-6))
+
+
+def _geometric(n: int) -> torch.Tensor:
+    """2^(-8h/n) for h = 1..n, float64: the paper's slopes when n is a power of two."""
+    h = torch.arange(1, n + 1, dtype=torch.float64)
+    return 2.0 ** (-8.0 * h / n)
+
+
+def _paper_slopes(n: int) -> torch.Tensor:
+    """The rule of the paper's code: p = largest power of two <= n; the p-head slopes, then the
+    odd-numbered ones (h = 1, 3, 5, ...) of the 2p-head sequence until there are n."""
+    p = 1 << (n.bit_length() - 1)
+    return torch.cat([_geometric(p), _geometric(2 * p)[0::2][: n - p]])
+
+
+def _linear_slope_mistake(a: torch.Tensor, n: int):
+    h = torch.arange(1, n + 1, dtype=torch.float64)
+    for candidate in (0.1 * h, -0.1 * h, h / n, -h / n):
+        if _close(a, candidate) or _close(a, candidate.flip(0)):
+            return not_yet(
+                "these slopes grow linearly (like seed 003's m*1, m*2, ... with m = -0.1): the paper's "
+                "are geometric, each one 2^(-8/n) times the one before, so that they cover short and "
+                "long ranges alike"
+            )
+    return None
+
+
+# Exercise 1 ---------------------------------------------------------------------------------
+EX1_HEADS = 8
+
+
+def check_1(answer):
+    """The slopes of an 8-head ALiBi model, head 1 first: 2^(-8h/8) = 1/2, 1/4, ..., 1/256."""
+    if answer is None:
+        return not_yet("replace `None` with a tensor of 8 slopes, head 1 first")
+    a, problem = _as_float64(answer, "slopes")
+    if problem is not None:
+        return problem
+    expected = _geometric(EX1_HEADS)
+    if a.shape != expected.shape:
+        return not_yet(f"slopes should have shape {tuple(expected.shape)} (one per head), got {tuple(a.shape)}")
+    if _close(a, expected):
+        return correct(
+            "1/2, 1/4, ..., 1/256: a geometric sequence whose ratio, 1/2, is also its first term. "
+            "rope_lib.alibi_slopes(8) gives the same."
+        )
+    mistake = _linear_slope_mistake(a, EX1_HEADS)
+    if mistake is not None:
+        return mistake
+    if _close(a, -expected):
+        return not_yet(
+            "the slopes are positive numbers; the minus sign belongs to the bias, -slope * (i - j), "
+            "which is what pushes distant keys down"
+        )
+    if _close(a, expected.flip(0)):
+        return not_yet(
+            "right numbers, reversed order: in the paper head 1 has the steepest slope (1/2, the most "
+            "local head) and head 8 the gentlest (1/256)"
+        )
+    h = torch.arange(1, EX1_HEADS + 1, dtype=torch.float64)
+    if _close(a, 2.0 ** (-h / EX1_HEADS)):
+        return not_yet("the exponent is -8h/n: with 2^(-h/n) the slopes only fall from 0.917 to 0.5")
+    if _close(a, 2.0 ** (-8.0 * (h - 1) / EX1_HEADS)):
+        return not_yet("off by one head: h runs from 1 to n, so head 1's slope is 2^(-8/8) = 1/2, not 1")
+    if _close(a, 2.0 ** (8.0 * h / EX1_HEADS)):
+        return not_yet("the exponent must be negative: 2^(-8h/n) gives slopes below 1")
+    if _close(a, torch.exp(-8.0 * h / EX1_HEADS)):
+        return not_yet("the base is 2, not e: 2^(-8h/n), so that the last head's slope is 2^(-8) = 1/256")
+    feedback = compare_tensor(a, expected, "slopes")
+    if feedback is not None:
+        return feedback
+    return correct(
+        "1/2, 1/4, ..., 1/256: a geometric sequence whose ratio, 1/2, is also its first term. "
+        "rope_lib.alibi_slopes(8) gives the same."
+    )
+
+
+# Exercise 2 ---------------------------------------------------------------------------------
+EX2_HEADS = 12
+
+
+def check_2(answer):
+    """The slopes of a 12-head ALiBi model (BLOOM's rule for n not a power of two), head 1 first."""
+    if answer is None:
+        return not_yet("replace `None` with a tensor of 12 slopes, head 1 first")
+    a, problem = _as_float64(answer, "slopes")
+    if problem is not None:
+        return problem
+    expected = _paper_slopes(EX2_HEADS)
+    if a.shape != expected.shape:
+        return not_yet(f"slopes should have shape {tuple(expected.shape)} (one per head), got {tuple(a.shape)}")
+    if _close(a, expected):
+        return correct(
+            "the 8-head slopes 2^-1 .. 2^-8, then 2^-0.5, 2^-1.5, 2^-2.5, 2^-3.5: the same as "
+            "rope_lib.alibi_slopes(12) and BLOOM's build_alibi_tensor"
+        )
+    mistake = _linear_slope_mistake(a, EX2_HEADS)
+    if mistake is not None:
+        return mistake
+    if _close(a, _geometric(EX2_HEADS)):
+        return not_yet(
+            "that is 2^(-8h/12), the power-of-two formula applied to 12 heads. 12 is not a power of "
+            "two: take the 8 slopes of an 8-head model, then the 4 slopes of the 16-head sequence "
+            "that fall in between them (2^-0.5, 2^-1.5, 2^-2.5, 2^-3.5)"
+        )
+    if _close(a, _geometric(16)[:EX2_HEADS]):
+        return not_yet(
+            "these are the first 12 slopes of a 16-head model, so the gentle slopes 2^-6.5 .. 2^-8 are "
+            "missing: keep all 8 slopes of the 8-head model, then add 4 from the 16-head sequence"
+        )
+    if _close(a, torch.cat([_geometric(8), _geometric(16)[1::2][:4]])):
+        return not_yet(
+            "the last four repeat slopes you already have (2^-1 .. 2^-4): from the 16-head sequence take "
+            "the odd-numbered ones, [0::2] in Python, which are the new values 2^-0.5, 2^-1.5, ..."
+        )
+    if _close(a, -expected):
+        return not_yet("the slopes are positive numbers; the minus sign belongs to the bias")
+    if _close(a.sort(descending=True).values, expected.sort(descending=True).values):
+        return not_yet(
+            "the right 12 values in another order: the rule keeps the 8-head slopes first, then the 4 "
+            "new ones (2^-0.5, 2^-1.5, 2^-2.5, 2^-3.5); BLOOM's head h expects exactly that slope"
+        )
+    feedback = compare_tensor(a, expected, "slopes")
+    if feedback is not None:
+        return feedback
+    return correct(
+        "the 8-head slopes 2^-1 .. 2^-8, then 2^-0.5, 2^-1.5, 2^-2.5, 2^-3.5: the same as "
+        "rope_lib.alibi_slopes(12) and BLOOM's build_alibi_tensor"
+    )
+
+
+# Exercise 3 ---------------------------------------------------------------------------------
+EX3_SEQ, EX3_HEADS, EX3_HEAD = 5, 8, 2  # head 2 of 8: slope 1/4
+
+
+def _ex3_expected() -> torch.Tensor:
+    slope = 2.0 ** (-8.0 * EX3_HEAD / EX3_HEADS)
+    i = torch.arange(EX3_SEQ, dtype=torch.float64)[:, None]
+    j = torch.arange(EX3_SEQ, dtype=torch.float64)[None, :]
+    return torch.where(j <= i, -slope * (i - j), torch.tensor(float("-inf"), dtype=torch.float64))
+
+
+def check_3(answer):
+    """The causal ALiBi bias of head 2 of 8 (slope 1/4) for 5 tokens: [5, 5], rows = queries i,
+    columns = keys j, -slope * (i - j) for j <= i and -inf for j > i."""
+    if answer is None:
+        return not_yet("replace `None` with a [5, 5] tensor: rows are queries i, columns keys j")
+    a, problem = _as_float64(answer, "bias")
+    if problem is not None:
+        return problem
+    expected = _ex3_expected()
+    if a.shape != expected.shape:
+        if a.dim() == 3 and a.shape[-2:] == expected.shape:
+            return not_yet(f"give head 2 only, a [5, 5] matrix, not all heads {tuple(a.shape)}")
+        return not_yet(f"bias should have shape {tuple(expected.shape)}, got {tuple(a.shape)}")
+    if torch.isnan(a).any():
+        return not_yet("bias contains NaN (0 * inf somewhere?): build the -inf entries with masked_fill or torch.where")
+    slope = 0.25
+    if _close(a, expected):
+        return correct(
+            "0 on the diagonal, -1/4 per step to the left, -inf to the right: "
+            "rope_lib.alibi_bias(5, 8)[1] gives the same"
+        )
+    past = torch.ones(EX3_SEQ, EX3_SEQ, dtype=torch.bool).tril()
+    future = ~past
+    symmetric = -slope * (torch.arange(EX3_SEQ)[:, None] - torch.arange(EX3_SEQ)[None, :]).abs().to(torch.float64)
+    if _close(a, symmetric):
+        return not_yet(
+            "this is the symmetric bias -slope * |i - j| (seed 003's), with no mask: the future keys "
+            "j > i get a finite score, so a decoder could look ahead; put -inf there"
+        )
+    if _close(a, -symmetric):
+        return not_yet(
+            "the bias is positive and there is no mask: distant keys would be favoured and the future "
+            "visible. It is -slope * (i - j) for j <= i and -inf for j > i"
+        )
+    if _close(a, expected.T):
+        return not_yet("transposed: rows are queries i and columns keys j, so the -inf (the future, j > i) goes above the diagonal")
+    if torch.isinf(a[future]).all() and _close(a[past], -expected[past]):
+        return not_yet(
+            "the bias is positive: +slope * (i - j) would make the query prefer distant keys. "
+            "ALiBi subtracts: -slope * (i - j)"
+        )
+    if _close(a[past], expected[past]) and _close(a[future], torch.zeros_like(a[future])):
+        return not_yet(
+            "the past is right, but the future entries (j > i) are 0: that gives them a higher score "
+            "than any past key. Use -inf there (softmax turns it into weight 0)"
+        )
+    if _close(a[past], expected[past]) and not torch.isinf(a[future]).all():
+        return not_yet("the past is right; the future entries (j > i) must all be -inf")
+    key_form = slope * torch.arange(EX3_SEQ, dtype=torch.float64)[None, :].expand(EX3_SEQ, EX3_SEQ)
+    if _close(a[past], key_form[past]):
+        return not_yet(
+            "this is the row-constant form slope * j (what BLOOM uses; it gives the same softmax). "
+            "Here, write the distance form -slope * (i - j)"
+        )
+    if torch.isinf(a[future]).all() and torch.isfinite(a[past]).all():
+        off_diagonal = past & ~torch.eye(EX3_SEQ, dtype=torch.bool)
+        r = a[off_diagonal] / expected[off_diagonal]
+        if torch.allclose(r, r[0].expand_as(r), rtol=1e-4) and abs(float(r[0]) - 1) > 1e-3:
+            return not_yet(
+                f"the pattern is right but the slope is off by a factor {float(r[0]):.4g}: head 2 of 8 has "
+                f"slope 2^(-8*2/8) = 1/4 (head 1 is 1/2; heads count from 1)"
+            )
+    if not (torch.isinf(a[future]).all() and (a[future] < 0).all()):
+        return not_yet("the future entries (j > i) must all be -inf")
+    feedback = compare_tensor(a[past], expected[past], "the past entries (j <= i)")
+    if feedback is not None:
+        return feedback
+    return correct(
+        "0 on the diagonal, -1/4 per step to the left, -inf to the right: "
+        "rope_lib.alibi_bias(5, 8)[1] gives the same"
+    )
+
+
+# Exercise 4 ---------------------------------------------------------------------------------
+EX4_SEQ, EX4_QUERY, EX4_SLOPE = 8, 5, 0.5
+
+
+def _ex4_expected() -> torch.Tensor:
+    """softmax over the past with zero content scores: exp(-m d) normalized, a truncated geometric."""
+    j = torch.arange(EX4_SEQ, dtype=torch.float64)
+    d = EX4_QUERY - j
+    w = torch.where(d >= 0, torch.exp(-EX4_SLOPE * d), torch.zeros_like(d))
+    return w / w.sum()
+
+
+def check_4(answer):
+    """The attention weights [8] of the query at position 5 over keys j = 0..7 for a head with
+    slope 1/2, in a causal model, when every content score q.k/sqrt(d) is 0."""
+    if answer is None:
+        return not_yet("replace `None` with a tensor of 8 weights, one per key j = 0..7")
+    a, problem = _as_float64(answer, "weights")
+    if problem is not None:
+        return problem
+    expected = _ex4_expected()
+    if a.shape != expected.shape:
+        return not_yet(f"weights should have shape {tuple(expected.shape)} (one per key), got {tuple(a.shape)}")
+    if torch.isnan(a).any():
+        return not_yet("weights contain NaN: a row of all -inf? only keys j > 5 should be masked")
+    if _close(a, expected):
+        return _ex4_correct(expected)
+    j = torch.arange(EX4_SEQ, dtype=torch.float64)
+    d = EX4_QUERY - j
+    symmetric = torch.exp(-EX4_SLOPE * d.abs())
+    if _close(a, symmetric / symmetric.sum()):
+        return not_yet(
+            "keys 6 and 7 are in the future of query 5 and get weight here: you used |i - j| without "
+            "the causal mask (the symmetric, encoder variant). Mask j > i with -inf before the softmax"
+        )
+    past = d >= 0
+    positive = torch.where(past, torch.exp(EX4_SLOPE * d), torch.zeros_like(d))
+    if _close(a, positive / positive.sum()):
+        return not_yet("the weights grow with distance: the bias has the wrong sign, it is -slope * (i - j)")
+    uniform = past.to(torch.float64) / past.sum()
+    if _close(a, uniform):
+        return not_yet("all past keys get 1/6: the bias is missing, this is what zero scores give without ALiBi")
+    if a.sum() > 0 and not math.isclose(float(a.sum()), 1.0, rel_tol=1e-4) and _close(a / a.sum(), expected):
+        return not_yet(
+            f"the shape is right but the weights sum to {float(a.sum()):.4f}: divide by the sum "
+            "(softmax normalizes exp(score + bias) over the keys)"
+        )
+    if (a[~past].abs() > 1e-6).any():
+        return not_yet("keys j = 6 and 7 are in the future of query 5 and must get weight 0")
+    feedback = compare_tensor(a, expected, "weights")
+    if feedback is not None:
+        return feedback
+    return _ex4_correct(expected)
+
+
+def _ex4_correct(expected):
+    return correct(
+        f"each step back multiplies the weight by e^(-1/2) = {math.exp(-0.5):.4f}; the query's own "
+        f"key gets {float(expected[EX4_QUERY]):.4f}. rope_lib.alibi_query_attention(torch.zeros(8), 0.5, 5) "
+        "gives the same"
+    )

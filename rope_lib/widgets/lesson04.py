@@ -1,0 +1,274 @@
+"""Lesson 4's live widget: ALiBi's slopes, one head's bias matrix, and where one query looks.
+
+    AlibiWidget(heads=8, head=4, query=31, seq_len=32, scores="zeros")
+
+Three panels, their artists created once and changed in place by update():
+  slopes      a bar per head (log2 scale: geometric slopes fall on a straight line), the chosen
+              head highlighted;
+  bias        the chosen head's causal bias matrix -slope * (i - j), the masked future in gray,
+              the query's row marked;
+  attention   the weights the query at position i puts on each key j, for content scores that
+              are all zero (position alone) or random (seeded), with the head's effective span.
+"""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+
+from ..alibi import alibi_bias, alibi_query_attention, alibi_slopes, alibi_span
+from . import redraw
+
+MAX_HEADS = 16
+MAX_SEQ_LEN = 128
+SCORES = ("zeros", "random")
+HEAD_COLOR, OTHER_COLOR, SPAN_COLOR = "#d62728", "#9bb7d4", "#2ca02c"
+
+
+def _random_scores(seed: int = 0) -> torch.Tensor:
+    """Content scores q_i . k_j / sqrt(d) of one query against MAX_SEQ_LEN keys: standard normal."""
+    generator = torch.Generator().manual_seed(seed)
+    return torch.randn(MAX_SEQ_LEN, generator=generator)
+
+
+class AlibiWidget:
+    """Choose the number of heads, a head, a query position and a sequence length; see the slopes,
+    the head's bias matrix and the query's attention over the past."""
+
+    def __init__(self, heads: int = 8, head: int = 4, query: int = 31, seq_len: int = 32, scores: str = "zeros"):
+        self.random_scores = _random_scores(0)
+        self.values = {}
+        self._syncing = False
+        with plt.ioff():
+            self.figure = plt.figure(figsize=(10.5, 3.4), dpi=80)
+        if hasattr(self.figure.canvas, "header_visible"):
+            self.figure.canvas.header_visible = False
+        grid = self.figure.add_gridspec(1, 3, width_ratios=(1.0, 1.0, 1.35), wspace=0.35)
+        ax_slopes, ax_bias, ax_attn = (self.figure.add_subplot(grid[0, k]) for k in range(3))
+        self.figure.subplots_adjust(left=0.06, right=0.98, bottom=0.16, top=0.86)
+
+        # slopes: one bar per possible head, hidden beyond the chosen head count; drawn on a log2
+        # axis by hand (bars from log2 = -9 up to log2(slope), fixed ticks) because a log-scale
+        # axis recomputes its many ticks at every draw
+        self.floor = -9.0
+        self.bars = ax_slopes.bar(
+            np.arange(1, MAX_HEADS + 1), np.ones(MAX_HEADS), bottom=self.floor, width=0.8, color=OTHER_COLOR
+        )
+        ax_slopes.set_ylim(self.floor, 0.0)
+        ax_slopes.set_yticks([0, -2, -4, -6, -8], ["1", "1/4", "1/16", "1/64", "1/256"])
+        ax_slopes.set_xlabel("head h")
+        ax_slopes.set_title("slope (log scale)", y=1.02)
+        self.ax_slopes = ax_slopes
+
+        # bias matrix of the chosen head; NaN (the masked future) drawn in gray
+        cmap = plt.get_cmap("viridis").with_extremes(bad="#d9d9d9")
+        self.image = ax_bias.imshow(np.zeros((2, 2)), cmap=cmap, interpolation="nearest", aspect="equal")
+        (self.row_line,) = ax_bias.plot([], [], color=HEAD_COLOR, lw=1.2)
+        ax_bias.set_xlabel("key j")
+        ax_bias.set_ylabel("query i")
+        self.bias_title = ax_bias.set_title(" ", y=1.02)
+        self.ax_bias = ax_bias
+
+        # attention of the query over the keys (gray dashed: the same head with zero scores;
+        # green dotted: the key at distance span from the query)
+        (self.zero_line,) = ax_attn.plot([], [], color="0.6", lw=1.0, ls="--")
+        (self.attn_line,) = ax_attn.plot([], [], color=HEAD_COLOR, lw=1.3, marker="o", ms=2.5)
+        self.span_line = ax_attn.axvline(0.0, color=SPAN_COLOR, lw=1.4, ls=":")
+        ax_attn.set_xlabel("key j")
+        ax_attn.set_ylabel("attention weight")
+        self.attn_title = ax_attn.set_title(" ", y=1.02)
+        self.ax_attn = ax_attn
+        # few tick labels: text is most of the cost of a redraw
+        for axis in (ax_slopes.xaxis, ax_bias.xaxis, ax_bias.yaxis, ax_attn.xaxis, ax_attn.yaxis):
+            axis.set_major_locator(MaxNLocator(nbins=4, integer=axis is not ax_attn.yaxis))
+
+        self.values = self._clamped(dict(heads=heads, head=head, query=query, seq_len=seq_len, scores=scores))
+        self._build_controls()
+        self.update()
+
+    # ------------------------------------------------------------------ state and math
+    def _clamped(self, values: dict) -> dict:
+        """The new values, each kept in range: head <= heads, query <= seq_len - 1."""
+        unknown = set(values) - {"heads", "head", "query", "seq_len", "scores"}
+        if unknown:
+            raise ValueError(f"update() takes heads, head, query, seq_len, scores; got {sorted(unknown)}")
+        v = {**self.values, **values}
+        v["heads"] = int(min(max(int(v["heads"]), 1), MAX_HEADS))
+        v["head"] = int(min(max(int(v["head"]), 1), v["heads"]))
+        v["seq_len"] = int(min(max(int(v["seq_len"]), 2), MAX_SEQ_LEN))
+        v["query"] = int(min(max(int(v["query"]), 0), v["seq_len"] - 1))
+        if v["scores"] not in SCORES:
+            raise ValueError(f"scores must be one of {SCORES}, got {v['scores']!r}")
+        return v
+
+    def state(self) -> dict:
+        """The numbers the picture shows, for the readout and for tests."""
+        v = self.values
+        slopes = alibi_slopes(v["heads"])
+        slope = float(slopes[v["head"] - 1])
+        n, i = v["seq_len"], v["query"]
+        scores = self.random_scores[:n] if v["scores"] == "random" else torch.zeros(n)
+        weights = alibi_query_attention(scores, slope, i)
+        zero_weights = alibi_query_attention(torch.zeros(n), slope, i)
+        span = float(alibi_span(slope))
+        distance = i - torch.arange(n)
+        within = float(weights[(distance >= 0) & (distance < span)].sum())
+        return {
+            "slopes": slopes,
+            "slope": slope,
+            "span": span,
+            "bias": alibi_bias(n, v["heads"])[v["head"] - 1],
+            "weights": weights,
+            "zero_weights": zero_weights,
+            "within_span": within,
+        }
+
+    # ------------------------------------------------------------------ drawing
+    def update(self, **values) -> None:
+        self.values = self._clamped(values)
+        self._state = s = self.state()
+        v = self.values
+        n_heads, head, n, i = v["heads"], v["head"], v["seq_len"], v["query"]
+
+        for h, bar in enumerate(self.bars, start=1):
+            visible = h <= n_heads
+            bar.set_visible(visible)
+            if visible:
+                bar.set_height(math.log2(float(s["slopes"][h - 1])) - self.floor)
+                bar.set_color(HEAD_COLOR if h == head else OTHER_COLOR)
+        self.ax_slopes.set_xlim(0.4, n_heads + 0.6)
+
+        bias = s["bias"].numpy().copy()
+        bias[~np.isfinite(bias)] = np.nan
+        self.image.set_data(bias)
+        self.image.set_extent((-0.5, n - 0.5, n - 0.5, -0.5))
+        low = -s["slope"] * (n - 1)
+        self.image.set_clim(low if low < 0 else -1.0, 0.0)
+        self.ax_bias.set_xlim(-0.5, n - 0.5)
+        self.ax_bias.set_ylim(n - 0.5, -0.5)
+        self.row_line.set_data([-0.5, i + 0.5], [i, i])
+        self.bias_title.set_text(f"head {head}: -{s['slope']:.4g}·(i - j)")
+
+        keys = np.arange(n)
+        weights = s["weights"].numpy()
+        self.attn_line.set_data(keys, weights)
+        self.zero_line.set_data(keys, s["zero_weights"].numpy())
+        self.zero_line.set_visible(v["scores"] != "zeros")
+        edge = i - s["span"]
+        self.span_line.set_xdata([edge, edge])
+        self.span_line.set_visible(edge >= -0.5)
+        top = float(max(weights.max(), s["zero_weights"].max()))
+        self.ax_attn.set_xlim(-0.5, n - 0.5)
+        self.ax_attn.set_ylim(0.0, 1.12 * top)
+        self.attn_title.set_text(f"query i = {i}, scores: {v['scores']}")
+
+        self._sync_controls()
+        self.readout.value = self.readout_text()
+        redraw(self.figure)
+
+    def readout_text(self) -> str:
+        v, s = self.values, self._state
+        return (
+            f"slope = {s['slope']:.4f} &nbsp; span = {s['span']:.4f} &nbsp; "
+            f"weight on j = i: {float(s['weights'][v['query']]):.4f} &nbsp; "
+            f"attention within the span = {s['within_span']:.4f}"
+        )
+
+    # ------------------------------------------------------------------ ipywidgets
+    def _build_controls(self) -> None:
+        import ipywidgets as w
+
+        v = self.values
+        layout = w.Layout(width="230px")
+        style = {"description_width": "55px"}
+        self.controls = {
+            "heads": w.IntSlider(v["heads"], 1, MAX_HEADS, description="heads", layout=layout, style=style),
+            "head": w.IntSlider(v["head"], 1, v["heads"], description="head", layout=layout, style=style),
+            "query": w.IntSlider(v["query"], 0, v["seq_len"] - 1, description="query i", layout=layout, style=style),
+            "seq_len": w.IntSlider(v["seq_len"], 2, MAX_SEQ_LEN, description="seq len", layout=layout, style=style),
+            "scores": w.Dropdown(options=SCORES, value=v["scores"], description="scores", layout=layout, style=style),
+        }
+        self.readout = w.HTML("")
+        self.readout.add_class("rope-readout")
+        for name, control in self.controls.items():
+            control.observe(self._on_change(name), names="value")
+
+    def _on_change(self, name: str):
+        def handler(change):
+            if not self._syncing:
+                self.update(**{name: change["new"]})
+
+        return handler
+
+    def _sync_controls(self) -> None:
+        """Move the sliders to the (clamped) values without calling update() again."""
+        v = self.values
+        self._syncing = True
+        try:
+            c = self.controls
+            c["head"].max = v["heads"]
+            c["query"].max = v["seq_len"] - 1
+            for name, control in c.items():
+                if control.value != v[name]:
+                    control.value = v[name]
+        finally:
+            self._syncing = False
+
+    def widget(self):
+        import ipywidgets as w
+
+        c = self.controls
+        row1 = w.HBox([c["heads"], c["head"], c["scores"]])
+        row2 = w.HBox([c["seq_len"], c["query"]])
+        return w.VBox([row1, row2, self.readout, self.figure.canvas])
+
+
+def _steps() -> list[dict]:
+    """30 updates that move every control through its range."""
+    steps = []
+    for k in range(30):
+        heads = [8, 12, 16, 4, 1, 8][k % 6]
+        steps.append(
+            {
+                "heads": heads,
+                "head": 1 + (k * 5) % heads,
+                "seq_len": 8 + (k * 37) % (MAX_SEQ_LEN - 7),
+                "query": (k * 53) % MAX_SEQ_LEN,
+                "scores": SCORES[k % 2],
+            }
+        )
+    return steps
+
+
+WIDGETS = {"alibi": (AlibiWidget, _steps())}
+
+
+def thumbnail() -> Figure:
+    """Lesson 4 in one picture: the 8 geometric slopes and where each head's attention goes."""
+    figure = Figure(figsize=(4.0, 2.5), dpi=80)
+    ax_slopes, ax_attn = figure.subplots(1, 2, gridspec_kw={"width_ratios": (1, 1.4)})
+    slopes = alibi_slopes(8)
+    colors = plt.get_cmap("viridis")(np.linspace(0.0, 0.9, 8))
+    ax_slopes.bar(np.arange(1, 9), slopes.numpy(), color=colors)
+    ax_slopes.set_yscale("log", base=2)
+    ax_slopes.set_title("slopes $2^{-h}$", fontsize=9)
+    ax_slopes.set_xlabel("head", fontsize=8)
+    ax_slopes.set_xticks([1, 4, 8])
+    n = 64
+    weights = alibi_query_attention(torch.zeros(8, n), slopes, n - 1)
+    for h in range(8):
+        ax_attn.plot(np.arange(n), weights[h].numpy(), color=colors[h], lw=1.2)
+    ax_attn.set_yscale("log")
+    ax_attn.set_ylim(1e-4, 1.0)
+    ax_attn.set_title(f"query {n - 1}: attention", fontsize=9)
+    ax_attn.set_xlabel("key j", fontsize=8)
+    for ax in (ax_slopes, ax_attn):
+        ax.tick_params(labelsize=7)
+    figure.suptitle("ALiBi: a distance penalty per head", fontsize=10)
+    figure.subplots_adjust(left=0.12, right=0.97, bottom=0.18, top=0.78, wspace=0.35)
+    return figure

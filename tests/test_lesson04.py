@@ -1,0 +1,271 @@
+"""Lesson 04 (ALiBi): the new library functions, the exercise checkers and the widget.
+
+Expected values come from formulas written out here (the paper's slopes 2^(-8h/n), the geometric
+distribution of a query's attention, softmax by hand), from PositionalSelfAttention's own bias code
+path, or from numbers derived by hand; never from the function under test.
+"""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+import rope_lib  # noqa: E402
+from rope_lib.alibi import alibi_query_attention, alibi_span  # noqa: E402
+from rope_lib.exercises import lesson04 as ex  # noqa: E402
+from rope_lib.widgets import lesson04 as widgets  # noqa: E402
+
+
+def paper_slopes(n: int) -> list[float]:
+    """Written out from the paper's code: p = largest power of two <= n, the p-head slopes, then
+    every other slope of the 2p-head sequence (starting with its first)."""
+    p = 1
+    while 2 * p <= n:
+        p *= 2
+    first = [2.0 ** (-8.0 * h / p) for h in range(1, p + 1)]
+    extra = [2.0 ** (-8.0 * h / (2 * p)) for h in range(1, 2 * p + 1)][0::2]
+    return first + extra[: n - p]
+
+
+# alibi_span ----------------------------------------------------------------------------------
+def test_span_is_ln100_over_slope():
+    spans = alibi_span(rope_lib.alibi_slopes(8))
+    expected = torch.tensor([math.log(100) * 2.0**h for h in range(1, 9)])
+    torch.testing.assert_close(spans, expected)
+    assert spans.dtype == torch.float32
+    assert abs(float(alibi_span(0.5)) - 9.210340371976184) < 1e-5  # ln(100) / 0.5 by hand
+    assert abs(float(alibi_span(0.25, threshold=math.e)) - 4.0) < 1e-6  # ln(e) / 0.25
+
+
+def test_span_keeps_float64_and_shape():
+    slopes = torch.tensor([[0.5, 0.125]], dtype=torch.float64)
+    spans = alibi_span(slopes, threshold=10.0)
+    assert spans.dtype == torch.float64 and spans.shape == (1, 2)
+    torch.testing.assert_close(spans, torch.tensor([[2 * math.log(10), 8 * math.log(10)]], dtype=torch.float64))
+
+
+def test_span_bias_reaches_minus_ln_threshold():
+    # at the span, -slope * span = -ln(100): the key gets 1/100 of the weight of the diagonal
+    for m in (0.5, 0.03125, 1 / 256):
+        assert abs(-m * float(alibi_span(m)) + math.log(100)) < 1e-4
+
+
+@pytest.mark.parametrize(
+    "args, error, words",
+    [
+        ((0.0,), ValueError, "slopes"),
+        ((torch.tensor([0.5, -0.1]),), ValueError, "slopes"),
+        (("0.5",), TypeError, "slopes"),
+        ((0.5, 1.0), ValueError, "threshold"),
+        ((0.5, 0.5), ValueError, "threshold"),
+    ],
+)
+def test_span_errors(args, error, words):
+    with pytest.raises(error, match=words):
+        alibi_span(*args)
+
+
+# alibi_query_attention ------------------------------------------------------------------------
+def test_query_attention_zero_scores_is_truncated_geometric():
+    i, n = 6, 10
+    for m in (0.5, 0.0625, 1 / 256):
+        r = math.exp(-m)
+        expected = [((1 - r) * r ** (i - j) / (1 - r ** (i + 1))) if j <= i else 0.0 for j in range(n)]
+        got = alibi_query_attention(torch.zeros(n, dtype=torch.float64), m, i)
+        torch.testing.assert_close(got, torch.tensor(expected, dtype=torch.float64))
+
+
+def test_query_attention_matches_softmax_by_hand():
+    scores = [0.3, -1.2, 2.0, 0.1, 0.7, -0.4]
+    i, m = 4, 0.25
+    logits = [scores[j] - m * (i - j) for j in range(i + 1)]
+    z = sum(math.exp(v) for v in logits)
+    expected = [math.exp(v) / z for v in logits] + [0.0] * (len(scores) - i - 1)
+    got = alibi_query_attention(torch.tensor(scores, dtype=torch.float64), m, i)
+    torch.testing.assert_close(got, torch.tensor(expected, dtype=torch.float64))
+    # causal=False: the future is biased by |i - j| like the past
+    logits = [scores[j] - m * abs(i - j) for j in range(len(scores))]
+    z = sum(math.exp(v) for v in logits)
+    got = alibi_query_attention(torch.tensor(scores, dtype=torch.float64), m, i, causal=False)
+    torch.testing.assert_close(got, torch.tensor([math.exp(v) / z for v in logits], dtype=torch.float64))
+
+
+def test_query_attention_matches_the_attention_block():
+    # with q = k = 0 (zeroed qkv weights) the block's weights are position only; every row i of
+    # every head must equal alibi_query_attention(zeros, slope_h, i)
+    n_heads, seq = 12, 9
+    block = rope_lib.PositionalSelfAttention(d_model=24, n_heads=n_heads, position="alibi")
+    with torch.no_grad():
+        block.qkv.weight.zero_()
+        _, weights = block(torch.randn(1, seq, 24), return_weights=True)
+    slopes = torch.tensor(paper_slopes(n_heads))
+    for i in range(seq):
+        got = alibi_query_attention(torch.zeros(n_heads, seq), slopes, i)
+        torch.testing.assert_close(got, weights[0, :, i, :])
+
+
+def test_query_attention_dtype_and_broadcast():
+    scores = torch.zeros(2, 3, 5, dtype=torch.bfloat16)
+    got = alibi_query_attention(scores, torch.tensor([[0.5], [0.25]]), 2)
+    assert got.dtype == torch.bfloat16 and got.shape == (2, 3, 5)
+    assert torch.all(got[..., 3:] == 0)
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, words",
+    [
+        (dict(scores=[0.0, 1.0], slopes=0.5, query=0), TypeError, "scores"),
+        (dict(scores=torch.zeros(4, dtype=torch.long), slopes=0.5, query=0), TypeError, "floating"),
+        (dict(scores=torch.zeros(4), slopes=0.5, query=4), ValueError, "query"),
+        (dict(scores=torch.zeros(4), slopes=0.5, query=-1), ValueError, "query"),
+        (dict(scores=torch.zeros(3, 4), slopes=torch.ones(2), query=1), ValueError, "broadcast"),
+    ],
+)
+def test_query_attention_errors(kwargs, error, words):
+    with pytest.raises(error, match=words):
+        alibi_query_attention(**kwargs)
+
+
+# exercise checkers -----------------------------------------------------------------------------
+def test_check_1():
+    h = torch.arange(1, 9)
+    assert ex.check_1(2.0 ** (-8.0 * h / 8)).ok  # the worked solution
+    assert ex.check_1([1 / 2, 1 / 4, 1 / 8, 1 / 16, 1 / 32, 1 / 64, 1 / 128, 1 / 256]).ok
+    assert "linear" in ex.check_1(0.1 * h).message
+    assert "linear" in ex.check_1(-0.1 * h).message
+    assert "reversed" in ex.check_1(2.0 ** (-8.0 * h.flip(0) / 8)).message
+    assert "positive" in ex.check_1(-(2.0 ** (-8.0 * h / 8))).message
+    assert "off by one" in ex.check_1(2.0 ** (-8.0 * (h - 1) / 8)).message
+    assert "-8h/n" in ex.check_1(2.0 ** (-h / 8)).message
+    assert "shape" in ex.check_1(torch.ones(12)).message
+    assert "replace" in ex.check_1(None).message
+    assert not ex.check_1("slopes").ok
+
+
+def test_check_2():
+    def geometric(n):
+        return 2.0 ** (-8.0 * torch.arange(1, n + 1) / n)
+
+    solution = torch.cat([geometric(8), geometric(16)[0::2][:4]])  # the worked solution
+    assert ex.check_2(solution).ok
+    assert ex.check_2(paper_slopes(12)).ok
+    assert "not a power of" in ex.check_2(geometric(12)).message
+    assert "first 12" in ex.check_2(geometric(16)[:12]).message
+    assert "[0::2]" in ex.check_2(torch.cat([geometric(8), geometric(16)[1::2][:4]])).message
+    assert "another order" in ex.check_2(solution.sort().values).message
+    assert "linear" in ex.check_2(0.1 * torch.arange(1, 13)).message
+    assert "positive" in ex.check_2(-solution).message
+
+
+def test_check_3():
+    m = 2.0 ** (-8 * 2 / 8)
+    i = torch.arange(5)[:, None]
+    j = torch.arange(5)[None, :]
+    solution = (-m * (i - j)).float().masked_fill(j > i, float("-inf"))  # the worked solution
+    assert ex.check_3(solution).ok
+    assert "symmetric" in ex.check_3(-m * (i - j).abs().float()).message
+    assert "positive" in ex.check_3((m * (i - j)).float().masked_fill(j > i, float("-inf"))).message
+    assert "positive" in ex.check_3(m * (i - j).abs().float()).message
+    assert "transposed" in ex.check_3(solution.T).message
+    assert "are 0" in ex.check_3((-m * (i - j)).float().masked_fill(j > i, 0.0)).message
+    assert "factor 2" in ex.check_3((-0.5 * (i - j)).float().masked_fill(j > i, float("-inf"))).message
+    assert "row-constant" in ex.check_3((m * j).float().expand(5, 5).masked_fill(j > i, float("-inf"))).message
+    assert "head 2 only" in ex.check_3(torch.zeros(8, 5, 5)).message
+
+
+def test_check_4():
+    j = torch.arange(8)
+    solution = (-0.5 * (5 - j)).float().masked_fill(j > 5, float("-inf")).softmax(-1)  # worked solution
+    assert ex.check_4(solution).ok
+    # hand-derived: query's own key gets (1 - r) / (1 - r^6), r = e^-0.5
+    r = math.exp(-0.5)
+    assert abs(float(solution[5]) - (1 - r) / (1 - r**6)) < 1e-6
+    symmetric = (-0.5 * (5 - j).abs()).float().softmax(-1)
+    assert "without" in ex.check_4(symmetric).message
+    positive = (0.5 * (5 - j)).float().masked_fill(j > 5, float("-inf")).softmax(-1)
+    assert "wrong sign" in ex.check_4(positive).message
+    uniform = torch.zeros(8).masked_fill(j > 5, float("-inf")).softmax(-1)
+    assert "missing" in ex.check_4(uniform).message
+    unnormalized = torch.exp(-0.5 * (5 - j).float()).masked_fill(j > 5, 0.0)
+    assert "divide by the sum" in ex.check_4(unnormalized).message
+    assert "shape" in ex.check_4(torch.ones(6)).message
+
+
+# widget -----------------------------------------------------------------------------------------
+def test_widget_update_changes_the_artists():
+    w = widgets.AlibiWidget()
+    w.update(heads=12, head=10, seq_len=40, query=30, scores="zeros")
+    slopes = paper_slopes(12)
+    for h, bar in enumerate(w.bars, start=1):
+        assert bar.get_visible() == (h <= 12)
+        if h <= 12:
+            assert abs(bar.get_y() + bar.get_height() - math.log2(slopes[h - 1])) < 1e-6
+    colors = [tuple(bar.get_facecolor()) for bar in w.bars[:12]]
+    assert colors[9] != colors[0] and len(set(colors)) == 2  # head 10 alone is highlighted
+
+    m = slopes[9]  # 2^-1.5
+    data = np.ma.filled(w.image.get_array(), np.nan)
+    assert data.shape == (40, 40)
+    ii, jj = np.meshgrid(np.arange(40), np.arange(40), indexing="ij")
+    expected = np.where(jj <= ii, -m * (ii - jj), np.nan)
+    np.testing.assert_allclose(data, expected, rtol=1e-5, atol=1e-6)
+    assert np.allclose(w.image.get_clim(), (-m * 39, 0.0))
+
+    x, y = w.attn_line.get_data()
+    r = math.exp(-m)
+    geometric = [((1 - r) * r ** (30 - j) / (1 - r**31)) if j <= 30 else 0.0 for j in range(40)]
+    np.testing.assert_allclose(x, np.arange(40))
+    np.testing.assert_allclose(y, geometric, rtol=1e-5, atol=1e-7)
+    span = math.log(100) / m
+    assert abs(w.span_line.get_xdata()[0] - (30 - span)) < 1e-4
+    assert w.span_line.get_visible()
+    assert f"slope = {m:.4f}" in w.readout.value and f"span = {span:.4f}" in w.readout.value
+
+
+def test_widget_random_scores_and_readout():
+    w = widgets.AlibiWidget(heads=8, head=4, query=20, seq_len=24, scores="random")
+    scores = torch.randn(widgets.MAX_SEQ_LEN, generator=torch.Generator().manual_seed(0))[:24].double()
+    logits = [float(scores[j]) - 0.0625 * (20 - j) for j in range(21)]
+    z = sum(math.exp(v) for v in logits)
+    expected = [math.exp(v) / z for v in logits] + [0.0] * 3
+    np.testing.assert_allclose(w.attn_line.get_ydata(), expected, rtol=1e-5, atol=1e-7)
+    assert w.zero_line.get_visible()
+    assert "slope = 0.0625" in w.readout.value and "span = 73.6827" in w.readout.value
+    assert not w.span_line.get_visible()  # 20 - 73.7 < 0: no key that far back
+    assert "rope-readout" in w.readout._dom_classes
+
+
+def test_widget_clamps_and_syncs_controls():
+    w = widgets.AlibiWidget(heads=16, head=14, seq_len=100, query=90)
+    w.update(heads=4, seq_len=10)
+    assert w.values["head"] == 4 and w.values["query"] == 9
+    assert w.controls["head"].max == 4 and w.controls["head"].value == 4
+    assert w.controls["query"].max == 9 and w.controls["query"].value == 9
+    w.controls["head"].value = 1  # moving a control redraws through update()
+    assert w.values["head"] == 1
+    assert abs(w.bars[0].get_height() - (math.log2(2.0**-2) + 9)) < 1e-9  # 4 heads: m_1 = 2^-2
+    descriptions = {name: c.description for name, c in w.controls.items()}
+    assert descriptions == {"heads": "heads", "head": "head", "query": "query i", "seq_len": "seq len", "scores": "scores"}
+    with pytest.raises(ValueError, match="scores"):
+        w.update(scores="ones")
+
+
+def test_widget_steps_and_thumbnail():
+    factory, steps = widgets.WIDGETS["alibi"]
+    assert len(steps) == 30
+    w = factory()
+    seen = {key: set() for key in ("heads", "head", "query", "seq_len", "scores")}
+    for step in steps:
+        w.update(**step)
+        for key, value in w.values.items():
+            seen[key].add(value)
+    assert seen["scores"] == {"zeros", "random"} and len(seen["heads"]) >= 4 and len(seen["seq_len"]) >= 20
+    figure = widgets.thumbnail()
+    assert tuple(figure.get_size_inches()) == (4.0, 2.5)
