@@ -1,0 +1,223 @@
+"""The 2D rotation derivation of RoPE (lesson 02): why rotating q by m*theta and k by n*theta
+makes their dot product depend on the offset m - n only.
+
+RoFormer (Su et al., 2021, arXiv:2104.09864, section 3.2 and eq. 13-16) rotates a 2D pair
+q = (q1, q2) at position m by the angle m*theta (counter-clockwise, radians):
+
+    q_m = (q1 cos(m theta) - q2 sin(m theta),  q1 sin(m theta) + q2 cos(m theta))
+
+and k = (k1, k2) at position n by n*theta. Multiplying out and using
+cos a cos b + sin a sin b = cos(a - b) and sin a cos b - cos a sin b = sin(a - b):
+
+    q_m . k_n = (q1 k1 + q2 k2) cos((m - n) theta) + (q1 k2 - q2 k1) sin((m - n) theta)
+              = |q| |k| cos(phi_q - phi_k + (m - n) theta)          (polar form)
+
+A head of even size d is d/2 such pairs, pair i with its own frequency theta_i, and its score is
+the sum of the pairs' scores (`closed_form_score`).
+
+The sympy helpers (`rotation_from_polar`, `score_derivation`) import sympy when called, so the
+rest of rope_lib does not need it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from ._checks import require_positive_int, require_tensor
+from .rotary import inv_frequencies
+
+
+def from_polar(length, angle) -> torch.Tensor:
+    """The 2D vector (length cos(angle), length sin(angle)), float64, shape [..., 2].
+
+    `angle` is in radians, measured counter-clockwise from the x axis.
+    """
+    r = torch.as_tensor(length, dtype=torch.float64)
+    a = torch.as_tensor(angle, dtype=torch.float64)
+    return torch.stack(torch.broadcast_tensors(r * a.cos(), r * a.sin()), -1)
+
+
+def closed_form_score(q, k, m, n, theta) -> torch.Tensor:
+    """The RoPE score <R_m q, R_n k> without rotating anything (RoFormer, section 3.2):
+
+        sum_i (q_a k_a + q_b k_b) cos((m - n) theta_i) + (q_a k_b - q_b k_a) sin((m - n) theta_i)
+
+    over the pairs (a, b) = (2i, 2i+1) (the interleaved layout). For one pair this is seed 002's
+    (q1 k1 + q2 k2) cos((m - n) theta) + (q1 k2 - q2 k1) sin((m - n) theta).
+
+    q, k:   [..., d] with d even (d = 2 for one pair), broadcastable to each other.
+    m, n:   the query's and the key's positions: numbers or tensors broadcastable to q.shape[:-1].
+    theta:  the frequency of each pair in radians per position: a number or a [d/2] tensor.
+    Returns the scores, shape broadcast(q, k, m, n).shape[:-1], float64.
+    """
+    q = torch.as_tensor(q, dtype=torch.float64)
+    k = torch.as_tensor(k, dtype=torch.float64)
+    for name, x in (("q", q), ("k", k)):
+        if x.dim() < 1 or x.shape[-1] % 2:
+            raise ValueError(f"{name} must be [..., d] with d even (pairs), got shape {tuple(x.shape)}")
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(f"q and k must have the same last dimension, got {q.shape[-1]} and {k.shape[-1]}")
+    half = q.shape[-1] // 2
+    theta = torch.as_tensor(theta, dtype=torch.float64)
+    if theta.dim() > 1 or (theta.dim() == 1 and theta.shape[0] != half):
+        raise ValueError(f"theta must be a number or a [d/2] = [{half}] tensor, got shape {tuple(theta.shape)}")
+    offset = torch.as_tensor(m, dtype=torch.float64) - torch.as_tensor(n, dtype=torch.float64)
+    angle = offset.unsqueeze(-1) * theta  # [..., d/2]
+    qa, qb = q[..., 0::2], q[..., 1::2]
+    ka, kb = k[..., 0::2], k[..., 1::2]
+    per_pair = (qa * ka + qb * kb) * angle.cos() + (qa * kb - qb * ka) * angle.sin()
+    return per_pair.sum(-1)
+
+
+def polar_score(q_length, q_angle, k_length, k_angle, m, n, theta) -> torch.Tensor:
+    """The one-pair RoPE score in polar form: |q| |k| cos(phi_q - phi_k + (m - n) theta), float64.
+
+    q' points at phi_q + m theta and k' at phi_k + n theta; a dot product is the product of the
+    lengths times the cosine of the angle between, and that angle only sees m - n.
+    """
+    args = [torch.as_tensor(v, dtype=torch.float64) for v in (q_length, q_angle, k_length, k_angle, m, n, theta)]
+    ql, qa, kl, ka, m, n, theta = args
+    return ql * kl * torch.cos(qa - ka + (m - n) * theta)
+
+
+def rope_by_steps(Q: torch.Tensor, K: torch.Tensor, n_heads: int, base: float = 10000.0) -> dict:
+    """Seed 000's six steps ("how to rotate"), one tensor per step, for reading the shapes.
+
+    Q, K: projected queries and keys, [batch, len, n_heads * d_head]. Returns a dict (in step
+    order) whose last entries "Q_rot", "K_rot" equal apply_rope(...) on the head-split tensors
+    and "scores" = Q_rot K_rot^T / sqrt(d_head):
+
+      1. "Q", "K"        view as heads and move heads forward: [batch, n_heads, len, d_head]
+      2. "freqs"         theta_i = base ** (-2i / d_head):      [d_head/2]
+      3. "angles"        outer(positions, freqs) = m theta_i:   [len, d_head/2]
+                         "cos", "sin" broadcast-ready:          [1, 1, len, d_head/2]
+      4. "Q_pairs"       view the last dim as pairs (x, y):     [batch, n_heads, len, d_head/2, 2]
+                         (a view works on the transposed Q: only the last, contiguous dim is split)
+      5. "Q_rot", "K_rot" x cos - y sin, x sin + y cos, stacked back and viewed as d_head
+      6. "scores"        Q_rot K_rot^T / sqrt(d_head):          [batch, n_heads, len, len]
+    """
+    require_tensor("Q", Q)
+    require_tensor("K", K)
+    require_positive_int("n_heads", n_heads)
+    if Q.dim() != 3 or Q.shape != K.shape:
+        raise ValueError(f"Q and K must both be [batch, len, d_model], got {tuple(Q.shape)} and {tuple(K.shape)}")
+    batch, length, d_model = Q.shape
+    if d_model % n_heads or (d_model // n_heads) % 2:
+        raise ValueError(f"d_model / n_heads must be an even integer, got d_model={d_model}, n_heads={n_heads}")
+    d_head = d_model // n_heads
+    steps = {}
+    # 1. heads
+    Qh = Q.view(batch, length, n_heads, d_head).transpose(1, 2)
+    Kh = K.view(batch, length, n_heads, d_head).transpose(1, 2)
+    steps["Q"], steps["K"] = Qh, Kh
+    # 2. one frequency per pair, shared by every token, head and layer
+    freqs = inv_frequencies(d_head, base).to(Q.dtype)
+    steps["freqs"] = freqs
+    # 3. one angle per (position, pair)
+    positions = torch.arange(length, dtype=Q.dtype)
+    angles = torch.outer(positions, freqs)
+    steps["angles"] = angles
+    cos = angles.cos().unsqueeze(0).unsqueeze(0)
+    sin = angles.sin().unsqueeze(0).unsqueeze(0)
+    steps["cos"], steps["sin"] = cos, sin
+    # 4. pairs
+    Qp = Qh.view(batch, n_heads, length, d_head // 2, 2)
+    Kp = Kh.view(batch, n_heads, length, d_head // 2, 2)
+    steps["Q_pairs"], steps["K_pairs"] = Qp, Kp
+    # 5. rotate each pair counter-clockwise by m theta_i
+    Qx, Qy = Qp[..., 0], Qp[..., 1]
+    Kx, Ky = Kp[..., 0], Kp[..., 1]
+    Q_rot = torch.stack([Qx * cos - Qy * sin, Qx * sin + Qy * cos], dim=-1)
+    K_rot = torch.stack([Kx * cos - Ky * sin, Kx * sin + Ky * cos], dim=-1)
+    steps["Q_rot"] = Q_rot.view(batch, n_heads, length, d_head)
+    steps["K_rot"] = K_rot.view(batch, n_heads, length, d_head)
+    # 6. scores
+    steps["scores"] = steps["Q_rot"] @ steps["K_rot"].transpose(-2, -1) / math.sqrt(d_head)
+    return steps
+
+
+@dataclass(frozen=True)
+class PolarRotation:
+    """sympy expressions for rotating (x, y) = (r cos phi, r sin phi) by alpha."""
+
+    symbols: tuple  # (r, phi, alpha, x, y)
+    x_rotated_polar: object  # r cos(phi + alpha)
+    y_rotated_polar: object  # r sin(phi + alpha)
+    x_rotated_expanded: object  # angle-sum formula applied
+    y_rotated_expanded: object
+    x_rotated: object  # x cos(alpha) - y sin(alpha)
+    y_rotated: object  # x sin(alpha) + y cos(alpha)
+    matrix: object  # [[cos alpha, -sin alpha], [sin alpha, cos alpha]]
+
+
+def rotation_from_polar() -> PolarRotation:
+    """Derive the 2D rotation matrix from polar coordinates, with sympy.
+
+    A vector (x, y) = (r cos phi, r sin phi) turned counter-clockwise by alpha keeps its length
+    and points at phi + alpha: (r cos(phi + alpha), r sin(phi + alpha)). The angle-sum formulas
+    give r cos phi cos alpha - r sin phi sin alpha = x cos alpha - y sin alpha, and likewise
+    y' = x sin alpha + y cos alpha: the matrix [[cos, -sin], [sin, cos]].
+    """
+    import sympy as sp
+
+    r = sp.Symbol("r", positive=True)
+    phi, alpha, x, y = sp.symbols("phi alpha x y", real=True)
+    xp = r * sp.cos(phi + alpha)
+    yp = r * sp.sin(phi + alpha)
+    xe = sp.expand_trig(xp)
+    ye = sp.expand_trig(yp)
+    to_xy = {r * sp.cos(phi): x, r * sp.sin(phi): y}
+    xr = sp.expand(xe).subs(to_xy)
+    yr = sp.expand(ye).subs(to_xy)
+    matrix = sp.Matrix([[xr.coeff(x), xr.coeff(y)], [yr.coeff(x), yr.coeff(y)]])
+    return PolarRotation((r, phi, alpha, x, y), xp, yp, xe, ye, xr, yr, matrix)
+
+
+@dataclass(frozen=True)
+class ScoreDerivation:
+    """seed 002's expansion of q_m . k_n, one sympy expression per step."""
+
+    symbols: tuple  # (q1, q2, k1, k2, m, n, theta)
+    q_m: object  # sympy Matrix [2, 1]: R(m theta) q
+    k_n: object  # R(n theta) k
+    product: object  # q_m . k_n as written: two products of sums
+    expanded: object  # the eight terms
+    grouped: dict  # {q1*k1: ..., q2*k2: ..., q1*k2: ..., q2*k1: ...}: coefficient of each product
+    grouped_simplified: dict  # the same coefficients after the angle-difference formulas
+    closed_form: object  # (q1 k1 + q2 k2) cos((m - n) theta) + (q1 k2 - q2 k1) sin((m - n) theta)
+    difference: object  # simplify(product - closed_form): 0 when the derivation holds
+
+
+def score_derivation() -> ScoreDerivation:
+    """Expand the rotated dot product symbolically and simplify it to the closed form (sympy).
+
+    Steps (seed 002, section 2.1): rotate q by m theta and k by n theta; multiply out the two
+    products of sums into eight terms; group them by q1 k1, q2 k2, q1 k2, q2 k1; each group's
+    coefficient is cos(m theta - n theta) or +-sin(m theta - n theta) by the angle-difference
+    formulas; so the score is the closed form, and `difference` simplifies to 0.
+    """
+    import sympy as sp
+
+    q1, q2, k1, k2, theta = sp.symbols("q1 q2 k1 k2 theta", real=True)
+    m, n = sp.symbols("m n", integer=True)
+
+    def rot(angle):
+        return sp.Matrix([[sp.cos(angle), -sp.sin(angle)], [sp.sin(angle), sp.cos(angle)]])
+
+    q_m = rot(m * theta) * sp.Matrix([q1, q2])
+    k_n = rot(n * theta) * sp.Matrix([k1, k2])
+    product = sp.Add(q_m[0] * k_n[0], q_m[1] * k_n[1], evaluate=False)
+    expanded = sp.expand(q_m[0] * k_n[0] + q_m[1] * k_n[1])
+    grouped = {}
+    for pair in (q1 * k1, q2 * k2, q1 * k2, q2 * k1):
+        a, b = pair.as_ordered_factors()
+        grouped[pair] = expanded.coeff(a).coeff(b)
+    simplified = {pair: sp.trigsimp(c) for pair, c in grouped.items()}
+    closed = (q1 * k1 + q2 * k2) * sp.cos((m - n) * theta) + (q1 * k2 - q2 * k1) * sp.sin((m - n) * theta)
+    difference = sp.simplify(sp.expand_trig(expanded - closed))
+    return ScoreDerivation(
+        (q1, q2, k1, k2, m, n, theta), q_m, k_n, product, expanded, grouped, simplified, closed, difference
+    )

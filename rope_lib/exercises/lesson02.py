@@ -1,0 +1,232 @@
+"""Checkers for lesson 02 (the 2D rotation derivation of RoPE).
+
+Each check_i(answer) returns a Feedback; the usual mistakes get their own message: rotating
+clockwise, using degrees, swapping m and n, forgetting the sin term, rotating v, one angle per
+coordinate instead of per pair.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ..derivation import closed_form_score
+from ..rotary import apply_rope, inv_frequencies, rotation_2d
+from . import Feedback, compare_tensor, correct, not_yet
+
+# Exercise 1: rotate seed 002's query pair to position m = 3 with theta = 0.5.
+EX1_Q = (0.5, -1.0)
+EX1_M, EX1_THETA = 3, 0.5
+
+# Exercise 2: the score from the closed form, without rotating.
+EX2_Q, EX2_K = (0.8, 0.6), (-0.3, 1.1)
+EX2_M, EX2_N, EX2_THETA = 9, 4, 0.3
+
+# Exercise 4: the positions whose score the learner must reproduce.
+EX4_M, EX4_N, EX4_MIN = 7, 3, 10
+
+# Exercise 5: the relative angles of a d = 8 head at offset 8.
+EX5_HEAD_DIM, EX5_OFFSET, EX5_BASE = 8, 8, 10000.0
+
+
+def _rotate(vector, angle) -> torch.Tensor:
+    return rotation_2d(angle) @ torch.tensor(vector, dtype=torch.float64)
+
+
+def _close(answer: torch.Tensor, expected: torch.Tensor, atol: float = 1e-4) -> bool:
+    return answer.shape == expected.shape and torch.allclose(answer, expected.to(answer.dtype), atol=atol)
+
+
+def _as_vector(answer, name: str, size: int):
+    """answer as a float64 tensor of `size` numbers, or a Feedback saying why not."""
+    if answer is None:
+        return not_yet(f"{name} is still None: replace the placeholder with your code")
+    try:
+        vector = torch.as_tensor(answer, dtype=torch.float64)
+    except (TypeError, ValueError, RuntimeError):
+        return not_yet(f"{name} should be a tensor (or a list of numbers), got {type(answer).__name__}")
+    if vector.numel() != size:
+        return not_yet(f"{name} should hold {size} numbers, got shape {tuple(vector.shape)}")
+    return vector.reshape(size)
+
+
+def check_1(answer) -> Feedback:
+    """q = (0.5, -1.0) rotated to position m = 3 with theta = 0.5: R(m theta) q."""
+    vector = _as_vector(answer, "q_rot", 2)
+    if isinstance(vector, Feedback):
+        return vector
+    angle = EX1_M * EX1_THETA
+    expected = _rotate(EX1_Q, angle)
+    if _close(vector, expected):
+        return correct(f"q rotated counter-clockwise by m·theta = {angle} rad is "
+                       f"({expected[0]:.4f}, {expected[1]:.4f})")
+    mistakes = [
+        (_rotate(EX1_Q, -angle), "you rotated clockwise (by -m·theta). RoPE turns counter-clockwise: "
+         "x' = x cos - y sin, y' = x sin + y cos. (q @ R, a row vector times R, is R^T q: clockwise too.)"),
+        (_rotate(EX1_Q, math.radians(angle)), "you treated m·theta = 1.5 as degrees. RoPE's angles are radians, "
+         "and torch.cos / math.cos take radians: no conversion is needed."),
+        (_rotate(EX1_Q, math.degrees(angle)), "you converted 1.5 rad to degrees (85.94) and passed that to cos/sin, "
+         "which expect radians: drop the conversion."),
+        (_rotate(EX1_Q, EX1_THETA), "you rotated by theta only: the angle is the position times the frequency, "
+         "m·theta."),
+        (_rotate(EX1_Q, EX1_M), "you rotated by m only: the angle is the position times the frequency, m·theta."),
+        (torch.tensor(EX1_Q, dtype=torch.float64), "that is q unchanged: rotate it by m·theta = 1.5 rad."),
+        (_rotate(EX1_Q[::-1], angle), "you swapped q's two coordinates before rotating: "
+         "the pair is (x, y) = (0.5, -1.0)."),
+    ]
+    for wrong, message in mistakes:
+        if _close(vector, wrong):
+            return not_yet(message)
+    problem = compare_tensor(vector, expected, "q_rot")
+    return problem if problem is not None else correct("q rotated")
+
+
+def _score(q, k, offset, theta) -> float:
+    return float(closed_form_score(torch.tensor(q), torch.tensor(k), offset, 0, theta))
+
+
+def check_2(answer) -> Feedback:
+    """The score q_m . k_n for q = (0.8, 0.6), k = (-0.3, 1.1), m = 9, n = 4, theta = 0.3."""
+    if answer is None:
+        return not_yet("score is still None: replace the placeholder with your code")
+    try:
+        value = float(answer)
+    except (TypeError, ValueError, RuntimeError):
+        return not_yet(f"score should be one number (a float or a one-element tensor), got {type(answer).__name__}")
+    if math.isnan(value):
+        return not_yet("score is NaN")
+    (q1, q2), (k1, k2) = EX2_Q, EX2_K
+    offset = EX2_M - EX2_N
+    expected = _score(EX2_Q, EX2_K, offset, EX2_THETA)
+    if abs(value - expected) < 1e-4:
+        return correct(f"score = {expected:.4f}: it depends on m - n = {offset} only")
+    dot = q1 * k1 + q2 * k2
+    cross = q1 * k2 - q2 * k1
+    a = offset * EX2_THETA
+    mistakes = [
+        (_score(EX2_Q, EX2_K, -offset, EX2_THETA), "you used n - m instead of m - n: the sin term changed sign. "
+         "q turns by m·theta and k by n·theta, so the angle from k' to q' grows with m - n; "
+         "the formula is (q1k1 + q2k2) cos((m-n)θ) + (q1k2 - q2k1) sin((m-n)θ) (check the sign of the sin term)."),
+        (dot * math.cos(a), "you kept only (q·k) cos((m-n)θ), as seed 001's g does: the cross term "
+         "(q1k2 - q2k1) sin((m-n)θ) is missing."),
+        (_score(EX2_Q, EX2_K, EX2_M + EX2_N, EX2_THETA), "you used m + n: the score depends on the difference m - n."),
+        (_score(EX2_Q, EX2_K, offset, math.radians(EX2_THETA)), "you converted theta to radians as if it were "
+         "in degrees: "
+         "theta = 0.3 is already in radians per position."),
+        (dot, "that is q·k without rotation: the positions m and n are missing."),
+        (expected / math.sqrt(2), "you divided by sqrt(d) = sqrt(2): this exercise asks for the plain dot product "
+         "q'·k' (attention divides by sqrt(head_dim) later)."),
+    ]
+    for wrong, message in mistakes:
+        if abs(value - wrong) < 1e-4:
+            return not_yet(message)
+    return not_yet(f"score = {value:.4f} is off by {value - expected:+.4f}; check each of the four products q1k1, "
+                   "q2k2, q1k2, q2k1 and the angle (m - n)·theta = 1.5")
+
+
+def exercise_3_inputs():
+    """q, k, v [batch 1, heads 2, seq 5, head_dim 4] (float64, seeded) and positions 0..4."""
+    g = torch.Generator().manual_seed(2)
+    q, k, v = (torch.randn(1, 2, 5, 4, generator=g, dtype=torch.float64) for _ in range(3))
+    return q, k, v, torch.arange(5)
+
+
+def _attention(q, k, v):
+    scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    return scores.softmax(-1) @ v
+
+
+def check_3(answer) -> Feedback:
+    """Attention output with RoPE on q and k (not v), no mask, scores scaled by 1/sqrt(head_dim)."""
+    if answer is None:
+        return not_yet("out is still None: replace the placeholder with your code")
+    q, k, v, pos = exercise_3_inputs()
+    rq, rk, rv = (apply_rope(t, pos) for t in (q, k, v))
+    expected = _attention(rq, rk, v)
+    shape_or_type = compare_tensor(answer, expected, "out")
+    if shape_or_type is None:
+        return correct("RoPE on q and k only: the values carry content, not position")
+    try:
+        answer = torch.as_tensor(answer, dtype=torch.float64)
+    except (TypeError, ValueError, RuntimeError):
+        return shape_or_type
+    if answer.shape != expected.shape:
+        return shape_or_type
+    mistakes = [
+        (_attention(rq, rk, rv), "you rotated v as well. RoPE goes on q and k only: their dot product is where "
+         "positions meet. A rotated v would put absolute positions into the output."),
+        (apply_rope(expected, pos), "you rotated the attention output: rotate q and k before the dot product instead."),
+        (_attention(q, k, v), "nothing was rotated: apply rope_lib.apply_rope(q, positions) and the same to k."),
+        (_attention(rq, k, v), "only q was rotated: k needs its rotation too, or the score sees absolute m, "
+         "not m - n."),
+        (_attention(q, rk, v), "only k was rotated: q needs its rotation too, or the score sees absolute n, "
+         "not m - n."),
+        (_attention(apply_rope(q, -pos), apply_rope(k, -pos), v), "you rotated clockwise (negative angles): "
+         "use apply_rope(x, positions) with the positions as they are."),
+        (rq @ rk.transpose(-1, -2) / math.sqrt(4) @ v, "the softmax is missing: weights = softmax(scores, dim=-1)."),
+        ((rq @ rk.transpose(-1, -2)).softmax(-1) @ v,
+         "the scores should be divided by sqrt(head_dim) = 2 before the softmax."),
+    ]
+    for wrong, message in mistakes:
+        if _close(answer, wrong):
+            return not_yet(message)
+    return shape_or_type
+
+
+def check_4(answer) -> Feedback:
+    """Positions (m2, n2), both >= 10, whose score equals that of (m, n) = (7, 3) for every q, k, theta."""
+    if answer is None:
+        return not_yet("positions is still None: replace the placeholder with a pair (m2, n2)")
+    try:
+        m2, n2 = answer
+        m2, n2 = int(m2), int(n2)
+    except (TypeError, ValueError):
+        return not_yet(f"positions should be a pair of integers (m2, n2), got {answer!r}")
+    if min(m2, n2) < EX4_MIN:
+        return not_yet(f"both positions must be at least {EX4_MIN}, got ({m2}, {n2})")
+    offset = EX4_M - EX4_N
+    if m2 - n2 == offset:
+        return correct(f"({m2}, {n2}) has m - n = {offset}, like (7, 3): the same score for every q, k and theta")
+    if n2 - m2 == offset:
+        return not_yet(f"you swapped m and n: ({m2}, {n2}) has m - n = {m2 - n2}, not {offset}. The score is not "
+                       "symmetric: the sin term (q1k2 - q2k1) sin((m-n)θ) changes sign when m and n swap.")
+    if m2 + n2 == EX4_M + EX4_N:
+        return not_yet("you kept m + n fixed: the score depends on the difference m - n.")
+    if n2 != 0 and m2 * EX4_N == n2 * EX4_M:
+        return not_yet("you kept the ratio m / n: the score depends on the difference m - n, not the ratio.")
+    return not_yet(f"({m2}, {n2}) has m - n = {m2 - n2}; (7, 3) has m - n = {offset}. Shift both by the same amount.")
+
+
+def check_5(answer) -> Feedback:
+    """The relative angles (m - n) theta_i of the 4 pairs of a d = 8 head (base 10000) at m - n = 8."""
+    if answer is None:
+        return not_yet("angles is still None: replace the placeholder with your code")
+    try:
+        angles = torch.as_tensor(answer, dtype=torch.float64).flatten()
+    except (TypeError, ValueError, RuntimeError):
+        return not_yet(f"angles should be a tensor (or a list of numbers), got {type(answer).__name__}")
+    d, offset, base = EX5_HEAD_DIM, EX5_OFFSET, EX5_BASE
+    expected = offset * inv_frequencies(d, base).to(torch.float64)
+    if _close(angles, expected, atol=1e-5):
+        return correct("pair 0 turns a full radian per position, the last pair 1000 times slower")
+    i = torch.arange(d // 2, dtype=torch.float64)
+    mistakes = [
+        (expected.repeat_interleave(2), "you gave one angle per coordinate (8 numbers): RoPE has one angle per pair, "
+         "d/2 = 4 of them; coordinates 2i and 2i+1 share pair i's angle."),
+        (offset * base ** (-torch.arange(d, dtype=torch.float64) / d),
+         "you used one frequency per coordinate, base^(-j/d) for j = 0..7: the pairs use base^(-2i/d), i = 0..3."),
+        (offset * base ** (-i / d), "the exponent is -2i/d, not -i/d: with d = 8 the frequencies are "
+         "1, 0.1, 0.01, 0.001."),
+        (offset * base ** (2 * i / d), "the exponent has the wrong sign: theta_i = base^(-2i/d) shrinks as i grows."),
+        (expected.flip(0), "the order is reversed: pair 0 (the first two coordinates) has the highest frequency, "
+         "theta_0 = 1."),
+        (torch.rad2deg(expected), "those are degrees: RoPE's angles are radians."),
+        (inv_frequencies(d, base).to(torch.float64),
+         "those are the frequencies theta_i: multiply by the offset m - n = 8."),
+    ]
+    for wrong, message in mistakes:
+        if _close(angles, wrong, atol=1e-5):
+            return not_yet(message)
+    problem = compare_tensor(angles, expected, "angles", atol=1e-5)
+    return problem if problem is not None else correct("angles")

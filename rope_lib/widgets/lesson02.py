@@ -1,0 +1,314 @@
+"""Lesson 02's widget and figures: rotate a query/key pair live.
+
+RotatePairWidget draws q and k (faded) and their RoPE rotations q' = R((m+s) theta) q and
+k' = R((n+s) theta) k (solid) on a plane with the unit circle, the arcs (m+s) theta and
+(n+s) theta, and, beside it, the score q'.k' against the offset m - n. Its readout shows
+q'.k' (from rope_lib.apply_rope), the closed form (rope_lib.derivation.closed_form_score) and
+m - n; the slider "shift s" moves both positions together and the score does not move.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Rectangle
+from matplotlib.ticker import MaxNLocator
+
+from ..derivation import closed_form_score, from_polar
+from ..rotary import apply_rope
+from . import redraw, static_png
+
+Q_COLOR = "#1f77b4"
+K_COLOR = "#d62728"
+OFFSETS = np.arange(-20, 21)
+
+# name -> (description, kind, minimum, maximum, step, default)
+CONTROLS = {
+    "m": ("m", "int", 0, 20, 1, 5),
+    "n": ("n", "int", 0, 20, 1, 2),
+    "theta": ("theta", "float", 0.0, 1.0, 0.01, 0.3),
+    "q_len": ("|q|", "float", 0.2, 2.0, 0.05, 1.2),
+    "q_angle": ("angle q", "float", -3.14, 3.14, 0.01, -0.2),
+    "k_len": ("|k|", "float", 0.2, 2.0, 0.05, 1.0),
+    "k_angle": ("angle k", "float", -3.14, 3.14, 0.01, 1.9),
+    "shift": ("shift s", "int", 0, 30, 1, 0),
+}
+
+
+def _arc_points(start: float, sweep: float, radius: float, points: int = 64):
+    """An arc from angle `start` turning by `sweep` (radians); past a full turn it spirals
+    outwards a little, so that every turn stays visible."""
+    t = np.linspace(0.0, 1.0, points)
+    a = start + sweep * t
+    r = radius + 0.06 * np.abs(sweep) * t / (2 * math.pi)
+    return r * np.cos(a), r * np.sin(a)
+
+
+class _Plane:
+    """The artists of one plane: unit circle, q and k faded, q' and k' solid, two arcs, labels.
+    Created once; set() moves them in place."""
+
+    def __init__(self, ax, limit: float = 2.2, fontsize: float = 10, labels: bool = True):
+        self.ax = ax
+        ax.set_aspect("equal")
+        ax.set_xlim(-limit, limit)
+        ax.set_ylim(-limit, limit)
+        ax.axhline(0, color="0.85", lw=0.8, zorder=0)
+        ax.axvline(0, color="0.85", lw=0.8, zorder=0)
+        circle = np.linspace(0, 2 * math.pi, 200)
+        ax.plot(np.cos(circle), np.sin(circle), color="0.6", lw=1, ls="--", zorder=0)
+        kw = dict(angles="xy", scale_units="xy", scale=1, width=0.012, zorder=3)
+        colors = [Q_COLOR, K_COLOR]
+        self.original = ax.quiver([0, 0], [0, 0], [1, 0], [0, 1], color=colors, alpha=0.3, **kw)
+        self.rotated = ax.quiver([0, 0], [0, 0], [1, 0], [0, 1], color=colors, **kw)
+        self.arc_q = Line2D([], [], color=Q_COLOR, lw=1.5)
+        self.arc_k = Line2D([], [], color=K_COLOR, lw=1.5)
+        ax.add_line(self.arc_q)
+        ax.add_line(self.arc_k)
+        self.labels = labels
+        if labels:
+            text = dict(fontsize=fontsize, ha="center", va="center", zorder=5)
+            self.tip = {name: ax.text(0, 0, name, color=c, alpha=a, **text) for name, c, a in
+                        (("q", Q_COLOR, 0.5), ("k", K_COLOR, 0.5), ("q'", Q_COLOR, 1), ("k'", K_COLOR, 1))}
+            small = dict(text, fontsize=fontsize * 0.85)
+            self.arc_label_q = ax.text(0, 0, "", color=Q_COLOR, **small)
+            self.arc_label_k = ax.text(0, 0, "", color=K_COLOR, **small)
+        # no ticks, no axis machinery to lay out on every redraw: just a frame
+        ax.axis("off")
+        ax.add_patch(Rectangle((0, 0), 1, 1, transform=ax.transAxes, fill=False, lw=0.8, ec="0.3", clip_on=False))
+
+    def set(self, q, k, q_rot, k_rot, angle_q: float, angle_k: float, names=("m", "n")) -> None:
+        """q, k, q_rot, k_rot: 2-vectors; angle_q, angle_k: the rotation angles in radians."""
+        self.original.set_UVC([q[0], k[0]], [q[1], k[1]])
+        self.rotated.set_UVC([q_rot[0], k_rot[0]], [q_rot[1], k_rot[1]])
+        phi_q, phi_k = math.atan2(q[1], q[0]), math.atan2(k[1], k[0])
+        self.arc_q.set_data(*_arc_points(phi_q, angle_q, 0.55))
+        self.arc_k.set_data(*_arc_points(phi_k, angle_k, 0.35))
+        if self.labels:
+            for name, v in (("q", q), ("k", k), ("q'", q_rot), ("k'", k_rot)):
+                length = math.hypot(v[0], v[1])
+                self.tip[name].set_position((v[0] * (1 + 0.18 / length), v[1] * (1 + 0.18 / length)))
+            for label, phi, angle, radius, name in ((self.arc_label_q, phi_q, angle_q, 0.78, names[0]),
+                                                    (self.arc_label_k, phi_k, angle_k, 0.58, names[1])):
+                middle = phi + angle / 2
+                label.set_position((radius * math.cos(middle), radius * math.sin(middle)))
+                label.set_text(f"{name}θ" if abs(angle) > 0.15 else "")
+
+
+def _rotate_pairs(q: torch.Tensor, k: torch.Tensor, m: float, n: float, theta: float):
+    """q at position m and k at position n, rotated by rope_lib.apply_rope with one frequency."""
+    x = torch.stack([q, k])  # [seq = 2, head_dim = 2]
+    out = apply_rope(x, torch.tensor([m, n], dtype=torch.float64), inv_freq=torch.tensor([theta], dtype=torch.float64))
+    return out[0], out[1]
+
+
+class RotatePairWidget:
+    """Rotate a query/key pair live: q at position m + s, k at n + s, one frequency theta.
+
+    RotatePairWidget(figure=None, **values); values are the keys of CONTROLS (m, n, theta,
+    q_len, q_angle, k_len, k_angle, shift; angles in radians). After update(), .state holds
+    q, k, q_rot, k_rot, score (q'.k' from apply_rope) and closed (the closed form).
+    """
+
+    def __init__(self, figure=None, **values):
+        import ipywidgets as W
+
+        self.values = {name: spec[5] for name, spec in CONTROLS.items()}
+        self._check(values)
+        self.values.update(values)
+        if figure is None:
+            import matplotlib.pyplot as plt
+
+            with plt.ioff():
+                figure = plt.figure(figsize=(9, 4.2), dpi=80)
+        self.figure = figure
+        ax_plane, ax_score = figure.subplots(1, 2, gridspec_kw=dict(width_ratios=[1, 1.15]))
+        self.plane = _Plane(ax_plane)
+        ax_plane.set_title("q, k (faded) and q', k' (solid)", fontsize=10)
+        ax_score.set_title("score q'·k' against the offset m - n", fontsize=10)
+        ax_score.set_xlabel("m - n")
+        ax_score.axhline(0, color="0.85", lw=0.8, zorder=0)
+        ax_score.set_xlim(OFFSETS[0] - 0.5, OFFSETS[-1] + 0.5)
+        ax_score.set_xticks([-20, -10, 0, 10, 20])
+        ax_score.yaxis.set_major_locator(MaxNLocator(5))
+        (self.curve,) = ax_score.plot(OFFSETS, np.zeros(len(OFFSETS)), "-o", color="0.4", ms=2.5, lw=1)
+        (self.marker,) = ax_score.plot([0], [0], "o", color="black", ms=8, mfc="gold", zorder=4)
+        self.ax_plane, self.ax_score = ax_plane, ax_score
+        figure.tight_layout()
+
+        self.controls = {}
+        for name, (description, kind, lo, hi, step, _) in CONTROLS.items():
+            cls = W.IntSlider if kind == "int" else W.FloatSlider
+            slider = cls(value=self.values[name], min=lo, max=hi, step=step, description=description,
+                         continuous_update=True)
+            slider.observe(self._on_change(name), names="value")
+            self.controls[name] = slider
+        self.readout = W.HTML()
+        self.readout.add_class("rope-readout")
+        self._syncing = False
+        self.state = {}
+        self.update()
+
+    @staticmethod
+    def _check(values):
+        unknown = set(values) - set(CONTROLS)
+        if unknown:
+            raise ValueError(f"unknown control(s) {sorted(unknown)}; expected some of {list(CONTROLS)}")
+
+    def _on_change(self, name):
+        def handler(change):
+            if not self._syncing:
+                self.update(**{name: change["new"]})
+
+        return handler
+
+    def update(self, **values) -> None:
+        self._check(values)
+        for name, value in values.items():
+            self.values[name] = int(value) if CONTROLS[name][1] == "int" else float(value)
+        self._syncing = True
+        try:
+            for name in values:
+                if self.controls[name].value != self.values[name]:
+                    self.controls[name].value = self.values[name]
+        finally:
+            self._syncing = False
+
+        v = self.values
+        theta = v["theta"]
+        m, n = v["m"] + v["shift"], v["n"] + v["shift"]
+        q = from_polar(v["q_len"], v["q_angle"])
+        k = from_polar(v["k_len"], v["k_angle"])
+        q_rot, k_rot = _rotate_pairs(q, k, m, n, theta)
+        score = float(q_rot @ k_rot)
+        closed = float(closed_form_score(q, k, m, n, theta))
+        self.state = dict(q=q, k=k, q_rot=q_rot, k_rot=k_rot, score=score, closed=closed, m=m, n=n)
+
+        self.plane.set(q.tolist(), k.tolist(), q_rot.tolist(), k_rot.tolist(), m * theta, n * theta,
+                       names=("(m+s)", "(n+s)") if v["shift"] else ("m", "n"))
+        curve = closed_form_score(q, k, torch.as_tensor(OFFSETS), 0, theta).numpy()
+        self.curve.set_ydata(curve)
+        offset = v["m"] - v["n"]
+        self.marker.set_data([offset], [score])
+        top = 1.1 * v["q_len"] * v["k_len"]
+        self.ax_score.set_ylim(-top, top)
+
+        self.readout.value = (
+            f"<b>q'·k' = {score:.4f}</b> &nbsp;&nbsp; closed form = {closed:.4f} &nbsp;&nbsp; "
+            f"m - n = {offset}<br>"
+            f"positions: query at m + s = {m}, key at n + s = {n}; "
+            f"angles (m+s)θ = {m * theta:.4f} rad, (n+s)θ = {n * theta:.4f} rad; "
+            f"unrotated q·k = {float(q @ k):.4f}"
+        )
+        redraw(self.figure)
+
+    def widget(self):
+        import ipywidgets as W
+
+        c = self.controls
+        canvas = self.figure.canvas
+        if isinstance(canvas, W.DOMWidget):  # ipympl
+            canvas.header_visible = False
+            canvas.footer_visible = False
+            canvas.resizable = False
+        else:  # no interactive backend: show the picture once
+            from IPython.display import display
+
+            out = W.Output()
+            with out:
+                display(static_png(self.figure))
+            canvas = out
+        sliders = W.HBox([W.VBox([c["m"], c["n"], c["shift"], c["theta"]]),
+                          W.VBox([c["q_len"], c["q_angle"], c["k_len"], c["k_angle"]])])
+        return W.VBox([sliders, self.readout, canvas])
+
+
+def _steps():
+    """30 update() calls that move every control through its range (for the benchmark)."""
+    steps = []
+    names = list(CONTROLS)
+    for i in range(30):
+        name = names[i % len(names)]
+        _, kind, lo, hi, _, _ = CONTROLS[name]
+        fraction = (i // len(names) + 1) / 4  # 0.25, 0.5, 0.75, 1.0
+        value = lo + fraction * (hi - lo)
+        steps.append({name: int(round(value)) if kind == "int" else round(value, 2)})
+    return steps
+
+
+WIDGETS = {"rotate_pair": (RotatePairWidget, _steps())}
+
+
+def thumbnail() -> Figure:
+    """q and k (faded) rotated to q' and k' (solid), with their arcs m theta and n theta."""
+    fig = Figure(figsize=(4, 2.5), dpi=80)
+    ax = fig.add_axes([0.02, 0.02, 0.96, 0.86])
+    plane = _Plane(ax, limit=1.6, fontsize=9)
+    q, k = from_polar(1.2, -0.2), from_polar(1.0, 1.9)
+    theta, m, n = 0.3, 5, 2
+    q_rot, k_rot = _rotate_pairs(q, k, m, n, theta)
+    plane.set(q.tolist(), k.tolist(), q_rot.tolist(), k_rot.tolist(), m * theta, n * theta)
+    ax.set_xlim(-2.4, 2.4)
+    fig.suptitle("RoPE: q turns by mθ, k by nθ; q'·k' sees m - n", fontsize=9)
+    return fig
+
+
+def polar_rotation_figure() -> Figure:
+    """A vector (r cos phi, r sin phi) and the same vector turned counter-clockwise by alpha."""
+    fig = Figure(figsize=(4.2, 3.6), dpi=80)
+    ax = fig.add_axes([0.02, 0.02, 0.96, 0.9])
+    r, phi, alpha = 1.0, 0.45, 0.8
+    ax.set_aspect("equal")
+    ax.set_xlim(-0.2, 1.75)
+    ax.set_ylim(-0.15, 1.2)
+    ax.axhline(0, color="0.7", lw=0.8)
+    ax.axvline(0, color="0.7", lw=0.8)
+    kw = dict(angles="xy", scale_units="xy", scale=1, width=0.012)
+    ax.quiver([0], [0], [r * math.cos(phi)], [r * math.sin(phi)], color=Q_COLOR, alpha=0.4, **kw)
+    ax.quiver([0], [0], [r * math.cos(phi + alpha)], [r * math.sin(phi + alpha)], color=Q_COLOR, **kw)
+    ax.plot(*_arc_points(0, phi, 0.3), color="0.4", lw=1.2)
+    ax.plot(*_arc_points(phi, alpha, 0.45), color=Q_COLOR, lw=1.5)
+    ax.text(0.36 * math.cos(phi / 2), 0.36 * math.sin(phi / 2), "φ", fontsize=12, va="center")
+    ax.text(0.55 * math.cos(phi + alpha / 2), 0.55 * math.sin(phi + alpha / 2), "α", fontsize=12,
+            color=Q_COLOR, va="center")
+    ax.text(0.93 * math.cos(phi) - 0.12, 0.93 * math.sin(phi) - 0.06, "(x, y) = (r cos φ, r sin φ)", fontsize=9,
+            va="top")
+    ax.text(r * math.cos(phi + alpha) + 0.06, r * math.sin(phi + alpha),
+            "(x', y') = (r cos(φ+α), r sin(φ+α))", fontsize=9, ha="left", va="center")
+    ax.set_xticks([])
+    ax.set_yticks([])
+    ax.set_title("same length r, angle φ → φ + α", fontsize=10)
+    return fig
+
+
+def frequency_figure(q, k, offset: int, thetas=(1.0, 0.01), max_offset: int = 60) -> Figure:
+    """The same offset m - n seen by a fast pair (large theta) and a slow pair (small theta):
+    one plane per theta (k at position 0, q at position `offset`), then the score against the
+    offset 0 .. max_offset for both."""
+    q = torch.as_tensor(q, dtype=torch.float64)
+    k = torch.as_tensor(k, dtype=torch.float64)
+    fig = Figure(figsize=(10, 3.3), dpi=80)
+    axes = fig.subplots(1, 3, gridspec_kw=dict(width_ratios=[1, 1, 1.6]))
+    styles = ("-", "--")
+    for ax, theta in zip(axes[:2], thetas):
+        plane = _Plane(ax, limit=1.7, fontsize=9)
+        q_rot, k_rot = _rotate_pairs(q, k, offset, 0, theta)
+        plane.set(q.tolist(), k.tolist(), q_rot.tolist(), k_rot.tolist(), offset * theta, 0.0)
+        score = float(q_rot @ k_rot)
+        ax.set_title(f"θ = {theta:g}: m - n = {offset}, angle {offset * theta:.3f} rad\nq'·k' = {score:.4f}",
+                     fontsize=9)
+    offsets = torch.arange(max_offset + 1)
+    for theta, style in zip(thetas, styles):
+        scores = closed_form_score(q, k, offsets, 0, theta)
+        axes[2].plot(offsets.numpy(), scores.numpy(), style, marker="o", ms=2.5, lw=1, label=f"θ = {theta:g}")
+    axes[2].axvline(offset, color="0.6", lw=0.8, ls=":")
+    axes[2].set_xlabel("offset m - n")
+    axes[2].set_ylabel("q'·k'")
+    axes[2].legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)
+    axes[2].set_title("score against the offset", fontsize=9)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,392 @@
+"""Lesson 02: the 2D rotation derivation of RoPE (rope_lib.derivation, its widget, its exercises).
+
+Expected values come from formulas written out here with math.cos / math.sin, from seed 002's
+worked numbers, or from a complex-number rotation, never from the code under test.
+"""
+
+import math
+import re
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+import sympy as sp  # noqa: E402
+import torch  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+import rope_lib  # noqa: E402
+from rope_lib import derivation  # noqa: E402
+from rope_lib.exercises import lesson02 as ex  # noqa: E402
+from rope_lib.widgets import lesson02 as w02  # noqa: E402
+
+F64 = torch.float64
+
+
+def rotate_by_hand(v, angle):
+    """Counter-clockwise rotation of a 2-vector, written out."""
+    x, y = v
+    return (x * math.cos(angle) - y * math.sin(angle), x * math.sin(angle) + y * math.cos(angle))
+
+
+def dot(a, b):
+    return sum(x * y for x, y in zip(a, b))
+
+
+# ---------------------------------------------------------------- derivation
+
+
+def test_from_polar():
+    v = derivation.from_polar(2.0, math.pi / 3)
+    assert v.dtype == F64
+    assert torch.allclose(v, torch.tensor([1.0, math.sqrt(3)], dtype=F64))
+    batch = derivation.from_polar([1.0, 2.0], [0.0, math.pi / 2])
+    assert torch.allclose(batch, torch.tensor([[1.0, 0.0], [0.0, 2.0]], dtype=F64), atol=1e-12)
+
+
+def test_seed_002_worked_pair():
+    # seed 002: q = (0.5, -1.0), k = (1.2, 0.3), theta = 0.1, m = 2 -> q' = (0.6887, -0.8807), k' = (1.1165, 0.5324)
+    seed_q, seed_k = (0.6887, -0.8807), (1.1165, 0.5324)
+    q_rot = rotate_by_hand((0.5, -1.0), 0.2)
+    k_rot = rotate_by_hand((1.2, 0.3), 0.2)
+    assert all(abs(a - b) < 5e-5 for a, b in zip(q_rot, seed_q))
+    assert all(abs(a - b) < 5e-5 for a, b in zip(k_rot, seed_k))
+    # and the library functions the lesson uses agree with the seed
+    x = torch.tensor([[0.5, -1.0], [1.2, 0.3]], dtype=F64)
+    out = rope_lib.apply_rope(x, torch.tensor([2, 2]), inv_freq=torch.tensor([0.1], dtype=F64))
+    assert torch.allclose(out, torch.tensor([seed_q, seed_k], dtype=F64), atol=5e-5)
+    # same position: the score is q.k = 0.6 - 0.3
+    assert float(derivation.closed_form_score(x[0], x[1], 2, 2, 0.1)) == pytest.approx(0.3, abs=1e-12)
+
+
+@pytest.mark.parametrize("m, n, theta", [(5, 2, 0.1), (2, 5, 0.1), (0, 0, 1.0), (40, 11, 0.7), (1000, 997, 0.01)])
+def test_closed_form_score_one_pair(m, n, theta):
+    q, k = (0.5, -1.0), (1.2, 0.3)
+    expected = dot(rotate_by_hand(q, m * theta), rotate_by_hand(k, n * theta))
+    got = derivation.closed_form_score(list(q), list(k), m, n, theta)
+    assert got.dtype == F64 and got.shape == ()
+    assert float(got) == pytest.approx(expected, abs=1e-10)
+
+
+def test_closed_form_score_whole_head_and_broadcasting():
+    g = torch.Generator().manual_seed(0)
+    q, k = torch.randn(2, 8, generator=g, dtype=F64)
+    thetas = [1.0, 0.1, 0.01, 0.001]
+    m, n = 9, 4
+    expected = sum(
+        dot(rotate_by_hand(q[2 * i:2 * i + 2].tolist(), m * t), rotate_by_hand(k[2 * i:2 * i + 2].tolist(), n * t))
+        for i, t in enumerate(thetas)
+    )
+    got = derivation.closed_form_score(q, k, m, n, thetas)
+    assert float(got) == pytest.approx(expected, abs=1e-10)
+    # m as a tensor of offsets: one score per offset
+    offsets = torch.arange(5)
+    many = derivation.closed_form_score(q, k, offsets, 0, thetas)
+    assert many.shape == (5,)
+    for o in range(5):
+        one = sum(dot(rotate_by_hand(q[2 * i:2 * i + 2].tolist(), o * t), k[2 * i:2 * i + 2].tolist())
+                  for i, t in enumerate(thetas))
+        assert float(many[o]) == pytest.approx(one, abs=1e-10)
+
+
+def test_closed_form_score_depends_on_offset_only():
+    q, k = torch.tensor([0.3, 0.9]), torch.tensor([-1.1, 0.4])
+    base = float(derivation.closed_form_score(q, k, 3, 0, 0.5))
+    for s in (1, 17, 1000):
+        assert float(derivation.closed_form_score(q, k, 3 + s, s, 0.5)) == pytest.approx(base, abs=1e-9)
+    # the sign of m - n matters when q and k are not parallel
+    assert abs(float(derivation.closed_form_score(q, k, 0, 3, 0.5)) - base) > 0.1
+
+
+def test_closed_form_score_errors():
+    with pytest.raises(ValueError, match="q must be"):
+        derivation.closed_form_score(torch.zeros(3), torch.zeros(3), 1, 0, 0.1)
+    with pytest.raises(ValueError, match="same last dimension"):
+        derivation.closed_form_score(torch.zeros(2), torch.zeros(4), 1, 0, 0.1)
+    with pytest.raises(ValueError, match="theta must be"):
+        derivation.closed_form_score(torch.zeros(4), torch.zeros(4), 1, 0, torch.ones(3))
+
+
+def test_polar_score_is_length_times_cosine_of_angle_between():
+    ql, qa, kl, ka, m, n, theta = 1.5, 0.4, 0.8, -1.0, 7, 3, 0.25
+    q_rot = rotate_by_hand((ql * math.cos(qa), ql * math.sin(qa)), m * theta)
+    k_rot = rotate_by_hand((kl * math.cos(ka), kl * math.sin(ka)), n * theta)
+    assert float(derivation.polar_score(ql, qa, kl, ka, m, n, theta)) == pytest.approx(dot(q_rot, k_rot), abs=1e-12)
+
+
+def test_rope_by_steps_matches_complex_rotation():
+    g = torch.Generator().manual_seed(3)
+    batch, length, heads, d_head = 2, 5, 3, 8
+    Q = torch.randn(batch, length, heads * d_head, generator=g, dtype=F64)
+    K = torch.randn(batch, length, heads * d_head, generator=g, dtype=F64)
+    steps = derivation.rope_by_steps(Q, K, heads)
+    assert list(steps) == ["Q", "K", "freqs", "angles", "cos", "sin", "Q_pairs", "K_pairs", "Q_rot", "K_rot", "scores"]
+    assert steps["Q"].shape == (batch, heads, length, d_head)
+    assert steps["angles"].shape == (length, d_head // 2)
+    assert steps["cos"].shape == (1, 1, length, d_head // 2)
+    assert steps["Q_pairs"].shape == (batch, heads, length, d_head // 2, 2)
+    assert steps["scores"].shape == (batch, heads, length, length)
+
+    # independent: pairs as complex numbers times e^{i m theta_i}, theta_i = 10000^(-2i/d)
+    freqs = torch.tensor([10000.0 ** (-2 * i / d_head) for i in range(d_head // 2)], dtype=F64)
+    phase = torch.polar(torch.ones(length, d_head // 2, dtype=F64), torch.arange(length, dtype=F64)[:, None] * freqs)
+
+    def reference(X):
+        heads_view = X.reshape(batch, length, heads, d_head).permute(0, 2, 1, 3)
+        pairs = torch.view_as_complex(heads_view.reshape(batch, heads, length, d_head // 2, 2).contiguous())
+        return torch.view_as_real(pairs * phase).reshape(batch, heads, length, d_head)
+
+    q_ref, k_ref = reference(Q), reference(K)
+    assert torch.allclose(steps["Q_rot"], q_ref, atol=1e-12)
+    assert torch.allclose(steps["K_rot"], k_ref, atol=1e-12)
+    assert torch.allclose(steps["scores"], q_ref @ k_ref.transpose(-1, -2) / math.sqrt(d_head), atol=1e-12)
+
+
+def test_rope_by_steps_errors():
+    with pytest.raises(ValueError, match="even"):
+        derivation.rope_by_steps(torch.zeros(1, 2, 9), torch.zeros(1, 2, 9), 3)
+    with pytest.raises(ValueError, match="Q and K"):
+        derivation.rope_by_steps(torch.zeros(1, 2, 8), torch.zeros(1, 3, 8), 2)
+    with pytest.raises(TypeError, match="n_heads"):
+        derivation.rope_by_steps(torch.zeros(1, 2, 8), torch.zeros(1, 2, 8), 2.0)
+
+
+def test_rotation_from_polar():
+    polar = derivation.rotation_from_polar()
+    r, phi, alpha, x, y = polar.symbols
+    assert sp.simplify(polar.x_rotated - (x * sp.cos(alpha) - y * sp.sin(alpha))) == 0
+    assert sp.simplify(polar.y_rotated - (x * sp.sin(alpha) + y * sp.cos(alpha))) == 0
+    expected = sp.Matrix([[sp.cos(alpha), -sp.sin(alpha)], [sp.sin(alpha), sp.cos(alpha)]])
+    assert sp.simplify(polar.matrix - expected) == sp.zeros(2, 2)
+    # the polar and the expanded forms are the same expression
+    assert sp.simplify(polar.x_rotated_polar - polar.x_rotated_expanded) == 0
+
+
+def test_score_derivation():
+    d = derivation.score_derivation()
+    q1, q2, k1, k2, m, n, theta = d.symbols
+    assert d.difference == 0
+    assert len(d.expanded.args) == 8
+    # the product before expansion equals the dot product of the rotated vectors, numerically
+    values = {q1: 0.5, q2: -1.0, k1: 1.2, k2: 0.3, m: 5, n: 2, theta: 0.1}
+    hand = dot(rotate_by_hand((0.5, -1.0), 0.5), rotate_by_hand((1.2, 0.3), 0.2))
+    assert float(d.product.subs(values)) == pytest.approx(hand, abs=1e-12)
+    assert float(d.closed_form.subs(values)) == pytest.approx(hand, abs=1e-12)
+    assert sp.simplify(d.grouped_simplified[q1 * k1] - sp.cos((m - n) * theta)) == 0
+    assert sp.simplify(d.grouped_simplified[q2 * k2] - sp.cos((m - n) * theta)) == 0
+    assert sp.simplify(d.grouped_simplified[q1 * k2] - sp.sin((m - n) * theta)) == 0
+    assert sp.simplify(d.grouped_simplified[q2 * k1] + sp.sin((m - n) * theta)) == 0
+
+
+# ---------------------------------------------------------------- widget
+
+
+@pytest.fixture
+def widget():
+    w = w02.RotatePairWidget()
+    yield w
+    plt.close(w.figure)
+
+
+def readout_numbers(w):
+    text = w.readout.value
+    return (float(re.search(r"q'·k' = (-?\d+\.\d{4})", text).group(1)),
+            float(re.search(r"closed form = (-?\d+\.\d{4})", text).group(1)),
+            int(re.search(r"m - n = (-?\d+)", text).group(1)))
+
+
+def test_widget_contract(widget):
+    descriptions = [c.description for c in widget.controls.values()]
+    assert descriptions == ["m", "n", "theta", "|q|", "angle q", "|k|", "angle k", "shift s"]
+    assert "rope-readout" in widget.readout._dom_classes
+    assert isinstance(widget.figure, Figure)
+    box = widget.widget()
+    assert widget.readout in box.children
+
+
+def test_widget_update_moves_artists(widget):
+    ql, qa, kl, ka, m, n, theta = 1.5, 0.4, 0.8, -1.0, 7, 3, 0.25
+    widget.update(m=m, n=n, theta=theta, q_len=ql, q_angle=qa, k_len=kl, k_angle=ka, shift=0)
+    q_tip = (ql * math.cos(qa + m * theta), ql * math.sin(qa + m * theta))
+    k_tip = (kl * math.cos(ka + n * theta), kl * math.sin(ka + n * theta))
+    rotated = widget.plane.rotated
+    assert rotated.U[0] == pytest.approx(q_tip[0], abs=1e-9) and rotated.V[0] == pytest.approx(q_tip[1], abs=1e-9)
+    assert rotated.U[1] == pytest.approx(k_tip[0], abs=1e-9) and rotated.V[1] == pytest.approx(k_tip[1], abs=1e-9)
+    original = widget.plane.original
+    assert original.U[0] == pytest.approx(ql * math.cos(qa)) and original.V[1] == pytest.approx(kl * math.sin(ka))
+    # the arc m theta runs from q's direction to q''s direction
+    xs, ys = widget.plane.arc_q.get_data()
+    assert math.atan2(ys[0], xs[0]) == pytest.approx(qa)
+    assert math.atan2(ys[-1], xs[-1]) == pytest.approx(qa + m * theta)
+    xs, ys = widget.plane.arc_k.get_data()
+    assert math.atan2(ys[-1], xs[-1]) == pytest.approx(ka + n * theta)
+    # readout: q'.k' = |q||k| cos(angle between)
+    expected = ql * kl * math.cos(qa + m * theta - ka - n * theta)
+    score, closed, offset = readout_numbers(widget)
+    assert score == pytest.approx(round(expected, 4), abs=1e-9)
+    assert closed == pytest.approx(round(expected, 4), abs=1e-9)
+    assert offset == 4
+    # the score curve and the marker
+    curve = widget.curve.get_ydata()
+    for o in (-20, 0, 4, 20):
+        assert curve[o + 20] == pytest.approx(ql * kl * math.cos(qa - ka + o * theta), abs=1e-9)
+    mx, my = widget.marker.get_data()
+    assert mx[0] == 4 and my[0] == pytest.approx(expected, abs=1e-9)
+
+
+def test_widget_shift_keeps_the_score(widget):
+    widget.update(m=6, n=1, theta=0.3, shift=0)
+    before = readout_numbers(widget)
+    tip_before = (widget.plane.rotated.U[0], widget.plane.rotated.V[0])
+    widget.update(shift=17)
+    after = readout_numbers(widget)
+    assert after == before
+    q = widget.state["q"].tolist()
+    tip = rotate_by_hand(q, (6 + 17) * 0.3)
+    assert (widget.plane.rotated.U[0], widget.plane.rotated.V[0]) != pytest.approx(tip_before)
+    assert widget.plane.rotated.U[0] == pytest.approx(tip[0]) and widget.plane.rotated.V[0] == pytest.approx(tip[1])
+    assert "query at m + s = 23, key at n + s = 18" in widget.readout.value
+
+
+def test_widget_controls_and_update_stay_in_sync(widget):
+    widget.update(m=9)
+    assert widget.controls["m"].value == 9
+    widget.controls["n"].value = 4  # as a slider drag would
+    assert widget.values["n"] == 4
+    assert readout_numbers(widget)[2] == 5
+    with pytest.raises(ValueError, match="unknown control"):
+        widget.update(phase=1)
+
+
+def test_widget_steps_cover_every_control():
+    factory, steps = w02.WIDGETS["rotate_pair"]
+    assert len(steps) == 30
+    assert {name for step in steps for name in step} == set(w02.CONTROLS)
+    w = factory()
+    try:
+        for step in steps:
+            for name, value in step.items():
+                _, _, lo, hi, _, _ = w02.CONTROLS[name]
+                assert lo <= value <= hi
+            w.update(**step)
+            assert readout_numbers(w)[0] == pytest.approx(readout_numbers(w)[1], abs=1e-4)
+    finally:
+        plt.close(w.figure)
+
+
+def test_static_figures():
+    thumb = w02.thumbnail()
+    assert isinstance(thumb, Figure)
+    assert tuple(thumb.get_size_inches()) == pytest.approx((4, 2.5))
+    assert isinstance(w02.polar_rotation_figure(), Figure)
+    fig = w02.frequency_figure([0.5, -1.0], [1.2, 0.3], 6, thetas=(1.0, 0.001), max_offset=50)
+    fast_title = fig.axes[0].get_title()
+    expected = dot(rotate_by_hand((0.5, -1.0), 6.0), (1.2, 0.3))
+    assert f"q'·k' = {expected:.4f}" in fast_title
+
+
+# ---------------------------------------------------------------- exercises
+
+
+def test_check_1():
+    q = torch.tensor([0.5, -1.0], dtype=F64)
+    assert ex.check_1(rope_lib.rotation_2d(3 * 0.5) @ q)  # the worked solution
+    assert ex.check_1(list(rotate_by_hand((0.5, -1.0), 1.5)))
+    assert not ex.check_1(None)
+    assert "clockwise" in ex.check_1(rotate_by_hand((0.5, -1.0), -1.5)).message
+    assert "clockwise" in ex.check_1(q @ rope_lib.rotation_2d(1.5)).message
+    assert "degrees" in ex.check_1(rotate_by_hand((0.5, -1.0), math.radians(1.5))).message
+    assert "85.94" in ex.check_1(rotate_by_hand((0.5, -1.0), math.degrees(1.5))).message
+    assert "theta only" in ex.check_1(rotate_by_hand((0.5, -1.0), 0.5)).message
+    assert "m only" in ex.check_1(rotate_by_hand((0.5, -1.0), 3)).message
+    assert "unchanged" in ex.check_1(q).message
+    assert "2 numbers" in ex.check_1(torch.zeros(3)).message
+
+
+def test_check_2():
+    (q1, q2), (k1, k2), m, n, theta = (0.8, 0.6), (-0.3, 1.1), 9, 4, 0.3
+    angle = (m - n) * theta
+    solution = (q1 * k1 + q2 * k2) * math.cos(angle) + (q1 * k2 - q2 * k1) * math.sin(angle)
+    assert ex.check_2(solution)
+    # the same number by rotating
+    assert ex.check_2(dot(rotate_by_hand((q1, q2), m * theta), rotate_by_hand((k1, k2), n * theta)))
+    assert ex.check_2(torch.tensor(solution))
+    def closed(a):
+        return (q1 * k1 + q2 * k2) * math.cos(a) + (q1 * k2 - q2 * k1) * math.sin(a)
+
+    assert "n - m" in ex.check_2(closed(-angle)).message
+    assert "seed 001" in ex.check_2((q1 * k1 + q2 * k2) * math.cos(angle)).message
+    assert "m + n" in ex.check_2(closed((m + n) * theta)).message
+    assert "degrees" in ex.check_2(closed((m - n) * math.radians(theta))).message
+    assert "without rotation" in ex.check_2(q1 * k1 + q2 * k2).message
+    assert "sqrt(d)" in ex.check_2(solution / math.sqrt(2)).message
+    assert "still None" in ex.check_2(None).message
+    assert "off by" in ex.check_2(solution + 0.5).message
+
+
+def attention_by_hand(q, k, v, rotate_q=True, rotate_k=True, rotate_v=False):
+    """softmax(q' k'^T / sqrt(d)) v with the rotations done as complex multiplications."""
+    d = q.shape[-1]
+    freqs = torch.tensor([10000.0 ** (-2 * i / d) for i in range(d // 2)], dtype=F64)
+    seq = q.shape[-2]
+    phase = torch.polar(torch.ones(seq, d // 2, dtype=F64), torch.arange(seq, dtype=F64)[:, None] * freqs)
+
+    def rot(x):
+        return torch.view_as_real(torch.view_as_complex(x.unflatten(-1, (d // 2, 2)).contiguous()) * phase).flatten(-2)
+
+    q = rot(q) if rotate_q else q
+    k = rot(k) if rotate_k else k
+    v = rot(v) if rotate_v else v
+    return torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(d), dim=-1) @ v
+
+
+def test_check_3():
+    q, k, v, positions = ex.exercise_3_inputs()
+    assert q.shape == k.shape == v.shape == (1, 2, 5, 4)
+    assert torch.equal(positions, torch.arange(5))
+    # the worked solution
+    q_rot, k_rot = rope_lib.apply_rope(q, positions), rope_lib.apply_rope(k, positions)
+    out = (q_rot @ k_rot.transpose(-1, -2) / math.sqrt(q.shape[-1])).softmax(dim=-1) @ v
+    assert ex.check_3(out)
+    assert ex.check_3(attention_by_hand(q, k, v))
+    assert "rotated v" in ex.check_3(attention_by_hand(q, k, v, rotate_v=True)).message
+    assert "nothing was rotated" in ex.check_3(attention_by_hand(q, k, v, False, False)).message
+    assert "only q" in ex.check_3(attention_by_hand(q, k, v, True, False)).message
+    assert "only k" in ex.check_3(attention_by_hand(q, k, v, False, True)).message
+    assert "sqrt(head_dim)" in ex.check_3((q_rot @ k_rot.transpose(-1, -2)).softmax(-1) @ v).message
+    assert "shape" in ex.check_3(out[0]).message
+    assert "still None" in ex.check_3(None).message
+
+
+def test_check_4():
+    assert ex.check_4((14, 10))  # the worked solution
+    assert ex.check_4((1004, 1000))
+    assert "swapped" in ex.check_4((10, 14)).message
+    assert "m + n" in ex.check_4((5, 5)).message or "at least" in ex.check_4((5, 5)).message
+    assert "at least 10" in ex.check_4((7, 3)).message
+    assert "ratio" in ex.check_4((28, 12)).message
+    assert "pair of integers" in ex.check_4(14).message
+    assert "m - n = 5" in ex.check_4((15, 10)).message
+
+
+def test_check_5():
+    hand = torch.tensor([8 * 10000.0 ** (-2 * i / 8) for i in range(4)], dtype=F64)  # 8, 0.8, 0.08, 0.008
+    assert torch.allclose(hand, torch.tensor([8.0, 0.8, 0.08, 0.008], dtype=F64))
+    assert ex.check_5(8 * rope_lib.inv_frequencies(8))  # the worked solution
+    assert ex.check_5(hand.tolist())
+    assert "per coordinate" in ex.check_5(hand.repeat_interleave(2)).message
+    assert "-2i/d" in ex.check_5(torch.tensor([8 * 10000.0 ** (-i / 8) for i in range(4)])).message
+    assert "wrong sign" in ex.check_5(torch.tensor([8 * 10000.0 ** (2 * i / 8) for i in range(4)])).message
+    assert "reversed" in ex.check_5(hand.flip(0)).message
+    assert "degrees" in ex.check_5(hand * 180 / math.pi).message
+    assert "multiply by the offset" in ex.check_5(hand / 8).message
+    assert "still None" in ex.check_5(None).message
+
+
+def test_an_unrecognised_wrong_answer_is_not_called_correct():
+    # answers that match none of the anticipated mistakes fall through to the generic comparison
+    assert not ex.check_1([0.123, 0.456]).ok
+    assert "differs" in ex.check_1([0.123, 0.456]).message
+    assert not ex.check_5([0.5, 0.25, 0.125, 0.0625]).ok
