@@ -3,12 +3,23 @@
 Public API (see README and each module's docstrings for formulas and sources):
     sinusoidal_encoding, inv_frequencies, apply_rope, precompute_freqs_cis, apply_rotary_emb,
     interleaved_to_half, half_to_interleaved, alibi_slopes, alibi_bias, rope_frequencies
-and, for the lessons: rotation_2d, rotation_matrix, sinusoidal_shift_matrix, RotaryEmbedding,
-LearnedPositionEmbedding, PositionalSelfAttention, alibi_key_bias and YaRN's pieces.
+and, for the lessons: rotation_2d, rotation_matrix, RotaryEmbedding, LearnedPositionEmbedding,
+PositionalSelfAttention, YaRN's pieces, and each lesson's analysis functions (sinusoidal.py,
+derivation.py, analysis.py, alibi.py, scaling.py).
 """
 
-from .alibi import alibi_bias, alibi_key_bias, alibi_slopes
+from . import analysis, derivation
+from .alibi import alibi_bias, alibi_key_bias, alibi_query_attention, alibi_slopes, alibi_span
+from .analysis import angle_error, decay_bound_constant, long_term_decay_bound, pair_turns, rope_cost_per_token
 from .attention import POSITION_SCHEMES, PositionalSelfAttention
+from .derivation import (
+    closed_form_score,
+    from_polar,
+    polar_score,
+    rope_by_steps,
+    rotation_from_polar,
+    score_derivation,
+)
 from .llama import apply_rotary_emb, precompute_freqs_cis
 from .rotary import (
     LAYOUTS,
@@ -22,8 +33,17 @@ from .rotary import (
     rotation_matrix,
 )
 from .scaling import (
+    REGIMES,
     ROPE_FREQUENCY_FUNCTIONS,
+    angle_coverage,
+    first_pair_longer_than,
+    fit_relative_score,
+    interpolation_error_bound,
+    kept_fraction,
+    pair_regimes,
+    relative_score,
     rope_frequencies,
+    wavelength_ramp,
     wavelengths,
     yarn_attention_factor,
     yarn_correction_dim,
@@ -31,30 +51,66 @@ from .scaling import (
     yarn_get_mscale,
     yarn_ramp,
 )
-from .sinusoidal import LearnedPositionEmbedding, sinusoidal_encoding, sinusoidal_shift_matrix
+from .sinusoidal import (
+    LearnedPositionEmbedding,
+    offset_head_attends_to,
+    sinusoidal_at,
+    sinusoidal_encoding,
+    sinusoidal_offset_dot,
+    sinusoidal_shift_matrix,
+    train_offset_head,
+)
 
 __all__ = [
     "LAYOUTS",
-    "POSITION_SCHEMES",
-    "ROPE_FREQUENCY_FUNCTIONS",
     "LearnedPositionEmbedding",
+    "POSITION_SCHEMES",
     "PositionalSelfAttention",
+    "REGIMES",
+    "ROPE_FREQUENCY_FUNCTIONS",
     "RotaryEmbedding",
     "alibi_bias",
     "alibi_key_bias",
+    "alibi_query_attention",
     "alibi_slopes",
+    "alibi_span",
+    "analysis",
+    "angle_coverage",
+    "angle_error",
     "apply_rope",
     "apply_rotary_emb",
+    "closed_form_score",
+    "decay_bound_constant",
+    "derivation",
+    "first_pair_longer_than",
+    "fit_relative_score",
+    "from_polar",
     "half_to_interleaved",
     "interleaved_to_half",
+    "interpolation_error_bound",
     "inv_frequencies",
+    "kept_fraction",
+    "long_term_decay_bound",
+    "offset_head_attends_to",
+    "pair_regimes",
+    "pair_turns",
+    "polar_score",
     "precompute_freqs_cis",
+    "relative_score",
     "rope_angles",
+    "rope_by_steps",
+    "rope_cost_per_token",
     "rope_frequencies",
     "rotation_2d",
+    "rotation_from_polar",
     "rotation_matrix",
+    "score_derivation",
+    "sinusoidal_at",
     "sinusoidal_encoding",
+    "sinusoidal_offset_dot",
     "sinusoidal_shift_matrix",
+    "train_offset_head",
+    "wavelength_ramp",
     "wavelengths",
     "yarn_attention_factor",
     "yarn_correction_dim",

@@ -1,0 +1,279 @@
+"""Checkers for lesson 01 (sinusoidal and learned position encodings).
+
+    from rope_lib.exercises import lesson01 as ex
+    ex.check_1(wavelengths)      # the wavelength of every pair, d_model = 64, base = 10000
+    ex.check_2(block)            # the 2x2 block of M_k for pair i = 1, k = 5, d_model = 8
+    ex.check_3(dots)             # PE(p).PE(p+k) for k = 0..31, d_model = 16
+    ex.check_4(count)            # pairs that never finish a turn within 512 training positions
+    ex.check_5(A)                # a previous-token head that works at every position
+
+Each expected value is computed here from the formula, independently of the learner's route.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from . import compare_tensor, correct, not_yet
+from ..sinusoidal import offset_head_attends_to, sinusoidal_encoding
+
+# Exercise 1 ---------------------------------------------------------------------------------
+EX1_D, EX1_BASE = 64, 10000.0
+
+
+def _ex1_expected() -> torch.Tensor:
+    i = torch.arange(EX1_D // 2, dtype=torch.float64)
+    return 2 * math.pi * EX1_BASE ** (2 * i / EX1_D)
+
+
+def _as_float64(answer, name):
+    if isinstance(answer, torch.Tensor):
+        return answer.detach().to(torch.float64), None
+    try:
+        return torch.as_tensor(answer, dtype=torch.float64), None
+    except (TypeError, ValueError, RuntimeError):
+        return None, not_yet(f"{name} should be a tensor (or a list of numbers), got {type(answer).__name__}")
+
+
+def _close(a: torch.Tensor, b: torch.Tensor, rtol: float = 1e-4) -> bool:
+    return a.shape == b.shape and bool(torch.allclose(a, b, rtol=rtol, atol=1e-6))
+
+
+def check_1(answer):
+    """Wavelengths (tokens per full turn) of the d_model/2 = 32 pairs, d_model = 64, base = 10000."""
+    if answer is None:
+        return not_yet("replace `None` with a tensor of 32 wavelengths, one per pair (i = 0 .. 31)")
+    a, problem = _as_float64(answer, "wavelengths")
+    if problem is not None:
+        return problem
+    expected = _ex1_expected()
+    if a.numel() == EX1_D:
+        return not_yet(
+            f"you gave {EX1_D} numbers, one per coordinate; the sin and cos of a pair share one "
+            f"frequency, so there are d_model/2 = {EX1_D // 2} wavelengths"
+        )
+    if a.shape != expected.shape:
+        return not_yet(f"wavelengths should have shape {tuple(expected.shape)} (one per pair), got {tuple(a.shape)}")
+    i = torch.arange(EX1_D // 2, dtype=torch.float64)
+    if _close(a, expected / (2 * math.pi)):
+        return not_yet(
+            "these are base**(2i/d_model), the divisor in the formula (what seed 003 calls the period "
+            "T_i); one full turn takes 2*pi radians, so the wavelength is 2*pi times that"
+        )
+    if _close(a, 1 / expected) or _close(a, 2 * math.pi / expected) or _close(a, 1 / (expected / (2 * math.pi))):
+        return not_yet("these are frequencies (how fast a pair turns), not wavelengths; wavelength = 2*pi / frequency")
+    if _close(a, expected.flip(0)):
+        return not_yet("right numbers, reversed order: pair i = 0 is the fastest (wavelength 2*pi)")
+    if _close(a, 2 * math.pi * EX1_BASE ** (i / EX1_D)):
+        return not_yet("the exponent is 2i/d_model (i counts pairs), not i/d_model")
+    if _close(a, 2 * math.pi * EX1_BASE ** (2 * (i + 1) / EX1_D)):
+        return not_yet("off by one pair: the pairs start at i = 0, whose wavelength is exactly 2*pi")
+    if _close(a, 360 * EX1_BASE ** (2 * i / EX1_D)):
+        return not_yet("you used 360 (degrees) for one turn; the angles pos * w_i are in radians, so use 2*pi")
+    feedback = compare_tensor(a, expected, "wavelengths", rtol=1e-4)
+    if feedback is not None:
+        return feedback
+    return correct(
+        f"the wavelengths run from 2*pi = {float(expected[0]):.4f} to {float(expected[-1]):.1f} tokens "
+        "(2*pi * 10000**(62/64), just short of 2*pi * 10000)"
+    )
+
+
+# Exercise 2 ---------------------------------------------------------------------------------
+EX2_D, EX2_PAIR, EX2_K, EX2_BASE = 8, 1, 5, 10000.0
+
+
+def _block(angle: float) -> torch.Tensor:
+    c, s = math.cos(angle), math.sin(angle)
+    return torch.tensor([[c, s], [-s, c]], dtype=torch.float64)
+
+
+def check_2(answer):
+    """The 2x2 block B with (PE[p+5, 2], PE[p+5, 3]) = B @ (PE[p, 2], PE[p, 3]) for d_model = 8."""
+    if answer is None:
+        return not_yet("replace `None` with a 2x2 tensor")
+    a, problem = _as_float64(answer, "the block")
+    if problem is not None:
+        return problem
+    if a.shape != (2, 2):
+        return not_yet(f"the block should have shape (2, 2), got {tuple(a.shape)}")
+    w = EX2_BASE ** (-2 * EX2_PAIR / EX2_D)  # 0.1
+    angle = EX2_K * w
+    expected = _block(angle)
+    if _close(a, expected.T):
+        return not_yet(
+            "this is the textbook rotation [[cos, -sin], [sin, cos]], written for a pair ordered (cos, sin); "
+            "the encoding stores the pair as (sin, cos), column 2i first, so the signs of the sines swap "
+            "(your matrix maps PE(p) to PE(p - 5))"
+        )
+    if _close(a, _block(math.radians(angle))) or _close(a, _block(math.radians(angle)).T):
+        return not_yet(f"the angle k * w_1 = {angle:.4f} is in radians; you used degrees")
+    if _close(a, _block(EX2_K * 1.0)) or _close(a, _block(EX2_K * 1.0).T):
+        return not_yet("you used pair 0's frequency w_0 = 1; pair 1 (columns 2 and 3) turns at w_1 = 10000**(-2/8) = 0.1")
+    if _close(a, _block(w)) or _close(a, _block(w).T):
+        return not_yet(f"that is the block for a shift of k = 1; for k = {EX2_K} the angle is k * w_1 = {angle:.4f}")
+    if _close(a, _block(EX2_K * EX2_BASE ** (-EX2_PAIR / EX2_D))):
+        return not_yet("the frequency of pair i is base**(-2i/d_model); you used base**(-i/d_model)")
+    feedback = compare_tensor(a, expected, "the block")
+    if feedback is not None:
+        return feedback
+    return correct(
+        f"rotating the (sin, cos) pair by k * w_1 = {angle:.4f} rad; no p appears anywhere, which is why "
+        "one fixed matrix M_k shifts every position"
+    )
+
+
+# Exercise 3 ---------------------------------------------------------------------------------
+EX3_D, EX3_K, EX3_BASE = 16, 32, 10000.0
+
+
+def _ex3_expected() -> torch.Tensor:
+    k = torch.arange(EX3_K, dtype=torch.float64)[:, None]
+    w = EX3_BASE ** (-torch.arange(0, EX3_D, 2, dtype=torch.float64) / EX3_D)
+    return torch.cos(k * w).sum(-1)
+
+
+def check_3(answer):
+    """PE(p).PE(p+k) for k = 0, 1, ..., 31 with d_model = 16, base = 10000 (a tensor of 32 numbers)."""
+    if answer is None:
+        return not_yet("replace `None` with a tensor of 32 dot products, for k = 0 .. 31")
+    a, problem = _as_float64(answer, "dots")
+    if problem is not None:
+        return problem
+    expected = _ex3_expected()
+    if a.dim() == 2:
+        return not_yet(
+            f"you gave a {tuple(a.shape)} table; sum over the coordinates to get one number per offset k "
+            f"(shape ({EX3_K},))"
+        )
+    if a.shape != expected.shape:
+        return not_yet(f"dots should have shape {tuple(expected.shape)}, one number per k = 0 .. {EX3_K - 1}, got {tuple(a.shape)}")
+    if _close(a, expected / (EX3_D / 2)):
+        return not_yet(
+            "these are cosine similarities (divided by |PE|^2 = d_model/2 = 8); the exercise asks for the raw "
+            "dot product, which is 8 at k = 0"
+        )
+    if _close(a, 2 * expected):
+        return not_yet("twice too large: each pair gives ONE term cos(k w_i) (sin*sin + cos*cos), not two")
+    k = torch.arange(EX3_K, dtype=torch.float64)[:, None]
+    w = EX3_BASE ** (-torch.arange(0, EX3_D, 2, dtype=torch.float64) / EX3_D)
+    if _close(a, torch.sin(k * w).sum(-1)):
+        return not_yet("you summed sin(k w_i); sin(a) sin(b) + cos(a) cos(b) = cos(a - b), so each pair gives cos(k w_i)")
+    if _close(a, torch.cos(k * EX3_BASE ** (-torch.arange(EX3_D // 2, dtype=torch.float64) / EX3_D)).sum(-1)):
+        return not_yet("the frequencies are base**(-2i/d_model), i = 0 .. 7; you used base**(-i/d_model)")
+    if abs(float(a[0]) - EX3_D / 2) > 1e-3:
+        return not_yet(f"check k = 0 first: PE(p).PE(p) = |PE(p)|^2 = d_model/2 = {EX3_D / 2:g}, you have {float(a[0]):.4f}")
+    feedback = compare_tensor(a, expected, "dots")
+    if feedback is not None:
+        return feedback
+    return correct(
+        f"from {float(expected[0]):.4f} at k = 0 down to {float(expected[-1]):.4f} at k = 31: one number per "
+        "offset, whatever p you started from"
+    )
+
+
+# Exercise 4 ---------------------------------------------------------------------------------
+EX4_L, EX4_D, EX4_BASE = 512, 128, 10000.0
+
+
+def _ex4_counts() -> dict:
+    i = torch.arange(EX4_D // 2, dtype=torch.float64)
+    lam = 2 * math.pi * EX4_BASE ** (2 * i / EX4_D)
+    return {
+        "right": int((lam > EX4_L).sum()),
+        "no_2pi": int((lam / (2 * math.pi) > EX4_L).sum()),
+        "complement": int((lam <= EX4_L).sum()),
+        "coordinates": 2 * int((lam > EX4_L).sum()),
+        "i_over_d": int((2 * math.pi * EX4_BASE ** (i / EX4_D) > EX4_L).sum()),
+    }
+
+
+def check_4(answer):
+    """How many of the 64 pairs (d_model = 128, base = 10000) have a wavelength longer than the
+    training length L = 512, so that training never shows them a full turn? An int."""
+    if answer is None:
+        return not_yet("replace `None` with a whole number (how many pairs)")
+    if isinstance(answer, torch.Tensor):
+        if answer.numel() != 1:
+            return not_yet(
+                f"give one number, the count; you gave a tensor of shape {tuple(answer.shape)} "
+                "(a boolean mask? then sum it)"
+            )
+        answer = answer.item()
+    if isinstance(answer, bool) or not isinstance(answer, (int, float)) or answer != int(answer):
+        return not_yet(f"the answer is a whole number of pairs, got {answer!r}")
+    n = int(answer)
+    counts = _ex4_counts()
+    if n == counts["right"]:
+        return correct(
+            f"{n} of the 64 pairs (i = {64 - n} .. 63) have wavelengths over {EX4_L} tokens: during training "
+            "they only ever visit an arc of their circle, and positions past 512 take them onto arcs no "
+            "weight was fitted to"
+        )
+    if n == counts["no_2pi"]:
+        return not_yet("you compared base**(2i/d_model) with L; the wavelength is 2*pi times that")
+    if n == counts["complement"]:
+        return not_yet("that counts the pairs that DO finish a turn within 512 tokens; the question asks for the others")
+    if n == counts["coordinates"]:
+        return not_yet("that counts coordinates (sin and cos columns); the question counts pairs")
+    if n == counts["i_over_d"]:
+        return not_yet("the exponent is 2i/d_model with i = 0 .. 63, not i/d_model")
+    if not 0 <= n <= EX4_D // 2:
+        return not_yet(f"there are only {EX4_D // 2} pairs, so the count is between 0 and {EX4_D // 2}; got {n}")
+    return not_yet(
+        f"{n} is not it: compute the wavelength 2*pi * 10000**(2i/128) of each pair i = 0 .. 63 and count "
+        f"those above {EX4_L}"
+    )
+
+
+# Exercise 5 ---------------------------------------------------------------------------------
+EX5_D, EX5_N, EX5_BASE = 16, 2048, 10000.0
+
+
+def check_5(answer):
+    """A [16, 16] matrix A such that, with s(m, n) = PE[m] @ A @ PE[n] over keys n <= m, every query m >= 1
+    attends to n = m - 1, for all positions m < 2048 (d_model = 16, base = 10000)."""
+    if answer is None:
+        return not_yet("replace `None` with a 16x16 tensor A")
+    a, problem = _as_float64(answer, "A")
+    if problem is not None:
+        return problem
+    if a.shape != (EX5_D, EX5_D):
+        return not_yet(f"A should have shape ({EX5_D}, {EX5_D}), got {tuple(a.shape)}")
+    if torch.isnan(a).any():
+        return not_yet("A contains NaN")
+    table = sinusoidal_encoding(EX5_N, EX5_D, EX5_BASE).to(torch.float64)
+    looks = offset_head_attends_to(table, a)
+    m = torch.arange(1, EX5_N)
+    hits = looks[1:] == m - 1
+    if bool(hits.all()):
+        return correct(
+            f"every query m = 1 .. {EX5_N - 1} attends to m - 1: a fixed matrix reads the offset at every "
+            "position, because PE(m - 1) = M_1^T PE(m) for all m"
+        )
+    if bool((looks[1:] == m).all()):
+        if torch.allclose(a @ a.T, torch.eye(EX5_D, dtype=torch.float64), atol=1e-6) and not torch.allclose(
+            a, torch.eye(EX5_D, dtype=torch.float64), atol=1e-6
+        ):
+            return not_yet(
+                "every query attends to itself. Your A looks one step AHEAD (it compares PE(m + 1) with PE(n)), "
+                "which the causal mask forbids, so the query itself wins; the shift goes the other way: transpose A"
+            )
+        return not_yet(
+            "every query attends to itself: PE(m).PE(n) is largest at n = m (the identity's choice); "
+            "A has to move PE(m) one step back first"
+        )
+    first = int(m[~hits][0])
+    share = float(hits.double().mean())
+    if bool(hits[: first - 1].all()) and first > 1:
+        return not_yet(
+            f"right for every query up to m = {first - 1}, then wrong from m = {first} ({share:.1%} of the "
+            f"{EX5_N - 1} queries right): like a trained head, it only works where it was fitted. Build A from "
+            "the shift matrix instead"
+        )
+    return not_yet(
+        f"{share:.1%} of the queries attend to m - 1 (the first miss is at m = {first}); "
+        "you want s(m, n) = PE(m - 1).PE(n)"
+    )

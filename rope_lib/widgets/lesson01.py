@@ -1,0 +1,158 @@
+"""Lesson 01 widget: the sinusoidal encoding of two positions and their dot product.
+
+EncodingExplorer: sliders for the position p, the offset k, d_model and base. The top panel shows
+the vectors PE(p) and PE(p + k) coordinate by coordinate; the bottom panel shows the curve
+PE(p).PE(p + k) = sum_i cos(k w_i) against k, with a marker at the chosen k placed from the two
+vectors themselves: moving p never moves the marker off the curve (the dot product depends on k
+only), and the curve is mirror-symmetric (k and -k give the same number).
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.ticker import MaxNLocator
+
+from ..sinusoidal import sinusoidal_at, sinusoidal_offset_dot
+from . import redraw
+
+K_MAX = 64          # the offset slider's range, -K_MAX .. K_MAX
+CURVE_K = 128       # the dot-product curve is drawn for k in -CURVE_K .. CURVE_K
+
+
+class EncodingExplorer:
+    """Live view of PE(p), PE(p + k) and PE(p).PE(p + k); see the module docstring."""
+
+    def __init__(self, p: int = 20, k: int = 5, d_model: int = 32, base: float = 10000.0):
+        self.values = dict(p=p, k=k, d_model=d_model, base=base)
+        self.curve_k = np.arange(-CURVE_K, CURVE_K + 1)
+        self._curve_for = None
+        # ioff: the figure is shown once, by widget(), not again by ipympl at the end of the cell.
+        # A fixed layout: constrained layout would be recomputed at every draw (about 70 ms here).
+        with plt.ioff():
+            self.figure, (self.ax_vec, self.ax_dot) = plt.subplots(2, 1, figsize=(7.5, 5.2))
+        self.figure.subplots_adjust(left=0.08, right=0.97, top=0.94, bottom=0.1, hspace=0.45)
+        # Few texts, no legend boxes: text dominates the draw time (the tests and the benchmark
+        # draw with Agg), so the colour key sits in the titles.
+        ax = self.ax_vec
+        (self.line_p,) = ax.plot([], [], "o-", color="tab:blue", ms=4, lw=0.6)
+        (self.line_pk,) = ax.plot([], [], "s-", color="tab:orange", ms=3.5, lw=0.6)
+        ax.set_ylim(-1.15, 1.15)
+        ax.set_yticks([-1, 0, 1])
+        ax.axhline(0, color="0.7", lw=0.6)
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=8, integer=True))
+        ax.set_title("PE(p) (blue dots), PE(p + k) (orange squares) by coordinate j: even j sin, odd j cos",
+                     fontsize=9)
+
+        ax = self.ax_dot
+        (self.curve,) = ax.plot(self.curve_k, np.zeros(self.curve_k.shape), color="tab:green", lw=1.2)
+        (self.marker,) = ax.plot([0], [0], "o", color="tab:red", ms=7)
+        (self.mirror,) = ax.plot([0], [0], "o", mfc="none", mec="tab:red", ms=9)
+        self.top = ax.axhline(0, color="0.6", lw=0.8, ls=":")
+        ax.axhline(0, color="0.7", lw=0.6)
+        ax.set_xlim(-CURVE_K, CURVE_K)
+        ax.set_xticks(np.arange(-CURVE_K, CURVE_K + 1, 32))
+        ax.set_xlabel("offset k")
+        ax.set_title("sum_i cos(k w_i) (green), PE(p)·PE(p+k) (red dot), PE(p)·PE(p-k) (red ring)", fontsize=9)
+
+        self.controls = self._make_controls()
+        self.readout = self._make_readout()
+        self.update(**self.values)
+
+    # --- ipywidgets --------------------------------------------------------------------------
+    def _make_controls(self):
+        import ipywidgets as w
+
+        v = self.values
+        controls = {
+            "p": w.IntSlider(value=v["p"], min=0, max=200, description="position p", continuous_update=True),
+            "k": w.IntSlider(value=v["k"], min=-K_MAX, max=K_MAX, description="offset k"),
+            "d_model": w.IntSlider(value=v["d_model"], min=4, max=128, step=4, description="d_model"),
+            "base": w.FloatLogSlider(value=v["base"], base=10, min=1, max=5, step=0.25, description="base",
+                                     readout_format=".0f"),
+        }
+        for name, control in controls.items():
+            control.style.description_width = "90px"
+            control.observe(lambda change, name=name: self.update(**{name: change["new"]}), names="value")
+        return controls
+
+    def _make_readout(self):
+        import ipywidgets as w
+
+        readout = w.HTML()
+        readout.add_class("rope-readout")
+        return readout
+
+    def widget(self):
+        import ipywidgets as w
+
+        return w.VBox([w.HBox([w.VBox(list(self.controls.values())), self.readout]), self.figure.canvas])
+
+    # --- the picture -------------------------------------------------------------------------
+    def update(self, **values):
+        unknown = set(values) - set(self.values)
+        if unknown:
+            raise ValueError(f"update() takes {sorted(self.values)}, got {sorted(unknown)}")
+        self.values.update(values)
+        p, k = int(self.values["p"]), int(self.values["k"])
+        d, base = int(self.values["d_model"]), float(self.values["base"])
+        if d % 2:
+            raise ValueError(f"d_model must be even, got {d}")
+
+        vectors = sinusoidal_at([p, p + k, p - k], d, base).numpy()
+        j = np.arange(d)
+        self.line_p.set_data(j, vectors[0])
+        self.line_pk.set_data(j, vectors[1])
+        self.ax_vec.set_xlim(-0.5, d - 0.5)
+
+        if self._curve_for != (d, base):  # the curve depends on d_model and base only
+            self._curve = sinusoidal_offset_dot(self.curve_k, d, base).numpy()
+            self._curve_for = (d, base)
+            self.curve.set_ydata(self._curve)
+            self.top.set_ydata([d / 2, d / 2])
+            self.ax_dot.set_ylim(min(-0.1 * d, self._curve.min() - 0.05 * d), 0.58 * d)
+            self.ax_dot.set_yticks([0, d / 4, d / 2])
+        forward = float(vectors[0] @ vectors[1])
+        backward = float(vectors[0] @ vectors[2])
+        self.marker.set_data([k], [forward])
+        self.mirror.set_data([-k], [backward])
+        inside = abs(k) <= CURVE_K
+        closed = float(self._curve[k + CURVE_K] if inside else sinusoidal_offset_dot(k, d, base))
+        self.readout.value = (
+            f"p = {p}, p + k = {p + k}, d_model = {d}, base = {base:.6g}<br>"
+            f"<b>PE(p)·PE(p+k) = {forward:.4f}</b><br>"
+            f"PE(p)·PE(p-k) = {backward:.4f}<br>"
+            f"sum_i cos(k·w_i) = {closed:.4f}<br>"
+            f"|PE(p)|² = {float(vectors[0] @ vectors[0]):.4f} (d_model/2 = {d / 2:.4f})"
+        )
+        redraw(self.figure)
+
+
+def thumbnail():
+    """The lesson in one picture: the sinusoidal table and the dot product against the offset."""
+    from ..sinusoidal import sinusoidal_encoding
+
+    with plt.ioff():
+        fig, (left, right) = plt.subplots(1, 2, figsize=(4, 2.5), layout="constrained")
+    left.imshow(sinusoidal_encoding(64, 32).numpy(), aspect="auto", cmap="RdBu_r", vmin=-1, vmax=1)
+    left.set_xlabel("coordinate", fontsize=7)
+    left.set_ylabel("position", fontsize=7)
+    left.set_title("PE table", fontsize=8)
+    k = np.arange(-64, 65)
+    right.plot(k, sinusoidal_offset_dot(k, 32).numpy(), color="tab:green", lw=1)
+    right.set_xlabel("offset k", fontsize=7)
+    right.set_title("PE(p)·PE(p+k)", fontsize=8)
+    for ax in (left, right):
+        ax.tick_params(labelsize=6)
+    return fig
+
+
+def _steps():
+    steps = [dict(p=p) for p in range(0, 201, 25)]                       # 9
+    steps += [dict(k=k) for k in range(-64, 65, 16)]                      # 9
+    steps += [dict(d_model=d) for d in (8, 16, 24, 48, 64, 96, 128)]      # 7
+    steps += [dict(base=b) for b in (10.0, 100.0, 1000.0, 30000.0, 100000.0)]  # 5
+    return steps
+
+
+WIDGETS = {"encoding_explorer": (EncodingExplorer, _steps())}

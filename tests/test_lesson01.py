@@ -1,0 +1,291 @@
+"""Lesson 01: the library functions it added, its exercise checkers and its widget.
+
+Expected values come from the formulas written out here with the math module (sin, cos, sums in
+plain Python), not from the functions under test."""
+
+import math
+import re
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+import rope_lib  # noqa: E402
+from rope_lib.exercises import lesson01 as ex  # noqa: E402
+from rope_lib.sinusoidal import (  # noqa: E402
+    offset_head_attends_to,
+    sinusoidal_at,
+    sinusoidal_offset_dot,
+    train_offset_head,
+)
+from rope_lib.widgets.lesson01 import WIDGETS, EncodingExplorer, thumbnail  # noqa: E402
+
+
+def pe_by_hand(pos: float, d: int, base: float = 10000.0) -> list[float]:
+    """Vaswani et al. 2017, section 3.5, one coordinate at a time."""
+    out = []
+    for i in range(d // 2):
+        angle = pos / base ** (2 * i / d)
+        out += [math.sin(angle), math.cos(angle)]
+    return out
+
+
+def dot(u, v) -> float:
+    return sum(a * b for a, b in zip(u, v))
+
+
+# --- library ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("pos", [0.0, 3.0, -7.5, 123.25, 1e5])
+@pytest.mark.parametrize("d, base", [(8, 10000.0), (16, 100.0), (6, 10.0)])
+def test_sinusoidal_at_is_the_formula_at_any_real_position(pos, d, base):
+    got = sinusoidal_at(pos, d, base)
+    assert got.dtype == torch.float64 and got.shape == (d,)
+    assert torch.allclose(got, torch.tensor(pe_by_hand(pos, d, base), dtype=torch.float64), atol=1e-9)
+
+
+def test_sinusoidal_at_agrees_with_the_table_and_keeps_leading_shape():
+    positions = torch.tensor([[0, 5], [17, 99]])
+    got = sinusoidal_at(positions, 32)
+    assert got.shape == (2, 2, 32)
+    table = rope_lib.sinusoidal_encoding(100, 32)
+    assert torch.allclose(got[1, 0].float(), table[17], atol=1e-6)
+    assert torch.allclose(got[1, 1].float(), table[99], atol=1e-6)
+
+
+@pytest.mark.parametrize("p", [0, 11, 250])
+@pytest.mark.parametrize("k", [0, 1, 4, -9, 37])
+def test_offset_dot_is_the_dot_product_of_two_rows_for_any_start(p, k):
+    d, base = 12, 10000.0
+    expected = dot(pe_by_hand(p, d, base), pe_by_hand(p + k, d, base))
+    assert float(sinusoidal_offset_dot(k, d, base)) == pytest.approx(expected, abs=1e-9)
+
+
+def test_offset_dot_shapes_and_special_values():
+    ks = torch.arange(-5, 6)
+    values = sinusoidal_offset_dot(ks, 20)
+    assert values.shape == (11,) and values.dtype == torch.float64
+    assert float(values[5]) == pytest.approx(10.0)             # k = 0: |PE|^2 = d/2
+    assert torch.allclose(values, values.flip(0))              # even in k
+    # d = 2: a single pair of frequency 1, so the dot product is cos(k)
+    assert float(sinusoidal_offset_dot(2.5, 2)) == pytest.approx(math.cos(2.5))
+    with pytest.raises(ValueError, match="d_model"):
+        sinusoidal_offset_dot(1, 7)
+
+
+def brute_force_attends_to(table, A):
+    n = table.shape[0]
+    out = []
+    for m in range(n):
+        scores = [dot(table[m].tolist(), (A @ table[j]).tolist()) for j in range(m + 1)]
+        out.append(max(range(m + 1), key=lambda j: scores[j]))
+    return out
+
+
+def test_offset_head_attends_to_matches_a_brute_force_argmax():
+    torch.manual_seed(0)
+    table = torch.randn(9, 4, dtype=torch.float64)
+    A = torch.randn(4, 4, dtype=torch.float64)
+    assert offset_head_attends_to(table, A).tolist() == brute_force_attends_to(table, A)
+
+
+def test_the_shift_matrix_is_an_exact_previous_token_head_and_its_transpose_is_not():
+    table = rope_lib.sinusoidal_encoding(500, 16)
+    m = torch.arange(500)
+    for offset in (1, 3):
+        looks = offset_head_attends_to(table, rope_lib.sinusoidal_shift_matrix(offset, 16))
+        assert looks[offset:].tolist() == (m[offset:] - offset).tolist()
+    looks = offset_head_attends_to(table, rope_lib.sinusoidal_shift_matrix(1, 16).T)
+    assert looks.tolist() == m.tolist()        # looks ahead, masked, lands on itself
+
+
+def test_offset_head_attends_to_rejects_a_wrong_matrix():
+    with pytest.raises(ValueError, match=r"A must be a tensor of shape \(8, 8\)"):
+        offset_head_attends_to(torch.zeros(5, 8), torch.zeros(4, 4))
+    with pytest.raises(ValueError, match="table must be a 2-D tensor"):
+        offset_head_attends_to(torch.zeros(5), torch.zeros(4, 4))
+
+
+def test_train_offset_head_fits_the_training_range_only_and_is_deterministic():
+    table = rope_lib.sinusoidal_encoding(256, 16)
+    A = train_offset_head(table, offset=1, train_len=32)
+    short = train_offset_head(table, offset=1, train_len=32, steps=20)
+    assert torch.equal(short, train_offset_head(table, offset=1, train_len=32, steps=20))
+    looks = brute_force_attends_to(table[:32].double(), A)
+    assert looks[1:] == list(range(31))                      # every training query is right
+    looks = offset_head_attends_to(table, A)
+    past = (looks[32:] == torch.arange(31, 255)).double().mean()
+    assert past < 0.9                                        # and it does not carry over
+
+
+def test_train_offset_head_rejects_bad_arguments():
+    table = rope_lib.sinusoidal_encoding(16, 8)
+    with pytest.raises(ValueError, match="offset"):
+        train_offset_head(table, offset=16, train_len=16)
+    with pytest.raises(ValueError, match="train_len"):
+        train_offset_head(table, offset=1, train_len=20)
+
+
+# --- exercise checkers ----------------------------------------------------------------------
+
+
+def test_exercise_1():
+    i = torch.arange(32, dtype=torch.float64)
+    solution = 2 * math.pi * 10000 ** (2 * i / 64)
+    assert ex.check_1(solution).ok
+    assert ex.check_1(rope_lib.wavelengths(rope_lib.inv_frequencies(64))).ok
+    assert "2*pi times" in ex.check_1(10000 ** (2 * i / 64)).message
+    assert "frequencies" in ex.check_1(10000 ** (-2 * i / 64)).message
+    assert "reversed" in ex.check_1(solution.flip(0)).message
+    assert "2i/d_model" in ex.check_1(2 * math.pi * 10000 ** (i / 64)).message
+    assert "off by one pair" in ex.check_1(2 * math.pi * 10000 ** (2 * (i + 1) / 64)).message
+    assert "degrees" in ex.check_1(360 * 10000 ** (2 * i / 64)).message
+    assert "one per coordinate" in ex.check_1(torch.ones(64)).message
+    assert "shape" in ex.check_1(torch.ones(5)).message
+    assert "None" in ex.check_1(None).message
+    assert repr(ex.check_1(solution)).startswith("Correct: ")
+
+
+def test_exercise_2():
+    b = 5 * 0.1
+    solution = torch.tensor([[math.cos(b), math.sin(b)], [-math.sin(b), math.cos(b)]])
+    assert ex.check_2(solution).ok
+    # the notebook's library route gives the same block
+    assert ex.check_2(rope_lib.sinusoidal_shift_matrix(5, 8)[2:4, 2:4]).ok
+    assert "(sin, cos)" in ex.check_2(solution.T).message
+    r = math.radians(b)
+    assert "degrees" in ex.check_2(torch.tensor([[math.cos(r), math.sin(r)], [-math.sin(r), math.cos(r)]])).message
+    assert "pair 0" in ex.check_2(torch.tensor([[math.cos(5), math.sin(5)], [-math.sin(5), math.cos(5)]])).message
+    assert "k = 1" in ex.check_2(torch.tensor([[math.cos(0.1), math.sin(0.1)], [-math.sin(0.1), math.cos(0.1)]])).message
+    assert "shape (2, 2)" in ex.check_2(torch.eye(3)).message
+
+
+def test_exercise_3():
+    rows = [pe_by_hand(40 + k, 16) for k in range(32)]
+    solution = torch.tensor([dot(rows[0], row) for row in rows])
+    assert ex.check_3(solution).ok
+    table = rope_lib.sinusoidal_encoding(100, 16).double()  # the notebook's worked solution
+    assert ex.check_3(table[40 + torch.arange(32)] @ table[40]).ok
+    assert "cosine similarities" in ex.check_3(solution / 8).message
+    assert "twice" in ex.check_3(2 * solution).message
+    k = torch.arange(32, dtype=torch.float64)[:, None]
+    w = 10000 ** (-torch.arange(0, 16, 2, dtype=torch.float64) / 16)
+    assert "summed sin" in ex.check_3(torch.sin(k * w).sum(1)).message
+    assert "table" in ex.check_3(torch.zeros(32, 16)).message
+    assert "shape" in ex.check_3(torch.zeros(31)).message
+
+
+def test_exercise_4():
+    # by hand: 2*pi*10000**(i/64) > 512  <=>  i > 64*log(512/(2*pi))/log(10000) = 30.58, so i = 31..63
+    assert ex.check_4(33).ok
+    assert ex.check_4(torch.tensor(33)).ok
+    assert "2*pi" in ex.check_4(20).message          # 10000**(i/64) > 512 <=> i > 43.35
+    assert "DO finish" in ex.check_4(31).message
+    assert "coordinates" in ex.check_4(66).message
+    assert "between 0 and 64" in ex.check_4(100).message
+    assert "sum it" in ex.check_4(torch.ones(64, dtype=torch.bool)).message
+    assert "whole number" in ex.check_4(32.5).message
+
+
+def test_exercise_5():
+    solution = rope_lib.sinusoidal_shift_matrix(1, 16)
+    assert ex.check_5(solution).ok
+    assert "transpose" in ex.check_5(solution.T).message
+    assert "identity" in ex.check_5(torch.eye(16)).message
+    trained = train_offset_head(rope_lib.sinusoidal_encoding(64, 16), offset=1, train_len=32)
+    assert "only works where it was fitted" in ex.check_5(trained).message
+    assert "shape (16, 16)" in ex.check_5(torch.eye(8)).message
+
+
+# --- widget ---------------------------------------------------------------------------------
+
+
+def readout_number(html: str, label: str) -> float:
+    match = re.search(re.escape(label) + r" = (-?\d+\.\d+)", html)
+    assert match, html
+    return float(match.group(1))
+
+
+def test_widget_update_moves_every_artist_to_the_formula():
+    w = EncodingExplorer()
+    w.update(p=37, k=-6, d_model=12, base=100.0)
+    x, y = w.line_p.get_data()
+    assert list(x) == list(range(12))
+    assert y == pytest.approx(pe_by_hand(37, 12, 100.0), abs=1e-9)
+    assert w.line_pk.get_data()[1] == pytest.approx(pe_by_hand(31, 12, 100.0), abs=1e-9)
+
+    forward = dot(pe_by_hand(37, 12, 100.0), pe_by_hand(31, 12, 100.0))
+    backward = dot(pe_by_hand(37, 12, 100.0), pe_by_hand(43, 12, 100.0))
+    mx, my = w.marker.get_data()
+    assert list(mx) == [-6] and my[0] == pytest.approx(forward)
+    ox, oy = w.mirror.get_data()
+    assert list(ox) == [6] and oy[0] == pytest.approx(backward)
+    assert forward == pytest.approx(backward)                  # the lesson's symmetry, by hand
+
+    ks, curve = w.curve.get_data()
+    expected = [sum(math.cos(k / 100.0 ** (2 * i / 12)) for i in range(6)) for k in ks]
+    assert curve == pytest.approx(expected, abs=1e-9)
+    assert readout_number(w.readout.value, "PE(p)·PE(p+k)") == pytest.approx(forward, abs=1e-4)
+    assert readout_number(w.readout.value, "PE(p)·PE(p-k)") == pytest.approx(backward, abs=1e-4)
+    assert "rope-readout" in w.readout._dom_classes
+    plt.close(w.figure)
+
+
+def test_widget_controls_drive_update_and_have_descriptions():
+    w = EncodingExplorer()
+    w.controls["p"].value = 150
+    assert w.values["p"] == 150
+    assert w.line_p.get_data()[1] == pytest.approx(pe_by_hand(150, 32), abs=1e-9)
+    assert all(control.description for control in w.controls.values())
+    with pytest.raises(ValueError, match="update"):
+        w.update(q=1)
+    plt.close(w.figure)
+
+
+def test_widget_registry_steps_and_thumbnail():
+    factory, steps = WIDGETS["encoding_explorer"]
+    assert len(steps) == 30
+    w = factory()
+    for step in steps:
+        w.update(**step)
+    for name in ("p", "k", "d_model", "base"):
+        assert any(name in step for step in steps)
+    plt.close(w.figure)
+    fig = thumbnail()
+    assert isinstance(fig, matplotlib.figure.Figure)
+    plt.close(fig)
+
+
+def test_train_offset_head_is_adam_as_torch_optim_does_it():
+    table = rope_lib.sinusoidal_encoding(40, 8).double()
+    rows, future = table[:24], torch.ones(24, 24, dtype=torch.bool).triu(1)
+    A = torch.zeros(8, 8, dtype=torch.float64, requires_grad=True)
+    optimizer = torch.optim.Adam([A], lr=0.05)
+    for _ in range(50):
+        scores = (rows @ A @ rows.T).masked_fill(future, float("-inf"))
+        loss = torch.nn.functional.cross_entropy(scores[2:], torch.arange(22))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    got = train_offset_head(table, offset=2, train_len=24, steps=50, lr=0.05)
+    assert torch.allclose(got, A.detach(), atol=1e-8)
+
+
+def test_widget_readout_for_an_offset_beyond_the_drawn_curve():
+    w = EncodingExplorer(d_model=8)
+    w.update(p=3, k=300)
+    expected = sum(math.cos(300 / 10000 ** (2 * i / 8)) for i in range(4))
+    assert readout_number(w.readout.value, "sum_i cos(k·w_i)") == pytest.approx(expected, abs=1e-4)
+    assert readout_number(w.readout.value, "PE(p)·PE(p+k)") == pytest.approx(expected, abs=1e-4)
+    plt.close(w.figure)
+
+
+def test_an_answer_that_is_not_numbers_gets_feedback_not_a_crash():
+    for check in (ex.check_1, ex.check_2, ex.check_3, ex.check_5):
+        feedback = check("abc")
+        assert not feedback.ok and feedback.message
