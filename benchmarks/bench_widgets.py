@@ -1,0 +1,53 @@
+"""Python-side update time of every lesson widget: median of its 30 scripted steps.
+
+Each lesson's widget module (rope_lib/widgets/lessonNN.py) lists its widgets in WIDGETS as
+name -> (factory, steps). A step is one update(**values), which recomputes, changes the artists
+in place and draws (under matplotlib's Agg backend here, so the draw happens inside the call).
+Goal on this machine: under 50 ms per update.
+
+    python benchmarks/bench_widgets.py
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import statistics
+import time
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import rope_lib.widgets  # noqa: E402
+
+
+def widget_modules():
+    for info in sorted(pkgutil.iter_modules(rope_lib.widgets.__path__), key=lambda i: i.name):
+        if info.name.startswith("lesson"):
+            yield importlib.import_module(f"rope_lib.widgets.{info.name}")
+
+
+def median_update_ms(factory, steps, rounds=2):
+    widget = factory()
+    widget.update(**steps[0])  # warm-up: fonts, caches
+    times = []
+    for _ in range(rounds):
+        for values in steps:
+            start = time.perf_counter()
+            widget.update(**values)
+            times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e3
+
+
+def main():
+    print("| lesson | widget | steps | median update (ms) |")
+    print("|---|---|---|---|")
+    for module in widget_modules():
+        for name, (factory, steps) in module.WIDGETS.items():
+            ms = median_update_ms(factory, steps)
+            print(f"| {module.__name__.rsplit('.', 1)[1]} | {name} | {len(steps)} | {ms:.1f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

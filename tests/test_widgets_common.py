@@ -1,0 +1,46 @@
+"""The shared widget helpers: static_png and the blitting Redrawer."""
+
+import io
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from PIL import Image  # noqa: E402
+
+from rope_lib.widgets import Redrawer, static_png  # noqa: E402
+
+
+def pixels(fig):
+    fig.canvas.draw()
+    return np.asarray(fig.canvas.buffer_rgba()).copy()
+
+
+def test_redrawer_blits_moving_artists_like_a_full_draw():
+    fig, ax = plt.subplots(figsize=(3, 2), dpi=50)
+    ax.set_xlim(0, 1), ax.set_ylim(0, 1)
+    (line,) = ax.plot([0, 1], [0, 1], lw=3)
+    redraw = Redrawer(fig, [line])
+    redraw()  # first call: full draw, keeps the background
+    assert redraw.background is not None
+    line.set_data([0, 1], [1, 0])
+    redraw()  # blit
+    blitted = np.asarray(fig.canvas.buffer_rgba()).copy()
+    # the same picture as drawing everything from scratch
+    assert np.array_equal(blitted, pixels(fig))
+    # and not the old picture
+    line.set_data([0, 1], [0, 1])
+    assert not np.array_equal(blitted, pixels(fig))
+    plt.close(fig)
+
+
+def test_static_png_includes_the_moving_artists():
+    fig, ax = plt.subplots(figsize=(3, 2), dpi=50)
+    (line,) = ax.plot([0, 1], [0, 1], lw=5, color="red")
+    Redrawer(fig, [line])()
+    png = static_png(fig, dpi=50).data
+    image = np.asarray(Image.open(io.BytesIO(png)).convert("RGB"))
+    red = (image[..., 0] > 200) & (image[..., 1] < 80) & (image[..., 2] < 80)
+    assert red.sum() > 50
+    plt.close(fig)
