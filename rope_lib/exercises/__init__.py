@@ -35,6 +35,21 @@ def not_yet(message: str) -> Feedback:
     return Feedback(False, message)
 
 
+def as_float64(answer, name: str):
+    """(answer as a float64 tensor, None), or (None, a Feedback saying it is not numbers)."""
+    if isinstance(answer, torch.Tensor):
+        return answer.detach().to(torch.float64), None
+    try:
+        return torch.as_tensor(answer, dtype=torch.float64), None
+    except (TypeError, ValueError, RuntimeError):
+        return None, not_yet(f"{name} should be a tensor (or a list of numbers), got {type(answer).__name__}")
+
+
+def same_values(a: torch.Tensor, b: torch.Tensor, rtol: float = 1e-4, atol: float = 1e-6) -> bool:
+    """Same shape and allclose: how checkers match an answer against a value or a known mistake."""
+    return a.shape == b.shape and bool(torch.allclose(a, b, rtol=rtol, atol=atol))
+
+
 def compare_tensor(answer, expected: torch.Tensor, name: str, *, atol: float = 1e-4, rtol: float = 1e-4):
     """Feedback about the usual ways a tensor answer goes wrong, or None when it is right:
     not a tensor, wrong shape, NaNs, off by a sign, off by a constant factor, or just different

@@ -16,7 +16,7 @@ import math
 
 import torch
 
-from . import compare_tensor, correct, not_yet
+from . import as_float64, compare_tensor, correct, not_yet, same_values
 from ..sinusoidal import offset_head_attends_to, sinusoidal_encoding
 
 # Exercise 1 ---------------------------------------------------------------------------------
@@ -28,24 +28,11 @@ def _ex1_expected() -> torch.Tensor:
     return 2 * math.pi * EX1_BASE ** (2 * i / EX1_D)
 
 
-def _as_float64(answer, name):
-    if isinstance(answer, torch.Tensor):
-        return answer.detach().to(torch.float64), None
-    try:
-        return torch.as_tensor(answer, dtype=torch.float64), None
-    except (TypeError, ValueError, RuntimeError):
-        return None, not_yet(f"{name} should be a tensor (or a list of numbers), got {type(answer).__name__}")
-
-
-def _close(a: torch.Tensor, b: torch.Tensor, rtol: float = 1e-4) -> bool:
-    return a.shape == b.shape and bool(torch.allclose(a, b, rtol=rtol, atol=1e-6))
-
-
 def check_1(answer):
     """Wavelengths (tokens per full turn) of the d_model/2 = 32 pairs, d_model = 64, base = 10000."""
     if answer is None:
         return not_yet("replace `None` with a tensor of 32 wavelengths, one per pair (i = 0 .. 31)")
-    a, problem = _as_float64(answer, "wavelengths")
+    a, problem = as_float64(answer, "wavelengths")
     if problem is not None:
         return problem
     expected = _ex1_expected()
@@ -57,20 +44,20 @@ def check_1(answer):
     if a.shape != expected.shape:
         return not_yet(f"wavelengths should have shape {tuple(expected.shape)} (one per pair), got {tuple(a.shape)}")
     i = torch.arange(EX1_D // 2, dtype=torch.float64)
-    if _close(a, expected / (2 * math.pi)):
+    if same_values(a, expected / (2 * math.pi)):
         return not_yet(
             "these are base**(2i/d_model), the divisor in the formula (what seed 003 calls the period "
             "T_i); one full turn takes 2*pi radians, so the wavelength is 2*pi times that"
         )
-    if _close(a, 1 / expected) or _close(a, 2 * math.pi / expected) or _close(a, 1 / (expected / (2 * math.pi))):
+    if same_values(a, 1 / expected) or same_values(a, 2 * math.pi / expected) or same_values(a, 1 / (expected / (2 * math.pi))):
         return not_yet("these are frequencies (how fast a pair turns), not wavelengths; wavelength = 2*pi / frequency")
-    if _close(a, expected.flip(0)):
+    if same_values(a, expected.flip(0)):
         return not_yet("right numbers, reversed order: pair i = 0 is the fastest (wavelength 2*pi)")
-    if _close(a, 2 * math.pi * EX1_BASE ** (i / EX1_D)):
+    if same_values(a, 2 * math.pi * EX1_BASE ** (i / EX1_D)):
         return not_yet("the exponent is 2i/d_model (i counts pairs), not i/d_model")
-    if _close(a, 2 * math.pi * EX1_BASE ** (2 * (i + 1) / EX1_D)):
+    if same_values(a, 2 * math.pi * EX1_BASE ** (2 * (i + 1) / EX1_D)):
         return not_yet("off by one pair: the pairs start at i = 0, whose wavelength is exactly 2*pi")
-    if _close(a, 360 * EX1_BASE ** (2 * i / EX1_D)):
+    if same_values(a, 360 * EX1_BASE ** (2 * i / EX1_D)):
         return not_yet("you used 360 (degrees) for one turn; the angles pos * w_i are in radians, so use 2*pi")
     feedback = compare_tensor(a, expected, "wavelengths", rtol=1e-4)
     if feedback is not None:
@@ -94,7 +81,7 @@ def check_2(answer):
     """The 2x2 block B with (PE[p+5, 2], PE[p+5, 3]) = B @ (PE[p, 2], PE[p, 3]) for d_model = 8."""
     if answer is None:
         return not_yet("replace `None` with a 2x2 tensor")
-    a, problem = _as_float64(answer, "the block")
+    a, problem = as_float64(answer, "the block")
     if problem is not None:
         return problem
     if a.shape != (2, 2):
@@ -102,19 +89,19 @@ def check_2(answer):
     w = EX2_BASE ** (-2 * EX2_PAIR / EX2_D)  # 0.1
     angle = EX2_K * w
     expected = _block(angle)
-    if _close(a, expected.T):
+    if same_values(a, expected.T):
         return not_yet(
             "this is the textbook rotation [[cos, -sin], [sin, cos]], written for a pair ordered (cos, sin); "
             "the encoding stores the pair as (sin, cos), column 2i first, so the signs of the sines swap "
             "(your matrix maps PE(p) to PE(p - 5))"
         )
-    if _close(a, _block(math.radians(angle))) or _close(a, _block(math.radians(angle)).T):
+    if same_values(a, _block(math.radians(angle))) or same_values(a, _block(math.radians(angle)).T):
         return not_yet(f"the angle k * w_1 = {angle:.4f} is in radians; you used degrees")
-    if _close(a, _block(EX2_K * 1.0)) or _close(a, _block(EX2_K * 1.0).T):
+    if same_values(a, _block(EX2_K * 1.0)) or same_values(a, _block(EX2_K * 1.0).T):
         return not_yet("you used pair 0's frequency w_0 = 1; pair 1 (columns 2 and 3) turns at w_1 = 10000**(-2/8) = 0.1")
-    if _close(a, _block(w)) or _close(a, _block(w).T):
+    if same_values(a, _block(w)) or same_values(a, _block(w).T):
         return not_yet(f"that is the block for a shift of k = 1; for k = {EX2_K} the angle is k * w_1 = {angle:.4f}")
-    if _close(a, _block(EX2_K * EX2_BASE ** (-EX2_PAIR / EX2_D))):
+    if same_values(a, _block(EX2_K * EX2_BASE ** (-EX2_PAIR / EX2_D))):
         return not_yet("the frequency of pair i is base**(-2i/d_model); you used base**(-i/d_model)")
     feedback = compare_tensor(a, expected, "the block")
     if feedback is not None:
@@ -139,7 +126,7 @@ def check_3(answer):
     """PE(p).PE(p+k) for k = 0, 1, ..., 31 with d_model = 16, base = 10000 (a tensor of 32 numbers)."""
     if answer is None:
         return not_yet("replace `None` with a tensor of 32 dot products, for k = 0 .. 31")
-    a, problem = _as_float64(answer, "dots")
+    a, problem = as_float64(answer, "dots")
     if problem is not None:
         return problem
     expected = _ex3_expected()
@@ -150,18 +137,18 @@ def check_3(answer):
         )
     if a.shape != expected.shape:
         return not_yet(f"dots should have shape {tuple(expected.shape)}, one number per k = 0 .. {EX3_K - 1}, got {tuple(a.shape)}")
-    if _close(a, expected / (EX3_D / 2)):
+    if same_values(a, expected / (EX3_D / 2)):
         return not_yet(
             "these are cosine similarities (divided by |PE|^2 = d_model/2 = 8); the exercise asks for the raw "
             "dot product, which is 8 at k = 0"
         )
-    if _close(a, 2 * expected):
+    if same_values(a, 2 * expected):
         return not_yet("twice too large: each pair gives ONE term cos(k w_i) (sin*sin + cos*cos), not two")
     k = torch.arange(EX3_K, dtype=torch.float64)[:, None]
     w = EX3_BASE ** (-torch.arange(0, EX3_D, 2, dtype=torch.float64) / EX3_D)
-    if _close(a, torch.sin(k * w).sum(-1)):
+    if same_values(a, torch.sin(k * w).sum(-1)):
         return not_yet("you summed sin(k w_i); sin(a) sin(b) + cos(a) cos(b) = cos(a - b), so each pair gives cos(k w_i)")
-    if _close(a, torch.cos(k * EX3_BASE ** (-torch.arange(EX3_D // 2, dtype=torch.float64) / EX3_D)).sum(-1)):
+    if same_values(a, torch.cos(k * EX3_BASE ** (-torch.arange(EX3_D // 2, dtype=torch.float64) / EX3_D)).sum(-1)):
         return not_yet("the frequencies are base**(-2i/d_model), i = 0 .. 7; you used base**(-i/d_model)")
     if abs(float(a[0]) - EX3_D / 2) > 1e-3:
         return not_yet(f"check k = 0 first: PE(p).PE(p) = |PE(p)|^2 = d_model/2 = {EX3_D / 2:g}, you have {float(a[0]):.4f}")
@@ -237,7 +224,7 @@ def check_5(answer):
     attends to n = m - 1, for all positions m < 2048 (d_model = 16, base = 10000)."""
     if answer is None:
         return not_yet("replace `None` with a 16x16 tensor A")
-    a, problem = _as_float64(answer, "A")
+    a, problem = as_float64(answer, "A")
     if problem is not None:
         return problem
     if a.shape != (EX5_D, EX5_D):

@@ -18,20 +18,7 @@ import math
 
 import torch
 
-from . import compare_tensor, correct, not_yet
-
-
-def _as_float64(answer, name):
-    if isinstance(answer, torch.Tensor):
-        return answer.detach().to(torch.float64), None
-    try:
-        return torch.as_tensor(answer, dtype=torch.float64), None
-    except (TypeError, ValueError, RuntimeError):
-        return None, not_yet(f"{name} should be a tensor (or a list of numbers), got {type(answer).__name__}")
-
-
-def _close(a: torch.Tensor, b: torch.Tensor, rtol: float = 1e-4) -> bool:
-    return a.shape == b.shape and bool(torch.allclose(a, b, rtol=rtol, atol=1e-6))
+from . import as_float64, compare_tensor, correct, not_yet, same_values
 
 
 def _geometric(n: int) -> torch.Tensor:
@@ -50,7 +37,7 @@ def _paper_slopes(n: int) -> torch.Tensor:
 def _linear_slope_mistake(a: torch.Tensor, n: int):
     h = torch.arange(1, n + 1, dtype=torch.float64)
     for candidate in (0.1 * h, -0.1 * h, h / n, -h / n):
-        if _close(a, candidate) or _close(a, candidate.flip(0)):
+        if same_values(a, candidate) or same_values(a, candidate.flip(0)):
             return not_yet(
                 "these slopes grow linearly (like seed 003's m*1, m*2, ... with m = -0.1): the paper's "
                 "are geometric, each one 2^(-8/n) times the one before, so that they cover short and "
@@ -67,13 +54,13 @@ def check_1(answer):
     """The slopes of an 8-head ALiBi model, head 1 first: 2^(-8h/8) = 1/2, 1/4, ..., 1/256."""
     if answer is None:
         return not_yet("replace `None` with a tensor of 8 slopes, head 1 first")
-    a, problem = _as_float64(answer, "slopes")
+    a, problem = as_float64(answer, "slopes")
     if problem is not None:
         return problem
     expected = _geometric(EX1_HEADS)
     if a.shape != expected.shape:
         return not_yet(f"slopes should have shape {tuple(expected.shape)} (one per head), got {tuple(a.shape)}")
-    if _close(a, expected):
+    if same_values(a, expected):
         return correct(
             "1/2, 1/4, ..., 1/256: a geometric sequence whose ratio, 1/2, is also its first term. "
             "rope_lib.alibi_slopes(8) gives the same."
@@ -81,24 +68,24 @@ def check_1(answer):
     mistake = _linear_slope_mistake(a, EX1_HEADS)
     if mistake is not None:
         return mistake
-    if _close(a, -expected):
+    if same_values(a, -expected):
         return not_yet(
             "the slopes are positive numbers; the minus sign belongs to the bias, -slope * (i - j), "
             "which is what pushes distant keys down"
         )
-    if _close(a, expected.flip(0)):
+    if same_values(a, expected.flip(0)):
         return not_yet(
             "right numbers, reversed order: in the paper head 1 has the steepest slope (1/2, the most "
             "local head) and head 8 the gentlest (1/256)"
         )
     h = torch.arange(1, EX1_HEADS + 1, dtype=torch.float64)
-    if _close(a, 2.0 ** (-h / EX1_HEADS)):
+    if same_values(a, 2.0 ** (-h / EX1_HEADS)):
         return not_yet("the exponent is -8h/n: with 2^(-h/n) the slopes only fall from 0.917 to 0.5")
-    if _close(a, 2.0 ** (-8.0 * (h - 1) / EX1_HEADS)):
+    if same_values(a, 2.0 ** (-8.0 * (h - 1) / EX1_HEADS)):
         return not_yet("off by one head: h runs from 1 to n, so head 1's slope is 2^(-8/8) = 1/2, not 1")
-    if _close(a, 2.0 ** (8.0 * h / EX1_HEADS)):
+    if same_values(a, 2.0 ** (8.0 * h / EX1_HEADS)):
         return not_yet("the exponent must be negative: 2^(-8h/n) gives slopes below 1")
-    if _close(a, torch.exp(-8.0 * h / EX1_HEADS)):
+    if same_values(a, torch.exp(-8.0 * h / EX1_HEADS)):
         return not_yet("the base is 2, not e: 2^(-8h/n), so that the last head's slope is 2^(-8) = 1/256")
     feedback = compare_tensor(a, expected, "slopes")
     if feedback is not None:
@@ -117,13 +104,13 @@ def check_2(answer):
     """The slopes of a 12-head ALiBi model (BLOOM's rule for n not a power of two), head 1 first."""
     if answer is None:
         return not_yet("replace `None` with a tensor of 12 slopes, head 1 first")
-    a, problem = _as_float64(answer, "slopes")
+    a, problem = as_float64(answer, "slopes")
     if problem is not None:
         return problem
     expected = _paper_slopes(EX2_HEADS)
     if a.shape != expected.shape:
         return not_yet(f"slopes should have shape {tuple(expected.shape)} (one per head), got {tuple(a.shape)}")
-    if _close(a, expected):
+    if same_values(a, expected):
         return correct(
             "the 8-head slopes 2^-1 .. 2^-8, then 2^-0.5, 2^-1.5, 2^-2.5, 2^-3.5: the same as "
             "rope_lib.alibi_slopes(12) and BLOOM's build_alibi_tensor"
@@ -131,25 +118,25 @@ def check_2(answer):
     mistake = _linear_slope_mistake(a, EX2_HEADS)
     if mistake is not None:
         return mistake
-    if _close(a, _geometric(EX2_HEADS)):
+    if same_values(a, _geometric(EX2_HEADS)):
         return not_yet(
             "that is 2^(-8h/12), the power-of-two formula applied to 12 heads. 12 is not a power of "
             "two: take the 8 slopes of an 8-head model, then the 4 slopes of the 16-head sequence "
             "that fall in between them (2^-0.5, 2^-1.5, 2^-2.5, 2^-3.5)"
         )
-    if _close(a, _geometric(16)[:EX2_HEADS]):
+    if same_values(a, _geometric(16)[:EX2_HEADS]):
         return not_yet(
             "these are the first 12 slopes of a 16-head model, so the gentle slopes 2^-6.5 .. 2^-8 are "
             "missing: keep all 8 slopes of the 8-head model, then add 4 from the 16-head sequence"
         )
-    if _close(a, torch.cat([_geometric(8), _geometric(16)[1::2][:4]])):
+    if same_values(a, torch.cat([_geometric(8), _geometric(16)[1::2][:4]])):
         return not_yet(
             "the last four repeat slopes you already have (2^-1 .. 2^-4): from the 16-head sequence take "
             "the odd-numbered ones, [0::2] in Python, which are the new values 2^-0.5, 2^-1.5, ..."
         )
-    if _close(a, -expected):
+    if same_values(a, -expected):
         return not_yet("the slopes are positive numbers; the minus sign belongs to the bias")
-    if _close(a.sort(descending=True).values, expected.sort(descending=True).values):
+    if same_values(a.sort(descending=True).values, expected.sort(descending=True).values):
         return not_yet(
             "the right 12 values in another order: the rule keeps the 8-head slopes first, then the 4 "
             "new ones (2^-0.5, 2^-1.5, 2^-2.5, 2^-3.5); BLOOM's head h expects exactly that slope"
@@ -179,7 +166,7 @@ def check_3(answer):
     columns = keys j, -slope * (i - j) for j <= i and -inf for j > i."""
     if answer is None:
         return not_yet("replace `None` with a [5, 5] tensor: rows are queries i, columns keys j")
-    a, problem = _as_float64(answer, "bias")
+    a, problem = as_float64(answer, "bias")
     if problem is not None:
         return problem
     expected = _ex3_expected()
@@ -190,7 +177,7 @@ def check_3(answer):
     if torch.isnan(a).any():
         return not_yet("bias contains NaN (0 * inf somewhere?): build the -inf entries with masked_fill or torch.where")
     slope = 0.25
-    if _close(a, expected):
+    if same_values(a, expected):
         return correct(
             "0 on the diagonal, -1/4 per step to the left, -inf to the right: "
             "rope_lib.alibi_bias(5, 8)[1] gives the same"
@@ -198,32 +185,32 @@ def check_3(answer):
     past = torch.ones(EX3_SEQ, EX3_SEQ, dtype=torch.bool).tril()
     future = ~past
     symmetric = -slope * (torch.arange(EX3_SEQ)[:, None] - torch.arange(EX3_SEQ)[None, :]).abs().to(torch.float64)
-    if _close(a, symmetric):
+    if same_values(a, symmetric):
         return not_yet(
             "this is the symmetric bias -slope * |i - j| (seed 003's), with no mask: the future keys "
             "j > i get a finite score, so a decoder could look ahead; put -inf there"
         )
-    if _close(a, -symmetric):
+    if same_values(a, -symmetric):
         return not_yet(
             "the bias is positive and there is no mask: distant keys would be favoured and the future "
             "visible. It is -slope * (i - j) for j <= i and -inf for j > i"
         )
-    if _close(a, expected.T):
+    if same_values(a, expected.T):
         return not_yet("transposed: rows are queries i and columns keys j, so the -inf (the future, j > i) goes above the diagonal")
-    if torch.isinf(a[future]).all() and _close(a[past], -expected[past]):
+    if torch.isinf(a[future]).all() and same_values(a[past], -expected[past]):
         return not_yet(
             "the bias is positive: +slope * (i - j) would make the query prefer distant keys. "
             "ALiBi subtracts: -slope * (i - j)"
         )
-    if _close(a[past], expected[past]) and _close(a[future], torch.zeros_like(a[future])):
+    if same_values(a[past], expected[past]) and same_values(a[future], torch.zeros_like(a[future])):
         return not_yet(
             "the past is right, but the future entries (j > i) are 0: that gives them a higher score "
             "than any past key. Use -inf there (softmax turns it into weight 0)"
         )
-    if _close(a[past], expected[past]) and not torch.isinf(a[future]).all():
+    if same_values(a[past], expected[past]) and not torch.isinf(a[future]).all():
         return not_yet("the past is right; the future entries (j > i) must all be -inf")
     key_form = slope * torch.arange(EX3_SEQ, dtype=torch.float64)[None, :].expand(EX3_SEQ, EX3_SEQ)
-    if _close(a[past], key_form[past]):
+    if same_values(a[past], key_form[past]):
         return not_yet(
             "this is the row-constant form slope * j (what BLOOM uses; it gives the same softmax). "
             "Here, write the distance form -slope * (i - j)"
@@ -264,7 +251,7 @@ def check_4(answer):
     slope 1/2, in a causal model, when every content score q.k/sqrt(d) is 0."""
     if answer is None:
         return not_yet("replace `None` with a tensor of 8 weights, one per key j = 0..7")
-    a, problem = _as_float64(answer, "weights")
+    a, problem = as_float64(answer, "weights")
     if problem is not None:
         return problem
     expected = _ex4_expected()
@@ -272,24 +259,24 @@ def check_4(answer):
         return not_yet(f"weights should have shape {tuple(expected.shape)} (one per key), got {tuple(a.shape)}")
     if torch.isnan(a).any():
         return not_yet("weights contain NaN: a row of all -inf? only keys j > 5 should be masked")
-    if _close(a, expected):
+    if same_values(a, expected):
         return _ex4_correct(expected)
     j = torch.arange(EX4_SEQ, dtype=torch.float64)
     d = EX4_QUERY - j
     symmetric = torch.exp(-EX4_SLOPE * d.abs())
-    if _close(a, symmetric / symmetric.sum()):
+    if same_values(a, symmetric / symmetric.sum()):
         return not_yet(
             "keys 6 and 7 are in the future of query 5 and get weight here: you used |i - j| without "
             "the causal mask (the symmetric, encoder variant). Mask j > i with -inf before the softmax"
         )
     past = d >= 0
     positive = torch.where(past, torch.exp(EX4_SLOPE * d), torch.zeros_like(d))
-    if _close(a, positive / positive.sum()):
+    if same_values(a, positive / positive.sum()):
         return not_yet("the weights grow with distance: the bias has the wrong sign, it is -slope * (i - j)")
     uniform = past.to(torch.float64) / past.sum()
-    if _close(a, uniform):
+    if same_values(a, uniform):
         return not_yet("all past keys get 1/6: the bias is missing, this is what zero scores give without ALiBi")
-    if a.sum() > 0 and not math.isclose(float(a.sum()), 1.0, rel_tol=1e-4) and _close(a / a.sum(), expected):
+    if a.sum() > 0 and not math.isclose(float(a.sum()), 1.0, rel_tol=1e-4) and same_values(a / a.sum(), expected):
         return not_yet(
             f"the shape is right but the weights sum to {float(a.sum()):.4f}: divide by the sum "
             "(softmax normalizes exp(score + bias) over the keys)"
