@@ -3,6 +3,7 @@
 Expected values come from the formulas written out here with the math module (sin, cos, sums in
 plain Python), not from the functions under test."""
 
+import io
 import math
 import re
 
@@ -11,10 +12,13 @@ import matplotlib
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import PIL.Image  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
 import rope_lib  # noqa: E402
+import rope_lib.widgets  # noqa: E402
 from rope_lib.exercises import lesson01 as ex  # noqa: E402
 from rope_lib.sinusoidal import (  # noqa: E402
     offset_head_attends_to,
@@ -289,3 +293,96 @@ def test_an_answer_that_is_not_numbers_gets_feedback_not_a_crash():
     for check in (ex.check_1, ex.check_2, ex.check_3, ex.check_5):
         feedback = check("abc")
         assert not feedback.ok and feedback.message
+
+
+# --- widget drawing: blitting ---------------------------------------------------------------
+
+
+def canvas_pixels(fig):
+    return np.asarray(fig.canvas.buffer_rgba()).copy()
+
+
+def test_widget_blitted_picture_equals_a_full_draw_of_the_same_state():
+    w = EncodingExplorer()
+    fig = w.figure
+    previous = canvas_pixels(fig)
+    # slider moves of p, k and base are blitted; the d_model move redraws everything
+    for step in (dict(p=90), dict(k=-40), dict(base=10.0), dict(d_model=64), dict(p=5), dict(k=64)):
+        w.update(**step)
+        blitted = canvas_pixels(fig)
+        assert not np.array_equal(blitted, previous), step       # the picture did move
+        fig.canvas.draw()
+        assert np.array_equal(blitted, canvas_pixels(fig)), step  # and it is the complete picture
+        previous = blitted
+    plt.close(fig)
+
+
+def test_widget_redraws_everything_only_when_d_model_changes(monkeypatch):
+    factory, steps = WIDGETS["encoding_explorer"]
+    w = factory()
+    full_draws = []
+    draw = type(w.figure.canvas).draw
+    monkeypatch.setattr(type(w.figure.canvas), "draw", lambda canvas: (full_draws.append(1), draw(canvas)))
+    d_changes = 0
+    for step in steps:
+        before = len(full_draws)
+        d_before = w.values["d_model"]
+        w.update(**step)
+        changed = w.values["d_model"] != d_before
+        d_changes += changed
+        assert len(full_draws) - before == int(changed), step
+    assert d_changes == 7
+    plt.close(w.figure)
+
+
+@pytest.mark.parametrize("d", [4, 8, 32])
+def test_widget_fixed_limits_hold_the_curve_for_every_base_of_the_slider(d):
+    w = EncodingExplorer(d_model=d)
+    limits = w.ax_dot.get_ylim()
+    slider = w.controls["base"]
+    exponent = slider.min
+    while exponent <= slider.max + 1e-9:
+        base = 10.0**exponent
+        w.update(base=base)
+        assert w.ax_dot.get_ylim() == limits                 # static: not redrawn for a base move
+        curve = [sum(math.cos(k / base ** (2 * i / d)) for i in range(d // 2)) for k in range(-128, 129)]
+        assert limits[0] < min(curve) and max(curve) == pytest.approx(d / 2) and d / 2 < limits[1]
+        exponent += slider.step
+    assert w.ax_vec.get_xlim() == (-0.5, d - 0.5)
+    w.update(d_model=d + 4)
+    assert w.ax_vec.get_xlim() == (-0.5, d + 3.5)
+    assert list(w.ax_dot.get_yticks()) == [0, (d + 4) / 4, (d + 4) / 2]
+    plt.close(w.figure)
+
+
+def test_widget_limits_hold_the_curve_for_a_base_set_from_code():
+    w = EncodingExplorer(d_model=8)
+    for base in (1.5, 2.0, 3.0, 1e6):
+        w.update(base=base)
+        curve = [sum(math.cos(k / base ** (2 * i / 8)) for i in range(4)) for k in range(-128, 129)]
+        low, high = w.ax_dot.get_ylim()
+        assert low < min(curve) and max(curve) < high
+        blitted = canvas_pixels(w.figure)
+        w.figure.canvas.draw()
+        assert np.array_equal(blitted, canvas_pixels(w.figure))
+    plt.close(w.figure)
+
+
+def test_static_png_shows_the_moving_artists_and_leaves_the_live_picture_intact():
+    w = EncodingExplorer()
+    png = rope_lib.widgets.static_png(w.figure).data           # dpi 80, not the figure's 100
+    image = np.asarray(PIL.Image.open(io.BytesIO(png)).convert("RGB")).astype(int)
+
+    def near(rgb):
+        return (np.abs(image - np.array(rgb)).sum(-1) < 40).sum()
+
+    assert near((31, 119, 180)) > 50       # tab:blue, PE(p)
+    assert near((255, 127, 14)) > 50       # tab:orange, PE(p + k)
+    assert near((44, 160, 44)) > 200       # tab:green, the curve
+    assert near((214, 39, 40)) > 20        # tab:red, the marker
+    # the next blit uses the live background, not the smaller saved render
+    w.update(p=60)
+    blitted = canvas_pixels(w.figure)
+    w.figure.canvas.draw()
+    assert np.array_equal(blitted, canvas_pixels(w.figure))
+    plt.close(w.figure)

@@ -44,3 +44,17 @@ def test_static_png_includes_the_moving_artists():
     red = (image[..., 0] > 200) & (image[..., 1] < 80) & (image[..., 2] < 80)
     assert red.sum() > 50
     plt.close(fig)
+
+
+def test_a_static_png_at_another_dpi_does_not_become_the_background():
+    fig, ax = plt.subplots(figsize=(3, 2), dpi=100)
+    ax.set_xlim(0, 1), ax.set_ylim(0, 1)
+    (line,) = ax.plot([0, 1], [0, 1], lw=3)
+    redraw = Redrawer(fig, [line])
+    redraw()
+    static_png(fig, dpi=50)  # savefig draws the figure at dpi 50 on the same canvas
+    line.set_data([0, 1], [1, 0])
+    redraw()
+    blitted = np.asarray(fig.canvas.buffer_rgba()).copy()
+    assert np.array_equal(blitted, pixels(fig))
+    plt.close(fig)

@@ -59,7 +59,8 @@ class Redrawer:
     def _on_draw(self, event):
         # A full draw (first display, resize, full=True, or savefig for a static PNG): keep the
         # static background, then put the moving artists on top so the picture is complete.
-        if event.canvas is self._canvas:
+        # savefig renders at its own dpi, so that render is no background for the live canvas.
+        if event.canvas is self._canvas and not event.canvas.is_saving():
             self.background = self._canvas.copy_from_bbox(self.figure.bbox)
         self._draw_moving()
 

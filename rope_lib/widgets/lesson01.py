@@ -5,6 +5,11 @@ the vectors PE(p) and PE(p + k) coordinate by coordinate; the bottom panel shows
 PE(p).PE(p + k) = sum_i cos(k w_i) against k, with a marker at the chosen k placed from the two
 vectors themselves: moving p never moves the marker off the curve (the dot product depends on k
 only), and the curve is mirror-symmetric (k and -k give the same number).
+
+Drawing: the axes, ticks and titles are static and drawn once (rope_lib.widgets.Redrawer); each
+update draws only the two vectors, the curve and the two markers on top. The axis limits depend on
+d_model only (the bottom one is fixed to fit the curve for every base the slider offers), so only a
+change of d_model redraws everything.
 """
 
 from __future__ import annotations
@@ -14,10 +19,16 @@ import numpy as np
 from matplotlib.ticker import MaxNLocator
 
 from ..sinusoidal import sinusoidal_at, sinusoidal_offset_dot
-from . import redraw
+from . import Redrawer
 
 K_MAX = 64          # the offset slider's range, -K_MAX .. K_MAX
 CURVE_K = 128       # the dot-product curve is drawn for k in -CURVE_K .. CURVE_K
+BASE_EXPONENTS = (1.0, 5.0, 0.25)   # the base slider: 10**1 .. 10**5 in steps of 10**0.25
+
+
+def _slider_bases():
+    low, high, step = BASE_EXPONENTS
+    return 10.0 ** np.arange(low, high + step / 2, step)
 
 
 class EncodingExplorer:
@@ -27,6 +38,8 @@ class EncodingExplorer:
         self.values = dict(p=p, k=k, d_model=d_model, base=base)
         self.curve_k = np.arange(-CURVE_K, CURVE_K + 1)
         self._curve_for = None
+        self._bottom_for = {}     # d_model -> the lowest point of the curve over the slider's bases
+        self._static_for = None   # (d_model, bottom y limit) the static background was drawn for
         # ioff: the figure is shown once, by widget(), not again by ipympl at the end of the cell.
         # A fixed layout: constrained layout would be recomputed at every draw (about 70 ms here).
         with plt.ioff():
@@ -55,6 +68,10 @@ class EncodingExplorer:
         ax.set_xlabel("offset k")
         ax.set_title("sum_i cos(k w_i) (green), PE(p)·PE(p+k) (red dot), PE(p)·PE(p-k) (red ring)", fontsize=9)
 
+        # Drawn on top of a static background at each update; everything else is drawn only when
+        # d_model (the x range, the y range and their ticks) changes.
+        self.redraw = Redrawer(self.figure, [self.line_p, self.line_pk, self.curve, self.marker, self.mirror])
+
         self.controls = self._make_controls()
         self.readout = self._make_readout()
         self.update(**self.values)
@@ -68,8 +85,8 @@ class EncodingExplorer:
             "p": w.IntSlider(value=v["p"], min=0, max=200, description="position p", continuous_update=True),
             "k": w.IntSlider(value=v["k"], min=-K_MAX, max=K_MAX, description="offset k"),
             "d_model": w.IntSlider(value=v["d_model"], min=4, max=128, step=4, description="d_model"),
-            "base": w.FloatLogSlider(value=v["base"], base=10, min=1, max=5, step=0.25, description="base",
-                                     readout_format=".0f"),
+            "base": w.FloatLogSlider(value=v["base"], base=10, min=BASE_EXPONENTS[0], max=BASE_EXPONENTS[1],
+                                     step=BASE_EXPONENTS[2], description="base", readout_format=".0f"),
         }
         for name, control in controls.items():
             control.style.description_width = "90px"
@@ -103,14 +120,21 @@ class EncodingExplorer:
         j = np.arange(d)
         self.line_p.set_data(j, vectors[0])
         self.line_pk.set_data(j, vectors[1])
-        self.ax_vec.set_xlim(-0.5, d - 0.5)
 
         if self._curve_for != (d, base):  # the curve depends on d_model and base only
             self._curve = sinusoidal_offset_dot(self.curve_k, d, base).numpy()
             self._curve_for = (d, base)
             self.curve.set_ydata(self._curve)
+        # Limits that fit the curve for every base of the slider, so that moving the base only
+        # redraws the curve; a base set from code whose curve dips lower widens them.
+        bottom = min(self._bottom(d), float(self._curve.min()) - 0.05 * d)
+        static = (d, bottom)
+        full = static != self._static_for
+        if full:
+            self._static_for = static
+            self.ax_vec.set_xlim(-0.5, d - 0.5)
             self.top.set_ydata([d / 2, d / 2])
-            self.ax_dot.set_ylim(min(-0.1 * d, self._curve.min() - 0.05 * d), 0.58 * d)
+            self.ax_dot.set_ylim(bottom, 0.58 * d)
             self.ax_dot.set_yticks([0, d / 4, d / 2])
         forward = float(vectors[0] @ vectors[1])
         backward = float(vectors[0] @ vectors[2])
@@ -125,7 +149,14 @@ class EncodingExplorer:
             f"sum_i cos(k·w_i) = {closed:.4f}<br>"
             f"|PE(p)|² = {float(vectors[0] @ vectors[0]):.4f} (d_model/2 = {d / 2:.4f})"
         )
-        redraw(self.figure)
+        self.redraw(full=full)
+
+    def _bottom(self, d: int) -> float:
+        """The bottom y limit for d_model d: below the curve's lowest point for every slider base."""
+        if d not in self._bottom_for:
+            lowest = min(float(sinusoidal_offset_dot(self.curve_k, d, b).min()) for b in _slider_bases())
+            self._bottom_for[d] = min(-0.1 * d, lowest - 0.05 * d)
+        return self._bottom_for[d]
 
 
 def thumbnail():
