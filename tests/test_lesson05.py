@@ -235,6 +235,8 @@ def test_widget_update_in_place_with_new_head_dim_and_method():
     lam = 2 * np.pi * b ** (np.arange(0, d, 2) / d)
     assert np.allclose(w.wave_points.get_offsets()[:, 1], lam, rtol=1e-5)
     assert w.line_L.get_ydata()[0] == L and w.line_beta.get_ydata()[0] == L / 4
+    assert w.label_L.get_text() == "L = 8192" and w.label_L.get_position()[1] == L  # label on the L line
+    assert w.label_method.get_text() == "Llama 3:"  # in front of "what each pair keeps"
     # the Llama 3 line (bold) shows new/old: 1 below L/4, 1/8 above L, smooth blend between
     x, y = w.method_lines["Llama 3"].get_data()
     r = L / lam
@@ -272,3 +274,84 @@ def test_widget_rejects_bad_values_and_steps_run():
         w.update(**step)
     fig = thumbnail()
     assert fig.get_size_inches().tolist() == [4.0, 2.5]
+
+
+
+def test_widget_blits_the_same_picture_as_a_full_draw():
+    # update() redraws only the moving artists on a saved background; a full draw of the same state
+    # must give the same pixels (so no static part is stale), and a new head_dim redraws everything.
+    from rope_lib.widgets.lesson05 import WIDGETS, WavelengthCutoffExplorer
+
+    w = WavelengthCutoffExplorer()
+    full_draws = []
+    w.figure.canvas.mpl_connect("draw_event", lambda event: full_draws.append(1))
+    steps = [
+        {"scale s": 16.0},
+        {"L": 32768, "method": "Llama 3"},
+        {"alpha": 0.25, "beta": 64.0, "base": 1000000.0},
+        {"head_dim": 32},  # new x range: a full redraw
+        {"scale s": 1.5, "method": "PI"},
+        {"head_dim": 256, "base": 1000.0, "L": 512, "scale s": 32.0, "method": "NTK"},  # full
+    ]
+    for step in steps:
+        before = len(full_draws)
+        w.update(**step)
+        assert len(full_draws) - before == (1 if "head_dim" in step else 0), step
+        blitted = np.asarray(w.figure.canvas.buffer_rgba()).copy()
+        w.figure.canvas.draw()
+        assert np.array_equal(blitted, np.asarray(w.figure.canvas.buffer_rgba())), step
+    # the picture does not depend on the path taken: a widget built at this state looks the same
+    fresh = WavelengthCutoffExplorer(**w.values)
+    assert np.array_equal(blitted, np.asarray(fresh.figure.canvas.buffer_rgba()))
+    # and the benchmark's steps redraw everything only when head_dim changes (5 of 30)
+    factory, bench_steps = WIDGETS["wavelength_cutoffs"]
+    w = factory()
+    full_draws.clear()
+    w.figure.canvas.mpl_connect("draw_event", lambda event: full_draws.append(1))
+    for step in bench_steps:
+        w.update(**step)
+    assert len(full_draws) == sum("head_dim" in step for step in bench_steps) == 5
+
+
+def test_widget_limits_are_fixed_and_hold_every_setting():
+    # fixed y limits (so slider moves need no full redraw) that still show every point and line
+    from rope_lib.widgets.lesson05 import BASES, HEAD_DIMS, LENGTHS, WavelengthCutoffExplorer
+
+    w = WavelengthCutoffExplorer()
+    wave_ylim, freq_ylim = w.ax_wave.get_ylim(), w.ax_freq.get_ylim()
+    lam_max = 2 * math.pi * max(BASES) ** ((max(HEAD_DIMS) - 2) / max(HEAD_DIMS))
+    assert wave_ylim[0] < min(2 * math.pi, min(LENGTHS) / 64) and wave_ylim[1] > max(lam_max, 32 * max(LENGTHS))
+    assert freq_ylim[0] < 1 / 32 and freq_ylim[1] > 1
+    w.update(head_dim=256, base=1000000.0, L=32768, alpha=0.25, beta=64.0, **{"scale s": 32.0})
+    assert w.ax_wave.get_ylim() == wave_ylim and w.ax_freq.get_ylim() == freq_ylim
+    assert w.ax_wave.get_xlim() == w.ax_keep.get_xlim() == w.ax_freq.get_xlim() == (-1, 128)
+    w.update(head_dim=16)
+    assert w.ax_freq.get_xlim() == (-1, 8)
+
+
+def test_widget_static_png_shows_the_moving_artists_and_leaves_no_ghosts():
+    # The PNG beside the widget (same dpi as the figure) is the live picture, moving artists
+    # included, each drawn once. (When saving, matplotlib draws the animated artists in zorder,
+    # under the spines; the blitted canvas has them on top: a few pixels where the horizontal
+    # lines cross the left spine. Drawn twice, the lines' antialiased edges and the titles differ
+    # in thousands of pixels.)
+    import io
+
+    from PIL import Image
+
+    from rope_lib.widgets import static_png
+    from rope_lib.widgets.lesson05 import METHOD_COLORS, WavelengthCutoffExplorer
+
+    w = WavelengthCutoffExplorer()
+    w.update(L=2048)
+    canvas = np.asarray(w.figure.canvas.buffer_rgba())[..., :3].copy()
+    png = np.asarray(Image.open(io.BytesIO(static_png(w.figure, dpi=80).data)).convert("RGB"))
+    assert png.shape == canvas.shape
+    assert (png != canvas).any(axis=-1).sum() < 50
+    red = np.array(matplotlib.colors.to_rgb(METHOD_COLORS["YaRN"])) * 255  # the bold YaRN line
+    assert (np.abs(png.astype(float) - red).max(axis=-1) < 10).sum() > 200
+    # saving must not leave the old moving artists in the background of later blits
+    w.update(L=512, method="PI")
+    blitted = np.asarray(w.figure.canvas.buffer_rgba()).copy()
+    w.figure.canvas.draw()
+    assert np.array_equal(blitted, np.asarray(w.figure.canvas.buffer_rgba()))

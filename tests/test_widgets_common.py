@@ -40,10 +40,15 @@ def test_static_png_includes_the_moving_artists():
     (line,) = ax.plot([0, 1], [0, 1], lw=5, color="red")
     Redrawer(fig, [line])()
     png = static_png(fig, dpi=50).data
-    image = np.asarray(Image.open(io.BytesIO(png)).convert("RGB"))
+    image = np.asarray(Image.open(io.BytesIO(png)).convert("RGBA"))
     red = (image[..., 0] > 200) & (image[..., 1] < 80) & (image[..., 2] < 80)
     assert red.sum() > 50
-    plt.close(fig)
+    # drawn once, exactly as the same figure without a Redrawer saves (no second, darker copy)
+    plain, plain_ax = plt.subplots(figsize=(3, 2), dpi=50)
+    plain_ax.plot([0, 1], [0, 1], lw=5, color="red")
+    plain_image = np.asarray(Image.open(io.BytesIO(static_png(plain, dpi=50).data)).convert("RGBA"))
+    assert np.array_equal(image, plain_image)
+    plt.close(fig), plt.close(plain)
 
 
 def test_a_static_png_at_another_dpi_does_not_become_the_background():

@@ -57,10 +57,12 @@ class Redrawer:
             self.figure.draw_artist(artist)
 
     def _on_draw(self, event):
-        # A full draw (first display, resize, full=True, or savefig for a static PNG): keep the
-        # static background, then put the moving artists on top so the picture is complete.
-        # savefig renders at its own dpi, so that render is no background for the live canvas.
-        if event.canvas is self._canvas and not event.canvas.is_saving():
+        # A full draw (first display, resize, full=True): keep the static background, then put
+        # the moving artists on top so the picture is complete. savefig (static_png) draws the
+        # animated artists itself, at its own dpi: that render is no background for the canvas.
+        if event.canvas.is_saving():
+            return
+        if event.canvas is self._canvas:
             self.background = self._canvas.copy_from_bbox(self.figure.bbox)
         self._draw_moving()
 

@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import re
 
+import matplotlib.colors
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
+from matplotlib.transforms import offset_copy
 
 from ..scaling import (
     REGIMES,
@@ -33,7 +35,7 @@ from ..scaling import (
     wavelengths,
     yarn_correction_range,
 )
-from . import redraw
+from . import Redrawer
 
 METHODS = ("PI", "NTK", "YaRN", "Llama 3")
 REGIME_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c")  # extrapolated, blended, interpolated
@@ -41,6 +43,11 @@ METHOD_COLORS = {"PI": "#9467bd", "NTK": "#8c564b", "YaRN": "#d62728", "Llama 3"
 LENGTHS = (512, 1024, 2048, 4096, 8192, 16384, 32768)
 BASES = (1000.0, 10000.0, 50000.0, 100000.0, 500000.0, 1000000.0)
 HEAD_DIMS = (16, 32, 64, 96, 128, 256)
+# Fixed y ranges that hold every control setting, so that moving a slider redraws only the moving
+# artists (blitting): wavelengths run from 2 pi (pair 0) to 2 pi 1e6^(254/256) ~ 5.6e6, the lines
+# from L/beta >= 512/64 = 8 to s L <= 32 * 32768 ~ 1.05e6; new/old frequency from 1/32 to 1.
+WAVE_YLIM = (3.0, 1.5e7)
+FREQ_YLIM = (1 / 32 / 1.4, 1.4)
 DEFAULTS = {"scale s": 4.0, "L": 4096, "alpha": 1.0, "beta": 32.0, "base": 10000.0, "head_dim": 128, "method": "YaRN"}
 
 
@@ -95,16 +102,23 @@ class WavelengthCutoffExplorer:
 
         ax = self.ax_wave
         ax.set_yscale("log")
-        ax.yaxis.set_major_locator(LogLocator(numticks=6))
+        ax.yaxis.set_major_locator(LogLocator(numticks=8))  # every decade of WAVE_YLIM
         ax.yaxis.set_minor_locator(NullLocator())
         ax.set_xlabel("pair i")
         ax.set_ylabel("wavelength (tokens)")
+        ax.set_ylim(*WAVE_YLIM)
         self.wave_points = ax.scatter([], [], s=14, zorder=3)
         self.line_L = ax.axhline(1.0, color="black", lw=1.5)  # L
         self.line_alpha = ax.axhline(1.0, color="gray", lw=1, ls="--")  # L / alpha
         self.line_beta = ax.axhline(1.0, color="gray", lw=1, ls="--")  # L / beta
         self.line_new = ax.axhline(1.0, color="black", lw=1, ls=":")  # s L
-        self.title_wave = ax.set_title("", fontsize=9, y=1.0)
+        ax.set_title("wavelength; L (solid), L/alpha, L/beta (--), sL (:)", fontsize=9, y=1.0)
+        # the changing part as a short moving label on the L line (text is the costly part of a draw)
+        self.label_L = ax.text(
+            0.02, 1.0, "", transform=offset_copy(ax.get_yaxis_transform(), fig, y=2, units="points"),
+            ha="left", va="bottom", fontsize=8,
+            bbox=dict(boxstyle="square,pad=0.1", fc="white", ec="none", alpha=0.8),  # over nearby lines
+        )
 
         ax = self.ax_keep
         ax.set_xlabel("pair i")
@@ -112,7 +126,11 @@ class WavelengthCutoffExplorer:
         ax.set_ylim(-0.05, 1.05)
         (self.keep_line,) = ax.plot([], [], color="gray", lw=1)
         self.keep_points = ax.scatter([], [], s=14, zorder=3)
-        self.title_keep = ax.set_title("", fontsize=10, y=1.0)
+        title = ax.set_title("what each pair keeps", fontsize=10, x=0.6, y=1.0)
+        # "<method>:" in front of the static title, as a short moving text
+        self.label_method = ax.annotate(
+            "", xy=(0, 0), xycoords=title, xytext=(-3, 0), textcoords="offset points", ha="right", va="bottom", fontsize=10
+        )
 
         ax = self.ax_freq
         ax.set_yscale("log")
@@ -121,6 +139,7 @@ class WavelengthCutoffExplorer:
         ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: "1" if y >= 1 else f"1/{1 / y:.3g}"))
         ax.set_xlabel("pair i")
         ax.set_ylabel("new / old frequency")
+        ax.set_ylim(*FREQ_YLIM)
         self.guide_same = ax.axhline(1.0, color="black", lw=0.8, ls=":")  # unchanged (extrapolated)
         self.guide_div = ax.axhline(1.0, color="black", lw=0.8, ls="--")  # divided by s (interpolated)
         self.method_lines = {}
@@ -131,6 +150,16 @@ class WavelengthCutoffExplorer:
         regime_handles = [Line2D([], [], ls="", marker="o", color=c, label=r) for r, c in zip(REGIMES, REGIME_COLORS)]
         handles = regime_handles + list(self.method_lines.values())
         fig.legend(handles=handles, loc="upper center", ncol=7, fontsize=8, frameon=False)
+        # Everything above is static except these, redrawn on top of a saved background each update;
+        # only a new head_dim (the x range of all three panels) redraws the whole figure.
+        self._moving = [
+            self.line_L, self.line_alpha, self.line_beta, self.line_new, self.wave_points, self.label_L,
+            self.keep_line, self.keep_points, self.label_method,
+            self.guide_div, *self.method_lines.values(),
+        ]
+        self.redraw = Redrawer(fig, self._moving)
+        self._regime_rgba = matplotlib.colors.to_rgba_array(REGIME_COLORS)
+        self._drawn_head_dim = None  # the head_dim the static parts (x limits, ticks) show
 
     def _build_controls(self):
         import ipywidgets as w
@@ -170,7 +199,7 @@ class WavelengthCutoffExplorer:
         chosen, attention_factor = new[method]
         regimes = pair_regimes(old, chosen, s)
         keep = kept_fraction(old, chosen, s).numpy()
-        colors = np.array(REGIME_COLORS)[regimes.numpy()]
+        colors = self._regime_rgba[regimes.numpy()]  # RGBA rows: no color-name parsing per point
         pairs = np.arange(d // 2)
         wave = wavelengths(old).numpy()
 
@@ -180,15 +209,13 @@ class WavelengthCutoffExplorer:
         self.line_alpha.set_ydata([L / alpha] * 2)
         self.line_beta.set_ydata([L / beta] * 2)
         self.line_new.set_ydata([s * L] * 2)
-        self.ax_wave.set_xlim(-1, d // 2)
-        self.ax_wave.set_ylim(min(wave.min(), L / beta) / 2, max(wave.max(), s * L) * 2)
-        self.title_wave.set_text(f"wavelength; L = {L} (solid), L/alpha, L/beta (--), sL (:)")
+        self.label_L.set_y(L)
+        self.label_L.set_text(f"L = {L}")
 
         self.keep_line.set_data(pairs, keep)
         self.keep_points.set_offsets(np.column_stack([pairs, keep]))
         self.keep_points.set_color(colors)
-        self.ax_keep.set_xlim(-1, d // 2)
-        self.title_keep.set_text(f"{method}: what each pair keeps")
+        self.label_method.set_text(f"{method}:")
 
         old_np = old.numpy()
         for m, line in self.method_lines.items():
@@ -198,8 +225,9 @@ class WavelengthCutoffExplorer:
             line.set_alpha(1.0 if bold else 0.45)
             line.set_zorder(3 if bold else 2)
         self.guide_div.set_ydata([1 / s, 1 / s])
-        self.ax_freq.set_xlim(-1, d // 2)
-        self.ax_freq.set_ylim(1 / s / 1.4, 1.4)
+        # The Redrawer draws its artists in list order: sort them like matplotlib does (by zorder,
+        # ties in creation order), so that the bold line is on top.
+        self.redraw.moving = sorted(self._moving, key=lambda artist: artist.get_zorder())
 
         low, high = yarn_correction_range(d, base, L, beta, alpha)
         counts = [int((regimes == k).sum()) for k in range(3)]
@@ -217,7 +245,12 @@ class WavelengthCutoffExplorer:
             "inv_freq": old, "new": {m: f for m, (f, _) in new.items()}, "regimes": regimes,
             "attention_factor": attention_factor, "correction_range": (low, high),
         }
-        redraw(self.figure)
+        full = d != self._drawn_head_dim
+        if full:
+            for ax in (self.ax_wave, self.ax_keep, self.ax_freq):
+                ax.set_xlim(-1, d // 2)
+            self._drawn_head_dim = d
+        self.redraw(full=full)
 
     def readout_text(self) -> str:
         """The readout as plain text (for print and tests)."""
