@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 # JupyterLab refuses to run as root unless told to; CI and these machines run as root.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: lab test test-lib test-nbval execute images benchmark clean
+.PHONY: lab test test-lib test-nbval test-browser execute images benchmark benchmark-browser clean
 
 $(STAMP): pyproject.toml constraints.txt
 	rm -rf $(VENV)
@@ -22,9 +22,13 @@ lab: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadfile tests notebooks --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-# Parts, for teachers and maintainers.
+# Parts, for teachers and maintainers. The browser tests need Debian's chromium
+# (apt-get install -y chromium); without it they are reported as skipped, with that hint.
 test-lib: $(STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadfile tests
+
+test-browser: $(STAMP)
+	$(BIN)/python -m pytest tests/browser
 
 test-nbval: $(STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadfile notebooks --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
@@ -38,6 +42,11 @@ images: $(STAMP)
 
 benchmark: $(STAMP)
 	$(BIN)/python benchmarks/bench_rope.py
+	$(BIN)/python benchmarks/bench_widgets.py
+	$(BIN)/python benchmarks/bench_notebooks.py
+
+benchmark-browser: $(STAMP)
+	$(BIN)/python benchmarks/bench_browser.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

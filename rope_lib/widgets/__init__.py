@@ -69,9 +69,13 @@ class Redrawer:
     def __call__(self, full: bool = False) -> None:
         canvas = self.figure.canvas
         if full or self.background is None or canvas is not self._canvas:
-            self._canvas = canvas
-            canvas.draw()
+            # draw_idle, not draw: Agg draws at once; ipympl asks the browser, which asks back for
+            # a full draw once the canvas is on the page (drawing before that leaves it blank).
+            self._canvas, self.background = canvas, None
+            canvas.draw_idle()
             return
         canvas.restore_region(self.background)
         self._draw_moving()
         canvas.blit(self.figure.bbox)
+        # Drawn: otherwise pyplot's after-each-message hook would redraw the whole stale figure.
+        self.figure.stale = False

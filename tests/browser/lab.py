@@ -1,0 +1,532 @@
+"""A throwaway JupyterLab server and a headless Chromium for the browser tests and the benchmark.
+
+Used by tests/browser/conftest.py and benchmarks/bench_browser.py. Nothing here touches the
+user's Jupyter settings, workspaces or notebooks:
+- the server serves a temporary COPY of notebooks/ (and images/), so autosave cannot write
+  cleared outputs back into the repository;
+- JUPYTER_CONFIG_DIR, JUPYTER_DATA_DIR, JUPYTER_RUNTIME_DIR, IPYTHONDIR, the workspaces and the
+  user settings live in the same temporary directory;
+- 127.0.0.1 only, a random free port and a random token;
+- the kernels import rope_lib from this tree (PYTHONPATH), so a copy of the tree tests itself.
+stop() deletes every session and kernel through the REST API, then terminates the server's
+process group, and removes the temporary directory.
+
+Notebook helpers (open, run all, find the live widgets, canvas signatures) are here too, so the
+tests and the benchmark drive JupyterLab the same way.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+import uuid
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+CHROMIUM = "/usr/bin/chromium"
+# GUIDE.md, "This machine and CI".
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+ENABLE_HINT = "install Debian's chromium: apt-get install -y chromium"
+
+
+def notebooks_dir() -> Path:
+    """notebooks/ of this tree; ROPE_BROWSER_NOTEBOOKS points the tests at another folder."""
+    return Path(os.environ.get("ROPE_BROWSER_NOTEBOOKS") or REPO / "notebooks").resolve()
+
+
+def discover_notebooks() -> list[str]:
+    """Names of notebooks/*.ipynb, sorted (reading order)."""
+    folder = notebooks_dir()
+    return sorted(p.name for p in folder.glob("*.ipynb")) if folder.is_dir() else []
+
+
+def skip_reason() -> str | None:
+    """Why the browser tests cannot run here, or None."""
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "the playwright package is missing: pip install playwright (browser tests need it)"
+    if not Path(CHROMIUM).exists():
+        return f"{CHROMIUM} is missing; to run the browser tests, {ENABLE_HINT}"
+    try:
+        import jupyterlab  # noqa: F401
+    except ImportError:
+        return "jupyterlab is missing: pip install -e '.[test]'"
+    return None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# JupyterLab user settings for the temporary server: render every cell (no windowing, so every
+# prompt and widget is in the DOM), no news or update checks.
+_SETTINGS = {
+    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
+        "fetchNews": "false", "checkForUpdates": False, "doNotDisturbMode": True},
+    "@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": False},
+}
+
+
+class LabServer:
+    """JupyterLab over a temporary copy of notebooks/. Use as a context manager or start()/stop()."""
+
+    def __init__(self, notebooks: Path | None = None, startup_timeout: float = 90.0):
+        self.source = Path(notebooks or notebooks_dir())
+        self.startup_timeout = startup_timeout
+        self.proc: subprocess.Popen | None = None
+        self.tmp: Path | None = None
+        self.port = 0
+        self.token = ""
+        self.log_path: Path | None = None
+
+    # -- life cycle --------------------------------------------------------------------------
+    def start(self) -> "LabServer":
+        self.tmp = Path(tempfile.mkdtemp(prefix="rope-lab-"))
+        root = self.tmp / "root"
+        shutil.copytree(self.source, root / "notebooks",
+                        ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+        images = REPO / "images"
+        if images.is_dir():  # notebooks link ../images/*.png
+            shutil.copytree(images, root / "images")
+        settings = self.tmp / "user-settings"
+        for rel, value in _SETTINGS.items():
+            path = settings / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(value))
+        for sub in ("config", "data", "runtime", "ipython", "workspaces"):
+            (self.tmp / sub).mkdir()
+
+        self.port = _free_port()
+        self.token = secrets.token_hex(24)
+        env = dict(os.environ)
+        env.update(
+            JUPYTER_CONFIG_DIR=str(self.tmp / "config"),
+            JUPYTER_DATA_DIR=str(self.tmp / "data"),
+            JUPYTER_RUNTIME_DIR=str(self.tmp / "runtime"),
+            IPYTHONDIR=str(self.tmp / "ipython"),
+            PYTHONPATH=os.pathsep.join([str(REPO)] + [p for p in [env.get("PYTHONPATH")] if p]),
+            PYDEVD_DISABLE_FILE_VALIDATION="1",
+        )
+        env.pop("JUPYTER_TOKEN", None)
+        cmd = [
+            sys.executable, "-m", "jupyterlab",
+            "--no-browser",
+            "--ServerApp.ip=127.0.0.1",
+            f"--ServerApp.port={self.port}",
+            "--ServerApp.port_retries=0",
+            f"--IdentityProvider.token={self.token}",
+            f"--ServerApp.root_dir={root}",
+            "--ServerApp.terminals_enabled=False",
+            # if the test process is killed hard, the server still goes away on its own
+            "--ServerApp.shutdown_no_activity_timeout=1800",
+            f"--LabApp.workspaces_dir={self.tmp / 'workspaces'}",
+            f"--LabApp.user_settings_dir={settings}",
+            # window.jupyterapp: run JupyterLab commands (clear outputs, run all) from the page
+            "--LabApp.expose_app_in_browser=True",
+            "--LanguageServerManager.autodetect=False",
+        ]
+        if os.geteuid() == 0:
+            cmd.append("--allow-root")
+        self.log_path = self.tmp / "server.log"
+        log = open(self.log_path, "wb")
+        self.proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL, start_new_session=True)
+        log.close()
+        atexit.register(self.stop)
+        self._wait_ready()
+        return self
+
+    def _wait_ready(self) -> None:
+        deadline = time.monotonic() + self.startup_timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"JupyterLab exited with {self.proc.returncode}:\n{self.log_tail()}")
+            try:
+                self.api("GET", "api/status", timeout=2)
+                # the lab page itself (extensions, settings) answers too
+                with urllib.request.urlopen(self.url("lab"), timeout=5) as r:
+                    if r.status == 200:
+                        return
+            except (OSError, urllib.error.URLError):
+                pass
+            time.sleep(0.3)
+        self.stop()
+        raise RuntimeError(f"JupyterLab did not answer within {self.startup_timeout:.0f} s:\n{self.log_tail()}")
+
+    def log_tail(self, lines: int = 40) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except (OSError, AttributeError):
+            return "(no server log)"
+
+    def stop(self) -> None:
+        """Delete every session and kernel, terminate the process group, remove the temp dir."""
+        proc, self.proc = self.proc, None
+        if proc is not None:
+            if proc.poll() is None:
+                for kind in ("sessions", "kernels"):
+                    try:
+                        for item in self.api("GET", f"api/{kind}", timeout=5) or []:
+                            self.api("DELETE", f"api/{kind}/{item['id']}", timeout=15)
+                    except (OSError, urllib.error.URLError, ValueError):
+                        pass
+            for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 5)):
+                try:
+                    os.killpg(proc.pid, sig)
+                except ProcessLookupError:
+                    break
+                try:
+                    proc.wait(wait)
+                except subprocess.TimeoutExpired:
+                    continue
+                # the server is gone; anything left in its group (a kernel) gets the same signal
+                try:
+                    os.killpg(proc.pid, sig)
+                except ProcessLookupError:
+                    pass
+                break
+        if self.tmp is not None:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            self.tmp = None
+
+    def __enter__(self) -> "LabServer":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    # -- HTTP --------------------------------------------------------------------------------
+    def url(self, path: str = "", token: bool = True) -> str:
+        url = f"http://127.0.0.1:{self.port}/{path.lstrip('/')}"
+        if token:
+            url += ("&" if "?" in url else "?") + f"token={self.token}"
+        return url
+
+    def api(self, method: str, path: str, timeout: float = 10):
+        req = urllib.request.Request(self.url(path, token=False), method=method,
+                                     headers={"Authorization": f"token {self.token}"})
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            body = r.read()
+        return json.loads(body) if body else None
+
+    def notebook_url(self, name: str) -> str:
+        """A fresh workspace for each page: `?reset` so no old tabs are restored."""
+        return self.url(f"lab/workspaces/t{uuid.uuid4().hex[:12]}/tree/notebooks/{name}?reset")
+
+    def shutdown_kernels(self) -> None:
+        for kind in ("sessions", "kernels"):
+            try:
+                for item in self.api("GET", f"api/{kind}") or []:
+                    self.api("DELETE", f"api/{kind}/{item['id']}", timeout=15)
+            except (OSError, urllib.error.URLError, ValueError):
+                pass
+
+
+def launch_chromium(playwright, user_data_dir: str, viewport=(1500, 1100)):
+    """Debian's chromium with the GUIDE's flags and a fresh profile: a persistent context."""
+    return playwright.chromium.launch_persistent_context(
+        user_data_dir,
+        executable_path=CHROMIUM,
+        headless=True,
+        args=CHROMIUM_ARGS,
+        viewport={"width": viewport[0], "height": viewport[1]},
+        device_scale_factor=1,
+    )
+
+
+# -- notebook helpers (run in the page) ----------------------------------------------------------
+
+_JS_READY = """async () => {
+  const app = window.jupyterapp;
+  const panel = app.shell.currentWidget;
+  if (!panel || !panel.sessionContext) throw new Error('no notebook panel is current');
+  await panel.context.ready;
+  await panel.sessionContext.ready;
+  const t0 = Date.now();
+  while (!(panel.sessionContext.session && panel.sessionContext.session.kernel)) {
+    if (Date.now() - t0 > 60000) throw new Error('no kernel after 60 s');
+    await new Promise(r => setTimeout(r, 100));
+  }
+  await panel.sessionContext.session.kernel.info;
+  // every error the kernel reports from now on (cells and widget callbacks alike)
+  window.__ropeKernelErrors = [];
+  panel.sessionContext.iopubMessage.connect((_, msg) => {
+    const t = msg.header.msg_type, c = msg.content || {};
+    if (t === 'error') {
+      window.__ropeKernelErrors.push((c.traceback || [c.ename + ': ' + c.evalue]).join('\\n').replace(/\\u001b\\[[0-9;]*m/g, ''));
+    } else if (t === 'stream' && c.name === 'stderr' && /Traceback \\(most recent call last\\)/.test(c.text)) {
+      window.__ropeKernelErrors.push(c.text.replace(/\\u001b\\[[0-9;]*m/g, ''));
+    }
+  });
+  return panel.context.path;
+}"""
+
+_JS_CELLS_DONE = """() => {
+  const nb = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook');
+  if (!nb) return false;
+  const app = window.jupyterapp, panel = app.shell.currentWidget;
+  let pending = 0, running = 0;
+  panel.content.widgets.forEach(cell => {
+    if (cell.model.type !== 'code') return;
+    const prompt = (cell.node.querySelector('.jp-InputPrompt') || {}).textContent || '';
+    if (prompt.includes('*')) running++;
+    if (!cell.model.sharedModel.getSource().trim()) return;   // empty cells get no number
+    if (!/\\[\\s*\\d+\\s*\\]/.test(prompt)) pending++;
+  });
+  if (pending === 0 && running === 0) return 'done';
+  // run-all stops at the first error: the rest never get a number
+  if (running === 0 && (window.__ropeKernelErrors || []).length) return 'error';
+  return false;
+}"""
+
+_JS_PROMPTS = """() => window.jupyterapp.shell.currentWidget.content.widgets
+  .filter(c => c.model.type === 'code')
+  .map(c => ({prompt: (c.node.querySelector('.jp-InputPrompt') || {}).textContent || '',
+              empty: !c.model.sharedModel.getSource().trim(),
+              source: c.model.sharedModel.getSource().slice(0, 80)}))"""
+
+_JS_ERRORS = r"""() => {
+  const nb = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook');
+  const found = [];
+  const errorLine = /^\s*[\w.]*(Error|Exception)\b.*:/m;
+  nb.querySelectorAll('.jp-OutputArea-output').forEach(el => {
+    const text = el.textContent || '';
+    const mime = el.getAttribute('data-mime-type') || '';
+    if (/Traceback \(most recent call last\)/.test(text) ||
+        (mime === 'application/vnd.jupyter.stderr' && errorLine.test(text)) ||
+        /Error (displaying|rendering|creating) (widget|view)/.test(text)) {
+      found.push(mime + ': ' + text.slice(0, 1500));
+    }
+  });
+  nb.querySelectorAll('.jupyter-widgets').forEach(el => {
+    const text = el.textContent || '';
+    if (/Traceback \(most recent call last\)|Error (displaying|rendering|creating) (widget|view)/.test(text))
+      found.push('widget: ' + text.slice(0, 1500));
+  });
+  return {outputs: [...new Set(found)], kernel: window.__ropeKernelErrors || []};
+}"""
+
+
+def open_notebook(context, server: LabServer, name: str, timeout_ms: int = 60_000):
+    """A new page with notebooks/<name> open in a fresh workspace and its kernel ready."""
+    page = context.new_page()
+    page.set_default_timeout(timeout_ms)
+    page.goto(server.notebook_url(name), wait_until="domcontentloaded")
+    page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell", timeout=timeout_ms)
+    page.wait_for_selector(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell", timeout=timeout_ms)
+    page.wait_for_function(
+        "() => { const w = window.jupyterapp.shell.currentWidget; return !!(w && w.sessionContext); }",
+        timeout=timeout_ms)
+    page.evaluate(_JS_READY)
+    return page
+
+
+def run_all(page, timeout_ms: int = 120_000) -> str:
+    """Clear every output, run all cells, wait until every non-empty code cell shows a number
+    (or an error stopped the run). Returns 'done' or 'error'."""
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
+    # the stored numbers are gone before anything runs (so old ones cannot pass for new ones)
+    page.wait_for_function(
+        r"""() => window.jupyterapp.shell.currentWidget.content.widgets
+              .filter(c => c.model.type === 'code')
+              .every(c => !/\d/.test((c.node.querySelector('.jp-InputPrompt') || {}).textContent || ''))""",
+        timeout=10_000)
+    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+    handle = page.wait_for_function(_JS_CELLS_DONE, timeout=timeout_ms, polling=200)
+    return handle.json_value()
+
+
+def prompts(page) -> list[dict]:
+    return page.evaluate(_JS_PROMPTS)
+
+
+def errors(page) -> dict:
+    """{'outputs': error-looking outputs in the notebook, 'kernel': errors the kernel sent}."""
+    return page.evaluate(_JS_ERRORS)
+
+
+# -- live widgets ----------------------------------------------------------------------------
+
+_JS_FIND_WIDGETS = r"""() => {
+  const nb = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook');
+  const roots = [];
+  nb.querySelectorAll('.rope-readout').forEach(readout => {
+    let el = readout.parentElement;
+    while (el && el !== nb && !(el.classList.contains('jupyter-widgets') &&
+                                el.querySelector('.jupyter-matplotlib canvas'))) el = el.parentElement;
+    if (el && el !== nb && !roots.includes(el)) roots.push(el);
+  });
+  const kinds = [['slider', '.widget-slider'], ['dropdown', '.widget-dropdown'],
+                 ['button', '.widget-button'], ['checkbox', '.widget-checkbox'],
+                 ['toggle', '.widget-toggle-buttons']];
+  return roots.map((root, i) => {
+    root.setAttribute('data-rope-widget', String(i));
+    const controls = [];
+    root.querySelectorAll(kinds.map(k => k[1]).join(',')).forEach(el => {
+      if (el.closest('.jupyter-matplotlib')) return;           // ipympl's own toolbar
+      if (controls.some(c => c.el.contains(el))) return;
+      const kind = kinds.find(k => el.matches(k[1]))[0];
+      const label = el.querySelector(':scope > .widget-label, :scope > label');
+      const name = kind === 'button' ? (el.textContent || '').trim()
+                                     : (label ? label.textContent.trim() : '');
+      controls.push({el, kind, name});
+    });
+    controls.forEach((c, j) => c.el.setAttribute('data-rope-control', `${i}-${j}`));
+    const cell = root.closest('.jp-Cell');
+    const cells = [...nb.querySelectorAll('.jp-Cell')];
+    return {index: i, cell: cells.indexOf(cell), readout: root.querySelector('.rope-readout').textContent,
+            controls: controls.map((c, j) => ({index: j, kind: c.kind, name: c.name,
+                                               selector: `[data-rope-control="${i}-${j}"]`}))};
+  });
+}"""
+
+# A signature of one widget: its readout text and a hash of every pixel of its ipympl canvases.
+_JS_SIGNATURE = r"""(i) => {
+  const root = document.querySelector(`[data-rope-widget="${i}"]`);
+  const readout = root.querySelector('.rope-readout').textContent;
+  let h = 2166136261 >>> 0, size = '';
+  root.querySelectorAll('.jupyter-matplotlib canvas').forEach(c => {
+    size += c.width + 'x' + c.height + ';';
+    if (!c.width || !c.height) return;
+    const data = new Uint32Array(c.getContext('2d').getImageData(0, 0, c.width, c.height).data.buffer);
+    for (let k = 0; k < data.length; k++) { h ^= data[k]; h = Math.imul(h, 16777619) >>> 0; }
+  });
+  return {readout, canvas: size + h.toString(16)};
+}"""
+
+# Wait until readout and canvas have both changed from `before` (if given), then until nothing
+# changes for `quiet` ms. Never blocks the page: it sleeps between looks.
+_JS_WAIT = r"""async ([i, before, timeout, quiet]) => {
+  const sig = () => (%s)(i);
+  const sleep = ms => new Promise(r => setTimeout(r, ms));
+  const t0 = performance.now();
+  let s = sig(), readoutChanged = false, canvasChanged = false;
+  while (before) {
+    readoutChanged = s.readout !== before.readout;
+    canvasChanged = s.canvas !== before.canvas;
+    if (readoutChanged && canvasChanged) break;
+    if (performance.now() - t0 > timeout) return {ok: false, readoutChanged, canvasChanged, sig: s};
+    await sleep(30);
+    s = sig();
+  }
+  let last = s, since = performance.now();
+  while (performance.now() - since < quiet && performance.now() - t0 < timeout + 5000) {
+    await sleep(40);
+    s = sig();
+    if (s.readout !== last.readout || s.canvas !== last.canvas) { last = s; since = performance.now(); }
+  }
+  if (before) { readoutChanged = s.readout !== before.readout; canvasChanged = s.canvas !== before.canvas; }
+  return {ok: !before || (readoutChanged && canvasChanged), readoutChanged, canvasChanged, sig: s};
+}""" % _JS_SIGNATURE
+
+
+def find_widgets(page) -> list[dict]:
+    """Every live widget: a widget box holding a .rope-readout and an ipympl canvas, with its
+    controls (sliders, dropdowns, buttons, ...). Marks them with data-rope-widget/-control."""
+    return page.evaluate(_JS_FIND_WIDGETS)
+
+
+def signature(page, widget: int) -> dict:
+    return page.evaluate(_JS_SIGNATURE, widget)
+
+
+def wait_changed(page, widget: int, before: dict | None, timeout_ms: int = 8_000, quiet_ms: int = 300) -> dict:
+    """Wait until the widget's readout AND canvas differ from `before`, then until they settle.
+    With before=None: only wait until the widget is quiet. Returns {ok, readoutChanged, canvasChanged, sig}."""
+    return page.evaluate(_JS_WAIT, [widget, before, timeout_ms, quiet_ms])
+
+
+def wait_canvas_drawn(page, widget: int, timeout_ms: int = 20_000) -> None:
+    """Wait until the widget's ipympl canvas has a size and is not blank."""
+    page.wait_for_function(
+        """(i) => { const c = document.querySelector(`[data-rope-widget="${i}"] .jupyter-matplotlib canvas`);
+                    if (!c || !c.width || !c.height) return false;
+                    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+                    for (let k = 3; k < d.length; k += 4) if (d[k]) return true;
+                    return false; }""",
+        arg=widget, timeout=timeout_ms, polling=100)
+
+
+def slug(text: str) -> str:
+    text = re.sub(r"\|(\w+)\|", r"norm_\1", text)  # |q| -> norm_q
+    return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_") or "control"
+
+
+def move_control(page, control: dict, presses: int = 3) -> str:
+    """Move one control the way a person would; returns a description of what was done."""
+    loc = page.locator(control["selector"])
+    kind = control["kind"]
+    if kind == "slider":
+        handle = loc.locator(".noUi-handle").first
+        handle.scroll_into_view_if_needed()
+        # where the handle is (noUiSlider's own numbers; a SelectionSlider counts options)
+        now, lo, hi = loc.locator(".noUi-target").first.evaluate(
+            "t => [Number(t.noUiSlider.get(true)), t.noUiSlider.options.range.min, t.noUiSlider.options.range.max]")
+        if lo == hi:
+            return "fixed"
+        key = "ArrowLeft" if now >= hi else "ArrowRight"
+        handle.focus()
+        for _ in range(presses):
+            handle.press(key)
+        return f"{key} x{presses}"
+    if kind == "dropdown":
+        select = loc.locator("select")
+        options = select.locator("option")
+        count = options.count()
+        if count < 2:
+            return "fixed"
+        current = select.evaluate("s => s.selectedIndex")
+        index = (current + 1) % count
+        select.select_option(index=index)
+        return f"option {index}: {options.nth(index).text_content()}"
+    if kind == "button":
+        loc.click()
+        return "click"
+    if kind == "checkbox":
+        loc.locator("input").click()
+        return "toggle"
+    if kind == "toggle":
+        buttons = loc.locator("button:not(.mod-active)")
+        if buttons.count() == 0:
+            return "fixed"
+        buttons.first.click()
+        return f"choose {buttons.first.text_content()}"
+    raise ValueError(f"unknown control kind {kind!r}")
+
+
+def slider_value(page, selector: str) -> str:
+    """The text of a slider's .widget-readout."""
+    return page.locator(selector).locator(".widget-readout").inner_text().strip()
+
+
+def close_page(page, server: LabServer) -> None:
+    """Close the page and shut its kernel down (the next notebook gets the cores)."""
+    try:
+        page.close()
+    finally:
+        server.shutdown_kernels()
