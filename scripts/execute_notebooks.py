@@ -29,6 +29,8 @@ def execute(path: Path) -> float:
     processor.preprocess(notebook, {"metadata": {"path": str(path.parent)}})
     seconds = time.perf_counter() - start
     notebook.metadata.pop("widgets", None)
+    for cell in notebook.cells:
+        cell.metadata.pop("execution", None)  # timestamps of older runs
     nbformat.write(notebook, path)
     return seconds
 

@@ -4,6 +4,7 @@ Expected values come from formulas written out here with math.cos / math.sin, fr
 worked numbers, or from a complex-number rotation, never from the code under test.
 """
 
+import io
 import math
 import re
 
@@ -12,6 +13,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import sympy as sp  # noqa: E402
 import torch  # noqa: E402
@@ -21,6 +23,7 @@ import rope_lib  # noqa: E402
 from rope_lib import derivation  # noqa: E402
 from rope_lib.exercises import lesson02 as ex  # noqa: E402
 from rope_lib.widgets import lesson02 as w02  # noqa: E402
+from rope_lib.widgets import static_png  # noqa: E402
 
 F64 = torch.float64
 
@@ -258,6 +261,83 @@ def test_widget_controls_and_update_stay_in_sync(widget):
     assert readout_numbers(widget)[2] == 5
     with pytest.raises(ValueError, match="unknown control"):
         widget.update(phase=1)
+
+
+def canvas_pixels(fig):
+    return np.asarray(fig.canvas.buffer_rgba()).copy()
+
+
+def count_full_draws(fig):
+    events = []
+    fig.canvas.mpl_connect("draw_event", events.append)
+    return events
+
+
+def test_widget_blits_the_same_picture_as_a_full_draw(widget):
+    fig = widget.figure
+    full_draws = count_full_draws(fig)
+    # slider moves that leave the axes alone: blitted, no full draw
+    for step in ({"m": 11}, {"theta": 0.62, "shift": 9}, {"q_angle": 2.5, "k_angle": -2.9}):
+        widget.update(**step)
+        blitted = canvas_pixels(fig)
+        assert not full_draws
+        fig.canvas.draw()  # everything from scratch, same state
+        full_draws.clear()
+        assert np.array_equal(blitted, canvas_pixels(fig)), step
+    # a longer q needs a taller score axis: a full redraw, and then the same picture too
+    widget.update(q_len=2.0, k_len=2.0)
+    assert len(full_draws) == 1
+    blitted = canvas_pixels(fig)
+    fig.canvas.draw()
+    assert np.array_equal(blitted, canvas_pixels(fig))
+    # and the blit really drew the new state: the old picture differs
+    before = canvas_pixels(fig)
+    widget.update(m=2)
+    assert not np.array_equal(before, canvas_pixels(fig))
+
+
+def test_widget_score_axis_fits_the_curve(widget):
+    fig = widget.figure
+    full_draws = count_full_draws(fig)
+    for q_len, k_len in ((1.2, 1.0), (0.2, 0.2), (2.0, 2.0), (1.0, 1.05), (0.65, 0.65)):
+        widget.update(q_len=q_len, k_len=k_len)
+        lo, hi = widget.ax_score.get_ylim()
+        amplitude = q_len * k_len  # the curve |q||k| cos(...) reaches +-|q||k|
+        assert lo == -hi
+        assert 1.1 * amplitude <= hi + 1e-12  # the whole curve, with a margin
+        assert hi <= 2.5 * amplitude  # and not lost in a far too tall axis
+    assert full_draws  # the limits moved, so the static background was redrawn
+    # angles, positions, theta and shift never change the limits: no full redraw
+    full_draws.clear()
+    limits = widget.ax_score.get_ylim()
+    for step in ({"m": 0}, {"n": 20}, {"theta": 1.0}, {"q_angle": 3.14}, {"k_angle": -3.14}, {"shift": 30}):
+        widget.update(**step)
+    assert widget.ax_score.get_ylim() == limits and not full_draws
+
+
+def test_widget_static_png_shows_the_moving_artists(widget):
+    from PIL import Image
+
+    widget.update(m=8, n=3, theta=0.4)
+    png = np.asarray(Image.open(io.BytesIO(static_png(widget.figure, dpi=80).data)).convert("RGB"))
+    widget.figure.canvas.draw()
+    drawn = canvas_pixels(widget.figure)[..., :3]
+    assert png.shape == drawn.shape
+    assert np.array_equal(png, drawn)
+    # gold marker and solid blue/red arrows are there
+    gold = (png[..., 0] > 230) & (png[..., 1] > 180) & (png[..., 2] < 60)
+    solid_q = np.all(png == (0x1F, 0x77, 0xB4), axis=-1)
+    solid_k = np.all(png == (0xD6, 0x27, 0x28), axis=-1)
+    assert gold.sum() > 10 and solid_q.sum() > 20 and solid_k.sum() > 20
+    # faded q and k drawn once, not twice over (alpha 0.3 of the colour on white)
+    faded_k = np.round(255 - 0.3 * (255 - np.array([0xD6, 0x27, 0x28])))
+    assert (np.abs(png - faded_k).max(axis=-1) <= 1).sum() > 20
+    # saving (at any dpi) leaves the blitting background alone: the next blit has no ghosts
+    static_png(widget.figure, dpi=40)
+    widget.update(m=15, q_angle=2.0)
+    blitted = canvas_pixels(widget.figure)
+    widget.figure.canvas.draw()
+    assert np.array_equal(blitted, canvas_pixels(widget.figure))
 
 
 def test_widget_steps_cover_every_control():

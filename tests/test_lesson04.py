@@ -7,6 +7,7 @@ path, or from numbers derived by hand; never from the function under test.
 
 from __future__ import annotations
 
+import io
 import math
 
 import matplotlib
@@ -223,6 +224,7 @@ def test_widget_update_changes_the_artists():
     geometric = [((1 - r) * r ** (30 - j) / (1 - r**31)) if j <= 30 else 0.0 for j in range(40)]
     np.testing.assert_allclose(x, np.arange(40))
     np.testing.assert_allclose(y, geometric, rtol=1e-5, atol=1e-7)
+    assert abs(w.ax_attn.get_ylim()[1] - 1.12 * max(geometric)) < 1e-6  # the y range follows the top weight
     span = math.log(100) / m
     assert abs(w.span_line.get_xdata()[0] - (30 - span)) < 1e-4
     assert w.span_line.get_visible()
@@ -266,6 +268,120 @@ def test_widget_steps_and_thumbnail():
         w.update(**step)
         for key, value in w.values.items():
             seen[key].add(value)
-    assert seen["scores"] == {"zeros", "random"} and len(seen["heads"]) >= 4 and len(seen["seq_len"]) >= 20
+    assert seen["scores"] == {"zeros", "random"}
+    # every control reaches both ends of its range
+    assert {1, widgets.MAX_HEADS} <= seen["heads"] and {1, widgets.MAX_HEADS} <= seen["head"]
+    assert {0, widgets.MAX_SEQ_LEN - 1} <= seen["query"] and widgets.MAX_SEQ_LEN in seen["seq_len"]
+    assert min(seen["seq_len"]) <= 8 and len(seen["heads"]) >= 4 and len(seen["seq_len"]) >= 4
     figure = widgets.thumbnail()
     assert tuple(figure.get_size_inches()) == (4.0, 2.5)
+
+
+# widget: blitting ---------------------------------------------------------------------------------
+def canvas_pixels(figure) -> np.ndarray:
+    return np.asarray(figure.canvas.buffer_rgba()).copy()
+
+
+def full_draw_counter(figure) -> list:
+    """A one-element list counting full draws (a blit emits no draw_event)."""
+    count = [0]
+    figure.canvas.mpl_connect("draw_event", lambda event: count.__setitem__(0, count[0] + 1))
+    return count
+
+
+def test_widget_blits_only_when_static_parts_stay():
+    w = widgets.AlibiWidget(heads=8, head=4, query=31, seq_len=32)
+    full = full_draw_counter(w.figure)
+    for values in ({"query": 5}, {"head": 1}, {"scores": "random"}, {"query": 0, "head": 8}):
+        w.update(**values)
+    assert full[0] == 0  # query, head and scores only blit (the y range too: its axis is redrawn)
+    w.update(seq_len=64)
+    assert full[0] == 1 and w.ax_attn.get_xlim() == (-0.5, 63.5) and w.ax_bias.get_ylim() == (63.5, -0.5)
+    w.update(heads=12)
+    assert full[0] == 2 and w.ax_slopes.get_xlim() == (0.4, 12.6)
+    w.update(heads=12, seq_len=64, query=3)  # the same static parts: blit
+    assert full[0] == 2
+
+
+def test_widget_blitted_canvas_equals_a_full_draw():
+    factory, steps = widgets.WIDGETS["alibi"]
+    w = factory()
+    full = full_draw_counter(w.figure)
+    previous = (w.values["heads"], w.values["seq_len"])
+    expected_full, checked = 0, []
+    for k, step in enumerate(steps):
+        before = full[0]
+        w.update(**step)
+        is_full = (step["heads"], step["seq_len"]) != previous  # the x ranges change
+        previous = (step["heads"], step["seq_len"])
+        assert full[0] - before == int(is_full), k
+        expected_full += is_full
+        if k in (0, 3, 8, 12, 16, 20, 26, 28):  # 8, 16 and 28 are full redraws, the others blits
+            blitted = canvas_pixels(w.figure)
+            w.figure.canvas.draw()  # everything from scratch, for the same state
+            assert np.array_equal(blitted, canvas_pixels(w.figure)), k
+            checked.append(is_full)
+            full[0] -= 1
+    assert expected_full == full[0] == 7 and True in checked and False in checked
+
+
+def test_widget_blitted_picture_is_the_plain_picture():
+    # the picture without any blitting machinery: every artist drawn by one normal draw, in zorder
+    w = widgets.AlibiWidget(heads=12, head=10, query=60, seq_len=128, scores="random")
+    w.update(head=3, query=100)  # a blit
+    blitted = canvas_pixels(w.figure)
+    moving, w.redraw.moving = w.redraw.moving, []
+    for artist in moving:
+        artist.set_animated(False)
+    w.figure.canvas.draw()
+    plain = canvas_pixels(w.figure)
+    for artist in moving:
+        artist.set_animated(True)
+    w.redraw.moving = moving
+    differ = np.any(blitted != plain, axis=-1)
+    # the only difference: the bias panel's y tick marks where they meet its left edge (a normal
+    # draw puts the ticks on the image, the blit puts the image on the ticks), a pixel each
+    rows, cols = np.nonzero(differ)
+    assert differ.sum() <= len(w.ax_bias.get_yticks())
+    x0 = w.ax_bias.get_window_extent().x0
+    assert np.all(np.abs(cols - x0) <= 1.5)
+    w.redraw(full=True)
+
+
+def test_widget_static_png_shows_the_moving_parts_and_blitting_goes_on():
+    from PIL import Image
+
+    from rope_lib.widgets import static_png
+
+    w = widgets.AlibiWidget(heads=8, head=4, query=120, seq_len=128, scores="random")
+    png = np.asarray(Image.open(io.BytesIO(static_png(w.figure).data)).convert("RGB")).astype(int)
+    assert png.shape[:2] == w.figure.canvas.get_width_height()[::-1]
+    red = (np.abs(png - [214, 39, 40]).sum(-1) < 60)  # HEAD_COLOR: the head's bar, the row, the weights
+    height = png.shape[0]
+    for ax in (w.ax_slopes, w.ax_bias, w.ax_attn):
+        box = ax.get_window_extent()
+        panel = red[height - int(box.y1) : height - int(box.y0), int(box.x0) : int(box.x1)]
+        assert panel.sum() > 20
+    # the titles and the attention panel's y tick labels (moving artists) are in the picture
+    for text in (w.bias_title, w.attn_title, *w.ax_attn.yaxis.get_ticklabels()[1:3]):
+        box = text.get_window_extent()
+        ink = png[height - int(box.y1) : height - int(box.y0), int(box.x0) : int(box.x1)]
+        assert (ink.sum(-1) < 300).sum() > 10, text.get_text()
+    # after the savefig, blitting still gives the full draw's picture
+    w.update(head=1, query=30)
+    blitted = canvas_pixels(w.figure)
+    w.figure.canvas.draw()
+    assert np.array_equal(blitted, canvas_pixels(w.figure))
+
+
+def test_readout_names_every_control_it_depends_on():
+    # moving "heads" can keep the chosen head's slope; the readout must still change
+    from rope_lib.widgets.lesson04 import AlibiWidget
+
+    w = AlibiWidget()
+    w.update(heads=8, head=4)
+    before = w.readout.value
+    w.update(heads=11)
+    assert w.readout.value != before and "head 4 of 11" in w.readout.value
+    w.update(seq_len=125)
+    assert "seq len 125" in w.readout.value

@@ -20,11 +20,15 @@ from matplotlib.ticker import MaxNLocator
 
 from ..derivation import closed_form_score, from_polar
 from ..rotary import apply_rope
-from . import redraw, static_png
+from . import Redrawer, static_png
 
 Q_COLOR = "#1f77b4"
 K_COLOR = "#d62728"
 OFFSETS = np.arange(-20, 21)
+# The score axis shows -top .. top with top the first of these at or above 1.1 |q||k| (the curve's
+# amplitude is |q||k|): the limits and tick labels change only when |q||k| crosses a rung, so most
+# slider moves redraw just the moving artists. The last rung covers |q| = |k| = 2.
+SCORE_LIMITS = (0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.5)
 
 # name -> (description, kind, minimum, maximum, step, default)
 CONTROLS = {
@@ -81,6 +85,15 @@ class _Plane:
         ax.axis("off")
         ax.add_patch(Rectangle((0, 0), 1, 1, transform=ax.transAxes, fill=False, lw=0.8, ec="0.3", clip_on=False))
 
+    @property
+    def moving(self):
+        """The artists set() changes, for a Redrawer, in the order a full draw stacks them (by
+        zorder: arcs, arrows, labels), so that a blit paints the same picture."""
+        artists = [self.original, self.rotated, self.arc_q, self.arc_k]
+        if self.labels:
+            artists += [*self.tip.values(), self.arc_label_q, self.arc_label_k]
+        return sorted(artists, key=lambda a: a.get_zorder())
+
     def set(self, q, k, q_rot, k_rot, angle_q: float, angle_k: float, names=("m", "n")) -> None:
         """q, k, q_rot, k_rot: 2-vectors; angle_q, angle_k: the rotation angles in radians."""
         self.original.set_UVC([q[0], k[0]], [q[1], k[1]])
@@ -97,6 +110,12 @@ class _Plane:
                 middle = phi + angle / 2
                 label.set_position((radius * math.cos(middle), radius * math.sin(middle)))
                 label.set_text(f"{name}θ" if abs(angle) > 0.15 else "")
+
+
+def _score_limit(q_len: float, k_len: float) -> float:
+    """The score axis' half-height: the first of SCORE_LIMITS at or above 1.1 |q||k|."""
+    needed = 1.1 * q_len * k_len
+    return next((top for top in SCORE_LIMITS if top >= needed - 1e-12), SCORE_LIMITS[-1])
 
 
 def _rotate_pairs(q: torch.Tensor, k: torch.Tensor, m: float, n: float, theta: float):
@@ -139,6 +158,8 @@ class RotatePairWidget:
         (self.marker,) = ax_score.plot([0], [0], "o", color="black", ms=8, mfc="gold", zorder=4)
         self.ax_plane, self.ax_score = ax_plane, ax_score
         figure.tight_layout()
+        # blitting: the axes, titles and ticks are drawn once; each update draws only these
+        self.redraw = Redrawer(figure, [*self.plane.moving, self.curve, self.marker])
 
         self.controls = {}
         for name, (description, kind, lo, hi, step, _) in CONTROLS.items():
@@ -194,8 +215,10 @@ class RotatePairWidget:
         self.curve.set_ydata(curve)
         offset = v["m"] - v["n"]
         self.marker.set_data([offset], [score])
-        top = 1.1 * v["q_len"] * v["k_len"]
-        self.ax_score.set_ylim(-top, top)
+        top = _score_limit(v["q_len"], v["k_len"])
+        full = self.ax_score.get_ylim() != (-top, top)  # new limits: tick labels change too
+        if full:
+            self.ax_score.set_ylim(-top, top)
 
         self.readout.value = (
             f"<b>q'·k' = {score:.4f}</b> &nbsp;&nbsp; closed form = {closed:.4f} &nbsp;&nbsp; "
@@ -204,7 +227,7 @@ class RotatePairWidget:
             f"angles (m+s)θ = {m * theta:.4f} rad, (n+s)θ = {n * theta:.4f} rad; "
             f"unrotated q·k = {float(q @ k):.4f}"
         )
-        redraw(self.figure)
+        self.redraw(full=full)
 
     def widget(self):
         import ipywidgets as W

@@ -2,7 +2,10 @@
 
     AlibiWidget(heads=8, head=4, query=31, seq_len=32, scores="zeros")
 
-Three panels, their artists created once and changed in place by update():
+Three panels, their artists created once and changed in place by update(), which redraws by
+blitting (rope_lib.widgets.Redrawer): the axes, labels and tick labels are drawn once into a
+background and only what moves is drawn on top. Only a change of the number of heads or of the
+sequence length moves static parts (the x ranges and their tick labels) and draws everything again.
   slopes      a bar per head (log2 scale: geometric slopes fall on a straight line), the chosen
               head highlighted;
   bias        the chosen head's causal bias matrix -slope * (i - j), the masked future in gray,
@@ -20,9 +23,10 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
+from matplotlib.transforms import offset_copy
 
 from ..alibi import alibi_bias, alibi_query_attention, alibi_slopes, alibi_span
-from . import redraw
+from . import Redrawer
 
 MAX_HEADS = 16
 MAX_SEQ_LEN = 128
@@ -42,6 +46,7 @@ class AlibiWidget:
 
     def __init__(self, heads: int = 8, head: int = 4, query: int = 31, seq_len: int = 32, scores: str = "zeros"):
         self.random_scores = _random_scores(0)
+        self._bias_cache = {}  # (seq_len, heads) -> the bias of every head: changes on full redraws only
         self.values = {}
         self._syncing = False
         with plt.ioff():
@@ -81,11 +86,40 @@ class AlibiWidget:
         self.span_line = ax_attn.axvline(0.0, color=SPAN_COLOR, lw=1.4, ls=":")
         ax_attn.set_xlabel("key j")
         ax_attn.set_ylabel("attention weight")
+        # the y axis is redrawn at every step (its range follows the largest weight), its label
+        # need not be: the axis' own label is hidden and a static copy stands at a fixed place,
+        # where the automatic one sits beside the widest tick labels ("0.000"): left of the axes
+        # by tick length + pad + label width + labelpad
+        ylabel, tick = ax_attn.yaxis.label, ax_attn.yaxis.get_major_ticks()[0]
+        width, _, _ = self.figure.canvas.get_renderer().get_text_width_height_descent(
+            "0.000", tick.label1.get_fontproperties(), ismath=False
+        )
+        offset = tick.get_tick_padding() + tick.get_pad() + width * 72 / self.figure.dpi + ax_attn.yaxis.labelpad
+        ylabel.set_visible(False)
+        ax_attn.yaxis.set_label_coords(0.0, 0.5)  # hidden: no automatic placement (it measures every tick label)
+        ax_attn.text(
+            0.0, 0.5, ylabel.get_text(), transform=offset_copy(ax_attn.transAxes, self.figure, x=-offset, units="points"),
+            rotation=90, rotation_mode="anchor", ha="center", va="bottom", fontproperties=ylabel.get_fontproperties(),
+        )
         self.attn_title = ax_attn.set_title(" ", y=1.02)
         self.ax_attn = ax_attn
         # few tick labels: text is most of the cost of a redraw
         for axis in (ax_slopes.xaxis, ax_bias.xaxis, ax_bias.yaxis, ax_attn.xaxis, ax_attn.yaxis):
             axis.set_major_locator(MaxNLocator(nbins=4, integer=axis is not ax_attn.yaxis))
+
+        # blitting: what changes at every step is drawn on top of a background drawn once. Per
+        # panel in the order of a normal draw (zorder: y axis 1.5 < bars, image, lines < spines <
+        # title), so that a blitted picture is the same as a plain full draw (but for the pixel
+        # where each of the bias panel's y ticks meets the image's edge). Spines move where
+        # moving artists touch them (the bars' feet, the image, the zero weights and the span
+        # line), since a normal draw puts the frame on top; the attention panel's y axis moves
+        # because its range follows the largest weight (its tick labels change at most steps).
+        moving = [*self.bars, ax_slopes.spines["bottom"]]
+        moving += [self.image, self.row_line, *ax_bias.spines.values(), self.bias_title]
+        moving += [ax_attn.yaxis, self.zero_line, self.attn_line, self.span_line, *ax_attn.spines.values()]
+        moving += [self.attn_title]
+        self.redraw = Redrawer(self.figure, moving)
+        self._static_key = None  # (heads, seq_len) of the background: the x ranges depend on them
 
         self.values = self._clamped(dict(heads=heads, head=head, query=query, seq_len=seq_len, scores=scores))
         self._build_controls()
@@ -122,11 +156,22 @@ class AlibiWidget:
             "slopes": slopes,
             "slope": slope,
             "span": span,
-            "bias": alibi_bias(n, v["heads"])[v["head"] - 1],
+            "bias": self._all_biases(n, v["heads"])[0][v["head"] - 1].clone(),
             "weights": weights,
             "zero_weights": zero_weights,
             "within_span": within,
         }
+
+    def _all_biases(self, n: int, heads: int):
+        """alibi_bias(n, heads) and the same as a float array with NaN for the masked future (what
+        the image shows), computed once per (seq_len, heads)."""
+        key = (n, heads)
+        if key not in self._bias_cache:
+            bias = alibi_bias(n, heads)
+            image = bias.numpy().copy()
+            image[~np.isfinite(image)] = np.nan
+            self._bias_cache = {key: (bias, image)}  # keep only the latest
+        return self._bias_cache[key]
 
     # ------------------------------------------------------------------ drawing
     def update(self, **values) -> None:
@@ -141,16 +186,20 @@ class AlibiWidget:
             if visible:
                 bar.set_height(math.log2(float(s["slopes"][h - 1])) - self.floor)
                 bar.set_color(HEAD_COLOR if h == head else OTHER_COLOR)
-        self.ax_slopes.set_xlim(0.4, n_heads + 0.6)
 
-        bias = s["bias"].numpy().copy()
-        bias[~np.isfinite(bias)] = np.nan
-        self.image.set_data(bias)
+        static_key = (n_heads, n)
+        full = static_key != self._static_key
+        if full:  # the x ranges (and the bias image's size) change: static parts move
+            self._static_key = static_key
+            self.ax_slopes.set_xlim(0.4, n_heads + 0.6)
+            self.ax_bias.set_xlim(-0.5, n - 0.5)
+            self.ax_bias.set_ylim(n - 0.5, -0.5)
+            self.ax_attn.set_xlim(-0.5, n - 0.5)
+
+        self.image.set_data(self._all_biases(n, n_heads)[1][head - 1])
         self.image.set_extent((-0.5, n - 0.5, n - 0.5, -0.5))
         low = -s["slope"] * (n - 1)
         self.image.set_clim(low if low < 0 else -1.0, 0.0)
-        self.ax_bias.set_xlim(-0.5, n - 0.5)
-        self.ax_bias.set_ylim(n - 0.5, -0.5)
         self.row_line.set_data([-0.5, i + 0.5], [i, i])
         self.bias_title.set_text(f"head {head}: -{s['slope']:.4g}·(i - j)")
 
@@ -163,17 +212,17 @@ class AlibiWidget:
         self.span_line.set_xdata([edge, edge])
         self.span_line.set_visible(edge >= -0.5)
         top = float(max(weights.max(), s["zero_weights"].max()))
-        self.ax_attn.set_xlim(-0.5, n - 0.5)
-        self.ax_attn.set_ylim(0.0, 1.12 * top)
+        self.ax_attn.set_ylim(0.0, 1.12 * top)  # its y axis is a moving artist: no full draw
         self.attn_title.set_text(f"query i = {i}, scores: {v['scores']}")
 
         self._sync_controls()
         self.readout.value = self.readout_text()
-        redraw(self.figure)
+        self.redraw(full=full)
 
     def readout_text(self) -> str:
         v, s = self.values, self._state
         return (
+            f"head {v['head']} of {v['heads']}, query i = {v['query']} of seq len {v['seq_len']} &nbsp; "
             f"slope = {s['slope']:.4f} &nbsp; span = {s['span']:.4f} &nbsp; "
             f"weight on j = i: {float(s['weights'][v['query']]):.4f} &nbsp; "
             f"attention within the span = {s['within_span']:.4f}"
@@ -229,19 +278,24 @@ class AlibiWidget:
 
 
 def _steps() -> list[dict]:
-    """30 updates that move every control through its range."""
+    """30 updates like a learner's session: mostly query, head and scores (blitted), with a few
+    changes of the sequence length and of the number of heads (7 full redraws), every control
+    through its range."""
+    moves = [
+        {"query": 24}, {"query": 16}, {"query": 8}, {"query": 0},
+        {"head": 1}, {"head": 3}, {"head": 6}, {"head": 8},
+        {"seq_len": 128}, {"query": 127}, {"query": 96}, {"query": 64},
+        {"scores": "random"}, {"head": 1}, {"head": 4}, {"head": 8},
+        {"heads": 12}, {"head": 10}, {"head": 12}, {"query": 100}, {"query": 40},
+        {"scores": "zeros"}, {"seq_len": 64}, {"query": 63},
+        {"heads": 16, "head": 16}, {"head": 9}, {"head": 2},
+        {"heads": 1, "head": 1}, {"seq_len": 8, "query": 5}, {"heads": 8, "head": 4, "seq_len": 32, "query": 31},
+    ]
+    state = dict(heads=8, head=4, query=31, seq_len=32, scores="zeros")
     steps = []
-    for k in range(30):
-        heads = [8, 12, 16, 4, 1, 8][k % 6]
-        steps.append(
-            {
-                "heads": heads,
-                "head": 1 + (k * 5) % heads,
-                "seq_len": 8 + (k * 37) % (MAX_SEQ_LEN - 7),
-                "query": (k * 53) % MAX_SEQ_LEN,
-                "scores": SCORES[k % 2],
-            }
-        )
+    for move in moves:
+        state = {**state, **move}
+        steps.append(dict(state))  # the whole state: each step stands alone
     return steps
 
 
