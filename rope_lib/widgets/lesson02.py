@@ -334,4 +334,5 @@ def frequency_figure(q, k, offset: int, thetas=(1.0, 0.01), max_offset: int = 60
     axes[2].legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)
     axes[2].set_title("score against the offset", fontsize=9)
     fig.tight_layout()
+    fig.subplots_adjust(top=0.84)  # room for the two-line titles over the square planes
     return fig
