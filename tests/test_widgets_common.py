@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from PIL import Image  # noqa: E402
 
-from rope_lib.widgets import Redrawer, static_png  # noqa: E402
+from rope_lib.widgets import Redrawer, show_png, static_png  # noqa: E402
 
 
 def pixels(fig):
@@ -63,3 +63,12 @@ def test_a_static_png_at_another_dpi_does_not_become_the_background():
     blitted = np.asarray(fig.canvas.buffer_rgba()).copy()
     assert np.array_equal(blitted, pixels(fig))
     plt.close(fig)
+
+
+def test_show_png_displays_a_png_and_closes_the_figure(monkeypatch):
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda obj: shown.append(obj))
+    fig = plt.figure(figsize=(2, 1))
+    show_png(fig)
+    assert len(shown) == 1 and shown[0].format == "png" and shown[0].data[:8] == b"\x89PNG\r\n\x1a\n"
+    assert not plt.fignum_exists(fig.number)

@@ -8,7 +8,8 @@ Every widget is a class with
                         draw; the controls call it, and so do the tests and the benchmark
     .widget()   the controls, the readout and the figure's canvas in one box, to display
 In a notebook with `%matplotlib widget` (ipympl) the canvas redraws in place in the browser;
-`static_png(figure)` gives the PNG shown beside it for readers without a kernel.
+`static_png(figure)` gives the PNG shown beside it for readers without a kernel; `show_png(figure)`
+shows a finished figure as a PNG and closes it.
 """
 
 from __future__ import annotations
@@ -23,6 +24,16 @@ def static_png(figure, dpi: int = 80):
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=dpi)
     return Image(data=buffer.getvalue(), format="png")
+
+
+def show_png(figure, dpi: int = 80) -> None:
+    """Show a finished (not live) figure in a notebook as a plain PNG, then close it, so that
+    it reads without a kernel and no widget canvas is left behind under `%matplotlib widget`."""
+    import matplotlib.pyplot as plt
+    from IPython.display import display
+
+    display(static_png(figure, dpi))
+    plt.close(figure)
 
 
 def redraw(figure) -> None:
