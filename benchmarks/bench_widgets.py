@@ -1,6 +1,6 @@
 """Python-side update time of every lesson widget: median of its 30 scripted steps.
 
-Each lesson's widget module (rope_lib/widgets/lessonNN.py) lists its widgets in WIDGETS as
+Each widget module (rope_lib/widgets/<topic>.py) lists its widgets in WIDGETS as
 name -> (factory, steps). A step is one update(**values), which recomputes, changes the artists
 in place and draws (under matplotlib's Agg backend here, so the draw happens inside the call).
 Goal on this machine: under 50 ms per update.
@@ -24,8 +24,9 @@ import rope_lib.widgets  # noqa: E402
 
 def widget_modules():
     for info in sorted(pkgutil.iter_modules(rope_lib.widgets.__path__), key=lambda i: i.name):
-        if info.name.startswith("lesson"):
-            yield importlib.import_module(f"rope_lib.widgets.{info.name}")
+        module = importlib.import_module(f"rope_lib.widgets.{info.name}")
+        if hasattr(module, "WIDGETS"):
+            yield module
 
 
 def median_update_ms(factory, steps, rounds=2):
@@ -41,7 +42,7 @@ def median_update_ms(factory, steps, rounds=2):
 
 
 def main():
-    print("| lesson | widget | steps | median update (ms) |")
+    print("| module | widget | steps | median update (ms) |")
     print("|---|---|---|---|")
     for module in widget_modules():
         for name, (factory, steps) in module.WIDGETS.items():

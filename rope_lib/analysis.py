@@ -6,7 +6,7 @@
   pairs wrap hundreds of times, slow pairs never complete one turn).
 - angle_error: how far angles computed in a low-precision dtype are from the exact ones.
 - rope_cost_per_token: FLOPs and bytes RoPE adds per token, against the attention it sits in.
-- Seed001RoPE: the RoPE module of seed note 001, kept with its bug so a lesson can show it.
+- UnsqueezeBugRoPE: the RoPE module of seed note 001, kept with its bug so a lesson can show it.
 """
 
 from __future__ import annotations
@@ -134,7 +134,7 @@ def rope_cost_per_token(
     }
 
 
-class Seed001RoPE(nn.Module):
+class UnsqueezeBugRoPE(nn.Module):
     """Seed note 001's RoPE module, rewritten with the same behaviour, bugs included. Do not use it:
     use rope_lib.RotaryEmbedding, which fixes both problems.
 

@@ -126,12 +126,18 @@ def yarn_correction_range(
     return max(low, 0), min(high, head_dim - 1)
 
 
-def yarn_ramp(low: float, high: float, n_pairs: int) -> torch.Tensor:
-    """gamma-like ramp, 0 at pair `low` and below, 1 at `high` and above, linear between
-    (float32 [n_pairs]). YaRN interpolates pair i by this much (1 = fully divided by s)."""
+def ramp_by_pair(low: float, high: float, n_pairs: int) -> torch.Tensor:
+    """YaRN's ramp gamma_i as its code computes it, linear in the pair index (float32 [n_pairs]):
+
+        gamma_i = 1 - clamp((i - low) / (high - low), 0, 1)
+
+    1 at pair `low` and below (the pair keeps theta_i), 0 at `high` and above (theta_i / s),
+    linear between; theta'_i = (1 - gamma_i) theta_i / s + gamma_i theta_i. transformers calls
+    1 - gamma_i `linear_ramp_factor`. (Peng et al. 2023, arXiv:2309.00071; ramp_by_turns is the
+    paper's form of the same ramp.)"""
     if low == high:
         high += 0.001  # transformers' guard against a zero-width ramp
-    return torch.clamp((torch.arange(n_pairs, dtype=torch.float32) - low) / (high - low), 0, 1)
+    return 1 - torch.clamp((torch.arange(n_pairs, dtype=torch.float32) - low) / (high - low), 0, 1)
 
 
 def _yarn(head_dim, base, params):
@@ -154,8 +160,8 @@ def _yarn(head_dim, base, params):
     # Same float32 operations, in the same order, as transformers, so the results match exactly.
     pos_freqs = base ** (torch.arange(0, head_dim, 2).to(torch.float32) / head_dim)
     extrapolation, interpolation = 1.0 / pos_freqs, 1.0 / (factor * pos_freqs)
-    keep = 1 - yarn_ramp(low, high, head_dim // 2)  # 1: pair keeps its frequency
-    return interpolation * (1 - keep) + extrapolation * keep, attention_factor
+    gamma = ramp_by_pair(low, high, head_dim // 2)  # 1: pair keeps its frequency
+    return interpolation * (1 - gamma) + extrapolation * gamma, attention_factor
 
 
 def _llama3(head_dim, base, params):
@@ -256,14 +262,15 @@ def first_pair_longer_than(inv_freq: torch.Tensor, length: float) -> int:
     return int(longer[0]) if len(longer) else int(inv_freq.shape[0])
 
 
-def kept_fraction(inv_freq: torch.Tensor, scaled_inv_freq: torch.Tensor, factor: float) -> torch.Tensor:
-    """gamma_i such that scaled_i = (1 - gamma_i) * theta_i / s + gamma_i * theta_i:
+def implied_ramp(inv_freq: torch.Tensor, scaled_inv_freq: torch.Tensor, factor: float) -> torch.Tensor:
+    """The ramp gamma_i that a set of scaled frequencies implies, read back from them:
+    scaled_i = (1 - gamma_i) * theta_i / s + gamma_i * theta_i, so
 
         gamma_i = (scaled_i / theta_i - 1/s) / (1 - 1/s)
 
     1: the pair keeps its frequency (it is extrapolated), 0: its frequency is divided by s
     (interpolated, as Position Interpolation does for all pairs), between: blended. For YaRN
-    this is 1 - ramp (Peng et al. 2023, "NTK-by-parts": h(theta) = (1-gamma) theta/s + gamma theta);
+    this is ramp_by_pair (Peng et al. 2023, "NTK-by-parts": h(theta) = (1-gamma) theta/s + gamma theta);
     for Llama 3 it is its `smooth` factor; for NTK-aware scaling it falls from 1 (pair 0) to 0
     (the last pair) (float64 [head_dim/2])."""
     factor = require_positive_float("factor", factor)
@@ -281,17 +288,17 @@ def kept_fraction(inv_freq: torch.Tensor, scaled_inv_freq: torch.Tensor, factor:
 def pair_regimes(
     inv_freq: torch.Tensor, scaled_inv_freq: torch.Tensor, factor: float, tol: float = 1e-4
 ) -> torch.Tensor:
-    """Per pair, an index into REGIMES: 0 "extrapolated" (frequency kept, kept_fraction >= 1-tol),
-    2 "interpolated" (frequency divided by s, kept_fraction <= tol), 1 "blended" (in between).
+    """Per pair, an index into REGIMES: 0 "extrapolated" (frequency kept, implied_ramp >= 1-tol),
+    2 "interpolated" (frequency divided by s, implied_ramp <= tol), 1 "blended" (in between).
     int64 [head_dim/2]."""
-    gamma = kept_fraction(inv_freq, scaled_inv_freq, factor)
+    gamma = implied_ramp(inv_freq, scaled_inv_freq, factor)
     regimes = torch.ones_like(gamma, dtype=torch.int64)
     regimes[gamma >= 1 - tol] = 0
     regimes[gamma <= tol] = 2
     return regimes
 
 
-def wavelength_ramp(inv_freq: torch.Tensor, original_length: float, alpha: float, beta: float) -> torch.Tensor:
+def ramp_by_turns(inv_freq: torch.Tensor, original_length: float, alpha: float, beta: float) -> torch.Tensor:
     """The YaRN paper's ramp as a function of r = L / lambda_i (turns of pair i within L):
 
         gamma(r) = 0 if r < alpha,  1 if r > beta,  (r - alpha) / (beta - alpha) otherwise
@@ -299,7 +306,7 @@ def wavelength_ramp(inv_freq: torch.Tensor, original_length: float, alpha: float
     (Peng et al. 2023, arXiv:2309.00071, "NTK-by-parts"; alpha = 1, beta = 32 for LLaMA). Llama 3's
     `smooth` is this ramp with alpha = low_freq_factor, beta = high_freq_factor. (YaRN's code,
     and transformers, ramp linearly in the pair index between the rounded bounds instead, see
-    yarn_ramp; both agree on which pairs are kept and which are divided by s.) float64."""
+    ramp_by_pair; both agree on which pairs are kept and which are divided by s.) float64."""
     if not beta > alpha:
         raise ValueError(f"beta must be > alpha, got alpha={alpha}, beta={beta}")
     ratio = original_length / wavelengths(inv_freq.to(torch.float64))

@@ -3,12 +3,13 @@
     python scripts/make_images.py
 
 Every number drawn comes from rope_lib. Lesson thumbnails come from each lesson's widget module
-(rope_lib.widgets.lessonNN.thumbnail); lesson 0 has no widget, so its picture is drawn here.
+(the thumbnail() of the rope_lib.widgets module the lesson imports); lesson 0 has no widget, so its picture is drawn here.
 """
 
 from __future__ import annotations
 
 import importlib
+import re
 import math
 from pathlib import Path
 
@@ -76,17 +77,25 @@ def save(fig: plt.Figure, name: str, dpi: int) -> None:
     print(f"wrote images/{name}")
 
 
+def lesson_widget_module(notebook: Path):
+    """The rope_lib.widgets module a lesson imports (by topic name), or None."""
+    source = notebook.read_text(encoding="utf-8")
+    for name in re.findall(r"rope_lib\.widgets(?:\.| import )(\w+)", source):
+        module = importlib.import_module(f"rope_lib.widgets.{name}") if name[0].islower() else None
+        if module is not None and hasattr(module, "thumbnail"):
+            return module
+    return None
+
+
 def main() -> None:
     IMAGES.mkdir(exist_ok=True)
     save(hero(), "hero.png", 90)
     save(lesson0_thumbnail(), "lesson00.png", 80)
     for notebook in sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")):
         number = notebook.name[:2]
-        if number == "00":
-            continue
-        module = importlib.import_module(f"rope_lib.widgets.lesson{number}")
-        save(module.thumbnail(), f"lesson{number}.png", 80)
-
+        module = lesson_widget_module(notebook)
+        if module is not None:
+            save(module.thumbnail(), f"lesson{number}.png", 80)
 
 if __name__ == "__main__":
     main()

@@ -1,8 +1,9 @@
 """Checkers for the lessons' exercises: each returns a Feedback that says what is right or,
 specifically, what is off (a shape, a sign, a swapped layout, a factor), never just "wrong".
 
-One module per lesson (lesson01.py, ...); the notebooks call e.g.
-    from rope_lib.exercises import lesson02 as ex
+One module per topic (absolute.py, rotation.py, alibi.py, ...), so renumbering lessons touches
+no module name; the notebooks call e.g.
+    from rope_lib.exercises import rotation as ex
     ex.check_1(my_answer)
 """
 

@@ -19,14 +19,14 @@ import torch  # noqa: E402
 
 import rope_lib  # noqa: E402
 import rope_lib.widgets  # noqa: E402
-from rope_lib.exercises import lesson01 as ex  # noqa: E402
+from rope_lib.exercises import absolute as ex  # noqa: E402
 from rope_lib.sinusoidal import (  # noqa: E402
     offset_head_attends_to,
     sinusoidal_at,
     sinusoidal_offset_dot,
     train_offset_head,
 )
-from rope_lib.widgets.lesson01 import WIDGETS, EncodingExplorer, thumbnail  # noqa: E402
+from rope_lib.widgets.sinusoidal import WIDGETS, EncodingExplorer, thumbnail  # noqa: E402
 
 
 def pe_by_hand(pos: float, d: int, base: float = 10000.0) -> list[float]:

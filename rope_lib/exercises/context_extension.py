@@ -14,7 +14,7 @@ from ..scaling import (
     rope_frequencies,
     yarn_correction_range,
     yarn_get_mscale,
-    yarn_ramp,
+    ramp_by_pair,
 )
 from . import compare_tensor, correct, not_yet
 
@@ -93,10 +93,10 @@ def yarn_by_hand(head_dim, base, factor, original_length, beta_fast=32, beta_slo
     """YaRN's frequencies from its pieces (used by check_3 to recognise typical slips)."""
     theta = inv_frequencies(head_dim, base)
     low, high = yarn_correction_range(head_dim, base, original_length, beta_fast, beta_slow, truncate)
-    ramp = yarn_ramp(low, high, head_dim // 2)  # 0: keep, 1: divide by s
+    gamma = ramp_by_pair(low, high, head_dim // 2)  # 1: keep, 0: divide by s
     if invert:
-        ramp = 1 - ramp
-    return theta / factor * ramp + theta * (1 - ramp)
+        gamma = 1 - gamma
+    return theta / factor * (1 - gamma) + theta * gamma
 
 
 def check_3(answer) -> object:

@@ -4,7 +4,7 @@ For a head of `head_dim` dimensions, RoPE base `base` and a trained length L, it
 - each pair's wavelength lambda_i = 2 pi / theta_i against L (log scale), with the cutoffs
   L/alpha and L/beta, each pair colored by what the chosen method does to it: kept
   (extrapolated), divided by s (interpolated) or blended;
-- the fraction of its frequency each pair keeps (kept_fraction: YaRN's 1 - ramp, Llama 3's
+- the fraction of its frequency each pair keeps (implied_ramp: YaRN's 1 - ramp, Llama 3's
   smooth factor, NTK's curve, PI's zero);
 - old against new frequencies for PI, NTK, YaRN and Llama 3 overlaid, the chosen one in bold.
 
@@ -29,7 +29,7 @@ from matplotlib.transforms import offset_copy
 from ..scaling import (
     REGIMES,
     first_pair_longer_than,
-    kept_fraction,
+    implied_ramp,
     pair_regimes,
     rope_frequencies,
     wavelengths,
@@ -198,7 +198,7 @@ class WavelengthCutoffExplorer:
         new = {m: method_frequencies(m, d, base, s, L, alpha, beta) for m in METHODS}
         chosen, attention_factor = new[method]
         regimes = pair_regimes(old, chosen, s)
-        keep = kept_fraction(old, chosen, s).numpy()
+        keep = implied_ramp(old, chosen, s).numpy()
         colors = self._regime_rgba[regimes.numpy()]  # RGBA rows: no color-name parsing per point
         pairs = np.arange(d // 2)
         wave = wavelengths(old).numpy()

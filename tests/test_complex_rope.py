@@ -11,8 +11,8 @@ import torch  # noqa: E402
 
 import rope_lib  # noqa: E402
 from rope_lib import analysis  # noqa: E402
-from rope_lib.exercises import lesson03 as ex  # noqa: E402
-from rope_lib.widgets import lesson03 as lw  # noqa: E402
+from rope_lib.exercises import complex_rope as ex  # noqa: E402
+from rope_lib.widgets import clock_dials as lw  # noqa: E402
 
 
 # ------------------------------------------------------------------ long_term_decay_bound
@@ -107,10 +107,10 @@ def test_rope_cost_per_token_formulas():
     assert g["rope_bytes"] == (2 * 128 * 40 + 128) * 2
 
 
-# ------------------------------------------------------------------ Seed001RoPE
+# ------------------------------------------------------------------ UnsqueezeBugRoPE
 def test_seed001_module_is_right_for_seq_positions_and_wrong_for_batched():
     torch.manual_seed(1)
-    module = analysis.Seed001RoPE(10000.0, 8, 64)
+    module = analysis.UnsqueezeBugRoPE(10000.0, 8, 64)
     x = torch.randn(2, 3, 5, 8)
     torch.testing.assert_close(module(x, torch.arange(5)), rope_lib.apply_rope(x, torch.arange(5)))
     positions = torch.tensor([[0, 1, 2, 3, 4], [9, 10, 11, 12, 13]])

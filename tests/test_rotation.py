@@ -21,8 +21,8 @@ from matplotlib.figure import Figure  # noqa: E402
 
 import rope_lib  # noqa: E402
 from rope_lib import derivation  # noqa: E402
-from rope_lib.exercises import lesson02 as ex  # noqa: E402
-from rope_lib.widgets import lesson02 as w02  # noqa: E402
+from rope_lib.exercises import rotation as ex  # noqa: E402
+from rope_lib.widgets import rotation as w02  # noqa: E402
 from rope_lib.widgets import static_png  # noqa: E402
 
 F64 = torch.float64

@@ -3,7 +3,7 @@
 import torch
 
 import rope_lib
-from rope_lib.exercises import lesson00 as ex
+from rope_lib.exercises import why_position as ex
 
 
 def test_exercise_1_solution_is_what_the_block_does():

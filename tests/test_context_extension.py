@@ -13,16 +13,16 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 from rope_lib import inv_frequencies, rope_frequencies  # noqa: E402
-from rope_lib.exercises import lesson05 as ex  # noqa: E402
+from rope_lib.exercises import context_extension as ex  # noqa: E402
 from rope_lib.scaling import (  # noqa: E402
     angle_coverage,
     first_pair_longer_than,
     fit_relative_score,
     interpolation_error_bound,
-    kept_fraction,
+    implied_ramp,
     pair_regimes,
     relative_score,
-    wavelength_ramp,
+    ramp_by_turns,
 )
 
 
@@ -49,22 +49,22 @@ def test_first_pair_longer_than_llama_numbers():
     assert first_pair_longer_than(inv_frequencies(128, 10000.0), 1.0) == 0
 
 
-def test_kept_fraction_pi_ntk_yarn():
+def test_implied_ramp_pi_ntk_yarn():
     d, s = 128, 4.0
     theta = inv_frequencies(d)
-    assert torch.allclose(kept_fraction(theta, theta / s, s), torch.zeros(64, dtype=torch.float64), atol=1e-6)
-    assert torch.allclose(kept_fraction(theta, theta, s), torch.ones(64, dtype=torch.float64))
+    assert torch.allclose(implied_ramp(theta, theta / s, s), torch.zeros(64, dtype=torch.float64), atol=1e-6)
+    assert torch.allclose(implied_ramp(theta, theta, s), torch.ones(64, dtype=torch.float64))
     ntk, _ = rope_frequencies("ntk", d, factor=s)
     expected = (s ** (-2 * torch.arange(64, dtype=torch.float64) / (d - 2)) - 1 / s) / (1 - 1 / s)
-    assert torch.allclose(kept_fraction(theta, ntk, s), expected, atol=1e-5)
+    assert torch.allclose(implied_ramp(theta, ntk, s), expected, atol=1e-5)
     # YaRN: 1 - ramp over the correction range 20..46, written out
     yarn, _ = rope_frequencies("yarn", d, factor=s, original_max_position_embeddings=4096)
     ramp = np.clip((np.arange(64) - 20) / 26, 0, 1)
-    assert np.allclose(kept_fraction(theta, yarn, s).numpy(), 1 - ramp, atol=1e-5)
+    assert np.allclose(implied_ramp(theta, yarn, s).numpy(), 1 - ramp, atol=1e-5)
     with pytest.raises(ValueError, match="factor"):
-        kept_fraction(theta, theta, 1.0)
+        implied_ramp(theta, theta, 1.0)
     with pytest.raises(ValueError, match="shape"):
-        kept_fraction(theta, theta[:3], 2.0)
+        implied_ramp(theta, theta[:3], 2.0)
 
 
 def test_pair_regimes_yarn_and_ntk():
@@ -79,10 +79,10 @@ def test_pair_regimes_yarn_and_ntk():
     assert torch.equal(pair_regimes(theta, pi, 4.0), torch.full((64,), 2))
 
 
-def test_wavelength_ramp_is_llama3_smooth():
+def test_ramp_by_turns_is_llama3_smooth():
     d, b, s, L = 128, 500000.0, 8.0, 8192
     theta = theta64(d, b)
-    gamma = wavelength_ramp(theta, L, alpha=1.0, beta=4.0)
+    gamma = ramp_by_turns(theta, L, alpha=1.0, beta=4.0)
     r = L * theta / (2 * math.pi)
     assert torch.allclose(gamma, torch.clamp((r - 1) / 3, 0, 1))
     llama3, _ = rope_frequencies(
@@ -90,7 +90,7 @@ def test_wavelength_ramp_is_llama3_smooth():
     )
     assert torch.allclose(((1 - gamma) * theta / s + gamma * theta).float(), llama3, rtol=1e-6)
     with pytest.raises(ValueError, match="beta"):
-        wavelength_ramp(theta, L, 2.0, 2.0)
+        ramp_by_turns(theta, L, 2.0, 2.0)
 
 
 # --- library: the Position Interpolation argument --------------------------------------------
@@ -168,12 +168,12 @@ def test_check_2():
 
 
 def test_check_3():
-    from rope_lib import yarn_correction_range, yarn_ramp
+    from rope_lib import yarn_correction_range, ramp_by_pair
 
     theta = inv_frequencies(64, 10000.0)
     low, high = yarn_correction_range(64, 10000.0, 2048)
     assert (low, high) == (8, 21)  # 32 ln(2048/(2 pi 32)) / ln 1e4 = 8.06, 32 ln(2048/2pi) / ln 1e4 = 20.1
-    ramp = yarn_ramp(low, high, 32)
+    ramp = 1 - ramp_by_pair(low, high, 32)  # 1 - gamma: the share of theta / s
     assert ex.check_3(theta / 8 * ramp + theta * (1 - ramp)).ok
     assert "wrong way round" in ex.check_3(theta / 8 * (1 - ramp) + theta * ramp).message
     assert "multiplied by s" in ex.check_3(theta * 8 * ramp + theta * (1 - ramp)).message
@@ -207,7 +207,7 @@ def test_check_5():
 
 
 def test_widget_defaults_readout_and_artists():
-    from rope_lib.widgets.lesson05 import WavelengthCutoffExplorer
+    from rope_lib.widgets.context_extension import WavelengthCutoffExplorer
 
     w = WavelengthCutoffExplorer()
     text = w.readout_text()
@@ -223,7 +223,7 @@ def test_widget_defaults_readout_and_artists():
 
 
 def test_widget_update_in_place_with_new_head_dim_and_method():
-    from rope_lib.widgets.lesson05 import WavelengthCutoffExplorer
+    from rope_lib.widgets.context_extension import WavelengthCutoffExplorer
 
     w = WavelengthCutoffExplorer()
     n_artists = [len(ax.get_children()) for ax in w.figure.axes]
@@ -257,7 +257,7 @@ def test_widget_update_in_place_with_new_head_dim_and_method():
 
 
 def test_widget_rejects_bad_values_and_steps_run():
-    from rope_lib.widgets.lesson05 import WIDGETS, WavelengthCutoffExplorer, thumbnail
+    from rope_lib.widgets.context_extension import WIDGETS, WavelengthCutoffExplorer, thumbnail
 
     w = WavelengthCutoffExplorer()
     with pytest.raises(ValueError, match="method"):
@@ -280,7 +280,7 @@ def test_widget_rejects_bad_values_and_steps_run():
 def test_widget_blits_the_same_picture_as_a_full_draw():
     # update() redraws only the moving artists on a saved background; a full draw of the same state
     # must give the same pixels (so no static part is stale), and a new head_dim redraws everything.
-    from rope_lib.widgets.lesson05 import WIDGETS, WavelengthCutoffExplorer
+    from rope_lib.widgets.context_extension import WIDGETS, WavelengthCutoffExplorer
 
     w = WavelengthCutoffExplorer()
     full_draws = []
@@ -315,7 +315,7 @@ def test_widget_blits_the_same_picture_as_a_full_draw():
 
 def test_widget_limits_are_fixed_and_hold_every_setting():
     # fixed y limits (so slider moves need no full redraw) that still show every point and line
-    from rope_lib.widgets.lesson05 import BASES, HEAD_DIMS, LENGTHS, WavelengthCutoffExplorer
+    from rope_lib.widgets.context_extension import BASES, HEAD_DIMS, LENGTHS, WavelengthCutoffExplorer
 
     w = WavelengthCutoffExplorer()
     wave_ylim, freq_ylim = w.ax_wave.get_ylim(), w.ax_freq.get_ylim()
@@ -340,7 +340,7 @@ def test_widget_static_png_shows_the_moving_artists_and_leaves_no_ghosts():
     from PIL import Image
 
     from rope_lib.widgets import static_png
-    from rope_lib.widgets.lesson05 import METHOD_COLORS, WavelengthCutoffExplorer
+    from rope_lib.widgets.context_extension import METHOD_COLORS, WavelengthCutoffExplorer
 
     w = WavelengthCutoffExplorer()
     w.update(L=2048)

@@ -1,6 +1,6 @@
 """Checkers for lesson 04 (ALiBi: attention with linear biases).
 
-    from rope_lib.exercises import lesson04 as ex
+    from rope_lib.exercises import alibi as ex
     ex.check_1(slopes)     # the slopes of an 8-head model, head 1 first
     ex.check_2(slopes)     # the slopes of a 12-head model (not a power of two), head 1 first
     ex.check_3(bias)       # the causal bias matrix [5, 5] of head 2 of 8

@@ -1,6 +1,6 @@
 """Checkers for lesson 01 (sinusoidal and learned position encodings).
 
-    from rope_lib.exercises import lesson01 as ex
+    from rope_lib.exercises import absolute as ex
     ex.check_1(wavelengths)      # the wavelength of every pair, d_model = 64, base = 10000
     ex.check_2(block)            # the 2x2 block of M_k for pair i = 1, k = 5, d_model = 8
     ex.check_3(dots)             # PE(p).PE(p+k) for k = 0..31, d_model = 16

@@ -20,8 +20,8 @@ import torch  # noqa: E402
 
 import rope_lib  # noqa: E402
 from rope_lib.alibi import alibi_query_attention, alibi_span  # noqa: E402
-from rope_lib.exercises import lesson04 as ex  # noqa: E402
-from rope_lib.widgets import lesson04 as widgets  # noqa: E402
+from rope_lib.exercises import alibi as ex  # noqa: E402
+from rope_lib.widgets import alibi as widgets  # noqa: E402
 
 
 def paper_slopes(n: int) -> list[float]:
@@ -376,7 +376,7 @@ def test_widget_static_png_shows_the_moving_parts_and_blitting_goes_on():
 
 def test_readout_names_every_control_it_depends_on():
     # moving "heads" can keep the chosen head's slope; the readout must still change
-    from rope_lib.widgets.lesson04 import AlibiWidget
+    from rope_lib.widgets.alibi import AlibiWidget
 
     w = AlibiWidget()
     w.update(heads=8, head=4)

@@ -1,6 +1,6 @@
 """Checkers for lesson 03, "RoPE in complex numbers, as real models run it".
 
-    from rope_lib.exercises import lesson03 as ex
+    from rope_lib.exercises import complex_rope as ex
     ex.check_1(answer)      # rotate one pair with a complex multiplication
     ex.check_2(answer)      # how many pairs never complete a turn within the training length
     ex.check_3(answer)      # turn a half-split (Hugging Face) W_k back into Meta's interleaved one
