@@ -1,7 +1,7 @@
 """Execute notebooks in place, in order, each in a fresh kernel, and check them for hygiene.
 
     python scripts/execute_notebooks.py                 # every notebook in notebooks/
-    python scripts/execute_notebooks.py notebooks/02_rotation_2d.ipynb
+    python scripts/execute_notebooks.py notebooks/03_rotation_2d.ipynb
 
 Outputs are committed, so that the lessons read well on GitHub and nbval has something to
 compare. Widget state is not stored (it would be large and differ every run); every widget has a

@@ -141,69 +141,69 @@ def test_train_offset_head_rejects_bad_arguments():
 def test_exercise_1():
     i = torch.arange(32, dtype=torch.float64)
     solution = 2 * math.pi * 10000 ** (2 * i / 64)
-    assert ex.check_1(solution).ok
-    assert ex.check_1(rope_lib.wavelengths(rope_lib.inv_frequencies(64))).ok
-    assert "2*pi times" in ex.check_1(10000 ** (2 * i / 64)).message
-    assert "frequencies" in ex.check_1(10000 ** (-2 * i / 64)).message
-    assert "reversed" in ex.check_1(solution.flip(0)).message
-    assert "2i/d_model" in ex.check_1(2 * math.pi * 10000 ** (i / 64)).message
-    assert "off by one pair" in ex.check_1(2 * math.pi * 10000 ** (2 * (i + 1) / 64)).message
-    assert "degrees" in ex.check_1(360 * 10000 ** (2 * i / 64)).message
-    assert "one per coordinate" in ex.check_1(torch.ones(64)).message
-    assert "shape" in ex.check_1(torch.ones(5)).message
-    assert "None" in ex.check_1(None).message
-    assert repr(ex.check_1(solution)).startswith("Correct: ")
+    assert ex.check_wavelengths(solution).ok
+    assert ex.check_wavelengths(rope_lib.wavelengths(rope_lib.inv_frequencies(64))).ok
+    assert "2*pi times" in ex.check_wavelengths(10000 ** (2 * i / 64)).message
+    assert "frequencies" in ex.check_wavelengths(10000 ** (-2 * i / 64)).message
+    assert "reversed" in ex.check_wavelengths(solution.flip(0)).message
+    assert "2i/d_model" in ex.check_wavelengths(2 * math.pi * 10000 ** (i / 64)).message
+    assert "off by one pair" in ex.check_wavelengths(2 * math.pi * 10000 ** (2 * (i + 1) / 64)).message
+    assert "degrees" in ex.check_wavelengths(360 * 10000 ** (2 * i / 64)).message
+    assert "one per coordinate" in ex.check_wavelengths(torch.ones(64)).message
+    assert "shape" in ex.check_wavelengths(torch.ones(5)).message
+    assert "None" in ex.check_wavelengths(None).message
+    assert repr(ex.check_wavelengths(solution)).startswith("Correct: ")
 
 
 def test_exercise_2():
     b = 5 * 0.1
     solution = torch.tensor([[math.cos(b), math.sin(b)], [-math.sin(b), math.cos(b)]])
-    assert ex.check_2(solution).ok
+    assert ex.check_shift_block(solution).ok
     # the notebook's library route gives the same block
-    assert ex.check_2(rope_lib.sinusoidal_shift_matrix(5, 8)[2:4, 2:4]).ok
-    assert "(sin, cos)" in ex.check_2(solution.T).message
+    assert ex.check_shift_block(rope_lib.sinusoidal_shift_matrix(5, 8)[2:4, 2:4]).ok
+    assert "(sin, cos)" in ex.check_shift_block(solution.T).message
     r = math.radians(b)
-    assert "degrees" in ex.check_2(torch.tensor([[math.cos(r), math.sin(r)], [-math.sin(r), math.cos(r)]])).message
-    assert "pair 0" in ex.check_2(torch.tensor([[math.cos(5), math.sin(5)], [-math.sin(5), math.cos(5)]])).message
-    assert "k = 1" in ex.check_2(torch.tensor([[math.cos(0.1), math.sin(0.1)], [-math.sin(0.1), math.cos(0.1)]])).message
-    assert "shape (2, 2)" in ex.check_2(torch.eye(3)).message
+    assert "degrees" in ex.check_shift_block(torch.tensor([[math.cos(r), math.sin(r)], [-math.sin(r), math.cos(r)]])).message
+    assert "pair 0" in ex.check_shift_block(torch.tensor([[math.cos(5), math.sin(5)], [-math.sin(5), math.cos(5)]])).message
+    assert "k = 1" in ex.check_shift_block(torch.tensor([[math.cos(0.1), math.sin(0.1)], [-math.sin(0.1), math.cos(0.1)]])).message
+    assert "shape (2, 2)" in ex.check_shift_block(torch.eye(3)).message
 
 
 def test_exercise_3():
     rows = [pe_by_hand(40 + k, 16) for k in range(32)]
     solution = torch.tensor([dot(rows[0], row) for row in rows])
-    assert ex.check_3(solution).ok
+    assert ex.check_offset_dots(solution).ok
     table = rope_lib.sinusoidal_encoding(100, 16).double()  # the notebook's worked solution
-    assert ex.check_3(table[40 + torch.arange(32)] @ table[40]).ok
-    assert "cosine similarities" in ex.check_3(solution / 8).message
-    assert "twice" in ex.check_3(2 * solution).message
+    assert ex.check_offset_dots(table[40 + torch.arange(32)] @ table[40]).ok
+    assert "cosine similarities" in ex.check_offset_dots(solution / 8).message
+    assert "twice" in ex.check_offset_dots(2 * solution).message
     k = torch.arange(32, dtype=torch.float64)[:, None]
     w = 10000 ** (-torch.arange(0, 16, 2, dtype=torch.float64) / 16)
-    assert "summed sin" in ex.check_3(torch.sin(k * w).sum(1)).message
-    assert "table" in ex.check_3(torch.zeros(32, 16)).message
-    assert "shape" in ex.check_3(torch.zeros(31)).message
+    assert "summed sin" in ex.check_offset_dots(torch.sin(k * w).sum(1)).message
+    assert "table" in ex.check_offset_dots(torch.zeros(32, 16)).message
+    assert "shape" in ex.check_offset_dots(torch.zeros(31)).message
 
 
 def test_exercise_4():
     # by hand: 2*pi*10000**(i/64) > 512  <=>  i > 64*log(512/(2*pi))/log(10000) = 30.58, so i = 31..63
-    assert ex.check_4(33).ok
-    assert ex.check_4(torch.tensor(33)).ok
-    assert "2*pi" in ex.check_4(20).message          # 10000**(i/64) > 512 <=> i > 43.35
-    assert "DO finish" in ex.check_4(31).message
-    assert "coordinates" in ex.check_4(66).message
-    assert "between 0 and 64" in ex.check_4(100).message
-    assert "sum it" in ex.check_4(torch.ones(64, dtype=torch.bool)).message
-    assert "whole number" in ex.check_4(32.5).message
+    assert ex.check_unfinished_pairs(33).ok
+    assert ex.check_unfinished_pairs(torch.tensor(33)).ok
+    assert "2*pi" in ex.check_unfinished_pairs(20).message          # 10000**(i/64) > 512 <=> i > 43.35
+    assert "DO finish" in ex.check_unfinished_pairs(31).message
+    assert "coordinates" in ex.check_unfinished_pairs(66).message
+    assert "between 0 and 64" in ex.check_unfinished_pairs(100).message
+    assert "sum it" in ex.check_unfinished_pairs(torch.ones(64, dtype=torch.bool)).message
+    assert "whole number" in ex.check_unfinished_pairs(32.5).message
 
 
 def test_exercise_5():
     solution = rope_lib.sinusoidal_shift_matrix(1, 16)
-    assert ex.check_5(solution).ok
-    assert "transpose" in ex.check_5(solution.T).message
-    assert "identity" in ex.check_5(torch.eye(16)).message
+    assert ex.check_previous_token_head(solution).ok
+    assert "transpose" in ex.check_previous_token_head(solution.T).message
+    assert "identity" in ex.check_previous_token_head(torch.eye(16)).message
     trained = train_offset_head(rope_lib.sinusoidal_encoding(64, 16), offset=1, train_len=32)
-    assert "only works where it was fitted" in ex.check_5(trained).message
-    assert "shape (16, 16)" in ex.check_5(torch.eye(8)).message
+    assert "only works where it was fitted" in ex.check_previous_token_head(trained).message
+    assert "shape (16, 16)" in ex.check_previous_token_head(torch.eye(8)).message
 
 
 # --- widget ---------------------------------------------------------------------------------
@@ -290,7 +290,7 @@ def test_widget_readout_for_an_offset_beyond_the_drawn_curve():
 
 
 def test_an_answer_that_is_not_numbers_gets_feedback_not_a_crash():
-    for check in (ex.check_1, ex.check_2, ex.check_3, ex.check_5):
+    for check in (ex.check_wavelengths, ex.check_shift_block, ex.check_offset_dots, ex.check_previous_token_head):
         feedback = check("abc")
         assert not feedback.ok and feedback.message
 

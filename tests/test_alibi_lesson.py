@@ -137,17 +137,17 @@ def test_query_attention_errors(kwargs, error, words):
 # exercise checkers -----------------------------------------------------------------------------
 def test_check_1():
     h = torch.arange(1, 9)
-    assert ex.check_1(2.0 ** (-8.0 * h / 8)).ok  # the worked solution
-    assert ex.check_1([1 / 2, 1 / 4, 1 / 8, 1 / 16, 1 / 32, 1 / 64, 1 / 128, 1 / 256]).ok
-    assert "linear" in ex.check_1(0.1 * h).message
-    assert "linear" in ex.check_1(-0.1 * h).message
-    assert "reversed" in ex.check_1(2.0 ** (-8.0 * h.flip(0) / 8)).message
-    assert "positive" in ex.check_1(-(2.0 ** (-8.0 * h / 8))).message
-    assert "off by one" in ex.check_1(2.0 ** (-8.0 * (h - 1) / 8)).message
-    assert "-8h/n" in ex.check_1(2.0 ** (-h / 8)).message
-    assert "shape" in ex.check_1(torch.ones(12)).message
-    assert "replace" in ex.check_1(None).message
-    assert not ex.check_1("slopes").ok
+    assert ex.check_power_of_two_slopes(2.0 ** (-8.0 * h / 8)).ok  # the worked solution
+    assert ex.check_power_of_two_slopes([1 / 2, 1 / 4, 1 / 8, 1 / 16, 1 / 32, 1 / 64, 1 / 128, 1 / 256]).ok
+    assert "linear" in ex.check_power_of_two_slopes(0.1 * h).message
+    assert "linear" in ex.check_power_of_two_slopes(-0.1 * h).message
+    assert "reversed" in ex.check_power_of_two_slopes(2.0 ** (-8.0 * h.flip(0) / 8)).message
+    assert "positive" in ex.check_power_of_two_slopes(-(2.0 ** (-8.0 * h / 8))).message
+    assert "off by one" in ex.check_power_of_two_slopes(2.0 ** (-8.0 * (h - 1) / 8)).message
+    assert "-8h/n" in ex.check_power_of_two_slopes(2.0 ** (-h / 8)).message
+    assert "shape" in ex.check_power_of_two_slopes(torch.ones(12)).message
+    assert "replace" in ex.check_power_of_two_slopes(None).message
+    assert not ex.check_power_of_two_slopes("slopes").ok
 
 
 def test_check_2():
@@ -155,14 +155,14 @@ def test_check_2():
         return 2.0 ** (-8.0 * torch.arange(1, n + 1) / n)
 
     solution = torch.cat([geometric(8), geometric(16)[0::2][:4]])  # the worked solution
-    assert ex.check_2(solution).ok
-    assert ex.check_2(paper_slopes(12)).ok
-    assert "not a power of" in ex.check_2(geometric(12)).message
-    assert "first 12" in ex.check_2(geometric(16)[:12]).message
-    assert "[0::2]" in ex.check_2(torch.cat([geometric(8), geometric(16)[1::2][:4]])).message
-    assert "another order" in ex.check_2(solution.sort().values).message
-    assert "linear" in ex.check_2(0.1 * torch.arange(1, 13)).message
-    assert "positive" in ex.check_2(-solution).message
+    assert ex.check_twelve_head_slopes(solution).ok
+    assert ex.check_twelve_head_slopes(paper_slopes(12)).ok
+    assert "not a power of" in ex.check_twelve_head_slopes(geometric(12)).message
+    assert "first 12" in ex.check_twelve_head_slopes(geometric(16)[:12]).message
+    assert "[0::2]" in ex.check_twelve_head_slopes(torch.cat([geometric(8), geometric(16)[1::2][:4]])).message
+    assert "another order" in ex.check_twelve_head_slopes(solution.sort().values).message
+    assert "linear" in ex.check_twelve_head_slopes(0.1 * torch.arange(1, 13)).message
+    assert "positive" in ex.check_twelve_head_slopes(-solution).message
 
 
 def test_check_3():
@@ -170,33 +170,33 @@ def test_check_3():
     i = torch.arange(5)[:, None]
     j = torch.arange(5)[None, :]
     solution = (-m * (i - j)).float().masked_fill(j > i, float("-inf"))  # the worked solution
-    assert ex.check_3(solution).ok
-    assert "symmetric" in ex.check_3(-m * (i - j).abs().float()).message
-    assert "positive" in ex.check_3((m * (i - j)).float().masked_fill(j > i, float("-inf"))).message
-    assert "positive" in ex.check_3(m * (i - j).abs().float()).message
-    assert "transposed" in ex.check_3(solution.T).message
-    assert "are 0" in ex.check_3((-m * (i - j)).float().masked_fill(j > i, 0.0)).message
-    assert "factor 2" in ex.check_3((-0.5 * (i - j)).float().masked_fill(j > i, float("-inf"))).message
-    assert "row-constant" in ex.check_3((m * j).float().expand(5, 5).masked_fill(j > i, float("-inf"))).message
-    assert "head 2 only" in ex.check_3(torch.zeros(8, 5, 5)).message
+    assert ex.check_causal_bias(solution).ok
+    assert "symmetric" in ex.check_causal_bias(-m * (i - j).abs().float()).message
+    assert "positive" in ex.check_causal_bias((m * (i - j)).float().masked_fill(j > i, float("-inf"))).message
+    assert "positive" in ex.check_causal_bias(m * (i - j).abs().float()).message
+    assert "transposed" in ex.check_causal_bias(solution.T).message
+    assert "are 0" in ex.check_causal_bias((-m * (i - j)).float().masked_fill(j > i, 0.0)).message
+    assert "factor 2" in ex.check_causal_bias((-0.5 * (i - j)).float().masked_fill(j > i, float("-inf"))).message
+    assert "row-constant" in ex.check_causal_bias((m * j).float().expand(5, 5).masked_fill(j > i, float("-inf"))).message
+    assert "head 2 only" in ex.check_causal_bias(torch.zeros(8, 5, 5)).message
 
 
 def test_check_4():
     j = torch.arange(8)
     solution = (-0.5 * (5 - j)).float().masked_fill(j > 5, float("-inf")).softmax(-1)  # worked solution
-    assert ex.check_4(solution).ok
+    assert ex.check_query_weights(solution).ok
     # hand-derived: query's own key gets (1 - r) / (1 - r^6), r = e^-0.5
     r = math.exp(-0.5)
     assert abs(float(solution[5]) - (1 - r) / (1 - r**6)) < 1e-6
     symmetric = (-0.5 * (5 - j).abs()).float().softmax(-1)
-    assert "without" in ex.check_4(symmetric).message
+    assert "without" in ex.check_query_weights(symmetric).message
     positive = (0.5 * (5 - j)).float().masked_fill(j > 5, float("-inf")).softmax(-1)
-    assert "wrong sign" in ex.check_4(positive).message
+    assert "wrong sign" in ex.check_query_weights(positive).message
     uniform = torch.zeros(8).masked_fill(j > 5, float("-inf")).softmax(-1)
-    assert "missing" in ex.check_4(uniform).message
+    assert "missing" in ex.check_query_weights(uniform).message
     unnormalized = torch.exp(-0.5 * (5 - j).float()).masked_fill(j > 5, 0.0)
-    assert "divide by the sum" in ex.check_4(unnormalized).message
-    assert "shape" in ex.check_4(torch.ones(6)).message
+    assert "divide by the sum" in ex.check_query_weights(unnormalized).message
+    assert "shape" in ex.check_query_weights(torch.ones(6)).message
 
 
 # widget -----------------------------------------------------------------------------------------

@@ -178,11 +178,11 @@ def test_check_1_solution_and_mistakes():
     # the notebook's worked solution
     z = torch.tensor(3.0 + 4.0j)
     answer = z * torch.polar(torch.tensor(1.0), torch.tensor(5 * 0.1))
-    assert ex.check_1(answer).ok
+    assert ex.check_complex_rotation(answer).ok
     # (3 + 4i) e^{0.5 i}, written out
     expected = [3 * math.cos(0.5) - 4 * math.sin(0.5), 3 * math.sin(0.5) + 4 * math.cos(0.5)]
-    assert ex.check_1(expected).ok
-    assert ex.check_1(complex(*expected)).ok
+    assert ex.check_complex_rotation(expected).ok
+    assert ex.check_complex_rotation(complex(*expected)).ok
     mistakes = {
         "clockwise": [3 * math.cos(0.5) + 4 * math.sin(0.5), -3 * math.sin(0.5) + 4 * math.cos(0.5)],
         "θ = 0.1 only": [3 * math.cos(0.1) - 4 * math.sin(0.1), 3 * math.sin(0.1) + 4 * math.cos(0.1)],
@@ -194,29 +194,29 @@ def test_check_1_solution_and_mistakes():
         "shape": [1.0, 2.0, 3.0],
     }
     for words, wrong in mistakes.items():
-        feedback = ex.check_1(wrong)
+        feedback = ex.check_complex_rotation(wrong)
         assert not feedback.ok and words in feedback.message, (words, feedback)
-    assert not ex.check_1(None).ok
+    assert not ex.check_complex_rotation(None).ok
 
 
 def test_check_2_solution_and_mistakes():
     turns = analysis.pair_turns(8192, 128, base=500000.0)
-    assert ex.check_2(int((turns < 1).sum())).ok
+    assert ex.check_slow_pairs(int((turns < 1).sum())).ok
     # by hand: i > 64 ln(8192 / 2 pi) / ln(500000) = 34.98 -> pairs 35..63
-    assert ex.check_2(29).ok
-    assert "DO complete" in ex.check_2(35).message
-    assert "10,000" in ex.check_2(14).message       # i > 64 ln(8192/2pi)/ln(1e4) = 49.8 -> 14 pairs
-    assert "2π" in ex.check_2(20).message           # 8192 theta_i < 1 -> i > 43.9 -> 20 pairs
-    assert "off by one" in ex.check_2(30).message
-    assert "whole number" in ex.check_2(2.5).message
-    assert "only 64" in ex.check_2(65).message
+    assert ex.check_slow_pairs(29).ok
+    assert "DO complete" in ex.check_slow_pairs(35).message
+    assert "10,000" in ex.check_slow_pairs(14).message       # i > 64 ln(8192/2pi)/ln(1e4) = 49.8 -> 14 pairs
+    assert "2π" in ex.check_slow_pairs(20).message           # 8192 theta_i < 1 -> i > 43.9 -> 20 pairs
+    assert "off by one" in ex.check_slow_pairs(30).message
+    assert "whole number" in ex.check_slow_pairs(2.5).message
+    assert "only 64" in ex.check_slow_pairs(65).message
 
 
 def test_check_3_solution_and_mistakes():
-    W_half = ex.exercise_3_weights()
+    W_half = ex.meta_layout_weights()
     order = rope_lib.half_to_interleaved(torch.arange(8))
     answer = W_half.view(2, 8, 16)[:, order, :].reshape(16, 16)
-    assert ex.check_3(answer).ok
+    assert ex.check_meta_layout_weights(answer).ok
     # the answer really gives the same scores: half model vs interleaved model, per head
     torch.manual_seed(2)
     x = torch.randn(6, 16)
@@ -227,33 +227,33 @@ def test_check_3_solution_and_mistakes():
     torch.testing.assert_close(s_half @ s_half.transpose(-1, -2), s_int @ s_int.transpose(-1, -2))
 
     other_way = W_half.view(2, 8, 16)[:, rope_lib.interleaved_to_half(torch.arange(8)), :].reshape(16, 16)
-    assert "other direction" in ex.check_3(other_way).message
-    assert "unchanged" in ex.check_3(W_half).message
+    assert "other direction" in ex.check_meta_layout_weights(other_way).message
+    assert "unchanged" in ex.check_meta_layout_weights(W_half).message
     whole = W_half[rope_lib.half_to_interleaved(torch.arange(16))]
-    assert "each head" in ex.check_3(whole).message
+    assert "each head" in ex.check_meta_layout_weights(whole).message
     columns = W_half[:, rope_lib.half_to_interleaved(torch.arange(16))]
-    assert "columns" in ex.check_3(columns).message
-    assert "shape" in ex.check_3(W_half[:8]).message
-    assert not ex.check_3("W").ok
+    assert "columns" in ex.check_meta_layout_weights(columns).message
+    assert "shape" in ex.check_meta_layout_weights(W_half[:8]).message
+    assert not ex.check_meta_layout_weights("W").ok
 
 
 def test_check_4_solution_and_mistakes():
     stored = torch.tensor(5001.0).to(torch.bfloat16).item()
     answer = abs(stored - 5001) * 1.0
-    feedback = ex.check_4(answer)
+    feedback = ex.check_bfloat16_angle_error(answer)
     assert feedback.ok and "4976 to 5008" in feedback.message and "steps of 32" in feedback.message
     # by hand: 8 significant bits, so steps of 32 in [4096, 8192); 5001 -> 156 * 32 = 4992, 9 rad off
-    assert ex.check_4(9).ok
-    assert "positive" in ex.check_4(-9.0).message
-    assert "turns" in ex.check_4(9 / (2 * math.pi)).message
-    assert "dial" in ex.check_4(9 - 2 * math.pi).message
-    assert "stores" in ex.check_4(4992).message
-    assert "float16" in ex.check_4(1.0).message  # float16: steps of 4 there, 5001 -> 5000
-    assert "256" in ex.check_4(0).message
-    assert not ex.check_4("nine").ok
+    assert ex.check_bfloat16_angle_error(9).ok
+    assert "positive" in ex.check_bfloat16_angle_error(-9.0).message
+    assert "turns" in ex.check_bfloat16_angle_error(9 / (2 * math.pi)).message
+    assert "dial" in ex.check_bfloat16_angle_error(9 - 2 * math.pi).message
+    assert "stores" in ex.check_bfloat16_angle_error(4992).message
+    assert "float16" in ex.check_bfloat16_angle_error(1.0).message  # float16: steps of 4 there, 5001 -> 5000
+    assert "256" in ex.check_bfloat16_angle_error(0).message
+    assert not ex.check_bfloat16_angle_error("nine").ok
 
 
 def test_checkers_say_when_there_is_no_answer_yet():
-    for check in (ex.check_1, ex.check_2, ex.check_3, ex.check_4):
+    for check in (ex.check_complex_rotation, ex.check_slow_pairs, ex.check_meta_layout_weights, ex.check_bfloat16_angle_error):
         feedback = check(None)
         assert not feedback.ok and "no answer yet" in feedback.message

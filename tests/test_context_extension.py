@@ -151,20 +151,20 @@ def test_extrapolation_blows_up_where_interpolation_does_not():
 def test_check_1():
     theta = inv_frequencies(128, 10000.0)
     solution = int((2 * math.pi / theta > 4096).nonzero()[0])
-    assert ex.check_1(solution).ok
-    assert "last pair" in ex.check_1(45).message
-    assert "dimension index" in ex.check_1(92).message
-    assert "2 pi" in ex.check_1(58).message  # wavelength taken as 1/theta: 10000^(i/64) > 4096 -> i = 58
-    assert "whole number" in ex.check_1(46.5).message
-    assert "number" in ex.check_1(None).message and not ex.check_1(None).ok
+    assert ex.check_first_long_pair(solution).ok
+    assert "last pair" in ex.check_first_long_pair(45).message
+    assert "dimension index" in ex.check_first_long_pair(92).message
+    assert "2 pi" in ex.check_first_long_pair(58).message  # wavelength taken as 1/theta: 10000^(i/64) > 4096 -> i = 58
+    assert "whole number" in ex.check_first_long_pair(46.5).message
+    assert "number" in ex.check_first_long_pair(None).message and not ex.check_first_long_pair(None).ok
 
 
 def test_check_2():
-    assert ex.check_2(10000.0 * 8.0 ** (128 / 126)).ok
-    assert "multiplied the base by s" in ex.check_2(80000.0).message
-    assert "upside down" in ex.check_2(10000.0 * 8.0 ** (126 / 128)).message
-    assert "multiplier" in ex.check_2(8.0 ** (128 / 126)).message
-    assert not ex.check_2(None).ok
+    assert ex.check_ntk_base(10000.0 * 8.0 ** (128 / 126)).ok
+    assert "multiplied the base by s" in ex.check_ntk_base(80000.0).message
+    assert "upside down" in ex.check_ntk_base(10000.0 * 8.0 ** (126 / 128)).message
+    assert "multiplier" in ex.check_ntk_base(8.0 ** (128 / 126)).message
+    assert not ex.check_ntk_base(None).ok
 
 
 def test_check_3():
@@ -174,33 +174,33 @@ def test_check_3():
     low, high = yarn_correction_range(64, 10000.0, 2048)
     assert (low, high) == (8, 21)  # 32 ln(2048/(2 pi 32)) / ln 1e4 = 8.06, 32 ln(2048/2pi) / ln 1e4 = 20.1
     ramp = 1 - ramp_by_pair(low, high, 32)  # 1 - gamma: the share of theta / s
-    assert ex.check_3(theta / 8 * ramp + theta * (1 - ramp)).ok
-    assert "wrong way round" in ex.check_3(theta / 8 * (1 - ramp) + theta * ramp).message
-    assert "multiplied by s" in ex.check_3(theta * 8 * ramp + theta * (1 - ramp)).message
+    assert ex.check_yarn_frequencies(theta / 8 * ramp + theta * (1 - ramp)).ok
+    assert "wrong way round" in ex.check_yarn_frequencies(theta / 8 * (1 - ramp) + theta * ramp).message
+    assert "multiplied by s" in ex.check_yarn_frequencies(theta * 8 * ramp + theta * (1 - ramp)).message
     r2 = torch.clamp((torch.arange(32) - 8.064000845006177) / (20.105200671565424 - 8.064000845006177), 0, 1)
-    assert "rounds the bounds" in ex.check_3(theta / 8 * r2 + theta * (1 - r2)).message
-    assert "Position Interpolation" in ex.check_3(theta / 8).message
-    assert "original frequencies" in ex.check_3(theta).message
-    assert "shape" in ex.check_3(theta[:5]).message
-    assert not ex.check_3(None).ok
+    assert "rounds the bounds" in ex.check_yarn_frequencies(theta / 8 * r2 + theta * (1 - r2)).message
+    assert "Position Interpolation" in ex.check_yarn_frequencies(theta / 8).message
+    assert "original frequencies" in ex.check_yarn_frequencies(theta).message
+    assert "shape" in ex.check_yarn_frequencies(theta[:5]).message
+    assert not ex.check_yarn_frequencies(None).ok
 
 
 def test_check_4():
-    assert ex.check_4((0.1 * math.log(16) + 1) ** 2).ok
-    assert "twice" in ex.check_4(0.1 * math.log(16) + 1).message
-    assert "natural logarithm" in ex.check_4((0.1 * math.log10(16) + 1) ** 2).message
-    assert "inverted" in ex.check_4(1 / (0.1 * math.log(16) + 1) ** 2).message
+    assert ex.check_logit_multiplier((0.1 * math.log(16) + 1) ** 2).ok
+    assert "twice" in ex.check_logit_multiplier(0.1 * math.log(16) + 1).message
+    assert "natural logarithm" in ex.check_logit_multiplier((0.1 * math.log10(16) + 1) ** 2).message
+    assert "inverted" in ex.check_logit_multiplier(1 / (0.1 * math.log(16) + 1) ** 2).message
 
 
 def test_check_5():
     lam = 2 * math.pi * 500000.0 ** (torch.arange(0, 128, 2, dtype=torch.float64) / 128)
     kept, interpolated = int((lam < 2048).sum()), int((lam > 8192).sum())
     assert (kept, interpolated) == (29, 29)
-    assert ex.check_5((kept, 64 - kept - interpolated, interpolated)).ok
-    assert "500,000" in ex.check_5((41, 9, 14)).message
-    assert "add up" in ex.check_5((29, 6, 28)).message
-    assert "blend" in ex.check_5((35, 0, 29)).message
-    assert "three whole numbers" in ex.check_5(None).message
+    assert ex.check_llama3_pair_counts((kept, 64 - kept - interpolated, interpolated)).ok
+    assert "500,000" in ex.check_llama3_pair_counts((41, 9, 14)).message
+    assert "add up" in ex.check_llama3_pair_counts((29, 6, 28)).message
+    assert "blend" in ex.check_llama3_pair_counts((35, 0, 29)).message
+    assert "three whole numbers" in ex.check_llama3_pair_counts(None).message
 
 
 # --- widget ------------------------------------------------------------------------------------

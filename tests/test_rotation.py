@@ -372,38 +372,38 @@ def test_static_figures():
 
 def test_check_1():
     q = torch.tensor([0.5, -1.0], dtype=F64)
-    assert ex.check_1(rope_lib.rotation_2d(3 * 0.5) @ q)  # the worked solution
-    assert ex.check_1(list(rotate_by_hand((0.5, -1.0), 1.5)))
-    assert not ex.check_1(None)
-    assert "clockwise" in ex.check_1(rotate_by_hand((0.5, -1.0), -1.5)).message
-    assert "clockwise" in ex.check_1(q @ rope_lib.rotation_2d(1.5)).message
-    assert "degrees" in ex.check_1(rotate_by_hand((0.5, -1.0), math.radians(1.5))).message
-    assert "85.94" in ex.check_1(rotate_by_hand((0.5, -1.0), math.degrees(1.5))).message
-    assert "theta only" in ex.check_1(rotate_by_hand((0.5, -1.0), 0.5)).message
-    assert "m only" in ex.check_1(rotate_by_hand((0.5, -1.0), 3)).message
-    assert "unchanged" in ex.check_1(q).message
-    assert "2 numbers" in ex.check_1(torch.zeros(3)).message
+    assert ex.check_rotated_query(rope_lib.rotation_2d(3 * 0.5) @ q)  # the worked solution
+    assert ex.check_rotated_query(list(rotate_by_hand((0.5, -1.0), 1.5)))
+    assert not ex.check_rotated_query(None)
+    assert "clockwise" in ex.check_rotated_query(rotate_by_hand((0.5, -1.0), -1.5)).message
+    assert "clockwise" in ex.check_rotated_query(q @ rope_lib.rotation_2d(1.5)).message
+    assert "degrees" in ex.check_rotated_query(rotate_by_hand((0.5, -1.0), math.radians(1.5))).message
+    assert "85.94" in ex.check_rotated_query(rotate_by_hand((0.5, -1.0), math.degrees(1.5))).message
+    assert "theta only" in ex.check_rotated_query(rotate_by_hand((0.5, -1.0), 0.5)).message
+    assert "m only" in ex.check_rotated_query(rotate_by_hand((0.5, -1.0), 3)).message
+    assert "unchanged" in ex.check_rotated_query(q).message
+    assert "2 numbers" in ex.check_rotated_query(torch.zeros(3)).message
 
 
 def test_check_2():
     (q1, q2), (k1, k2), m, n, theta = (0.8, 0.6), (-0.3, 1.1), 9, 4, 0.3
     angle = (m - n) * theta
     solution = (q1 * k1 + q2 * k2) * math.cos(angle) + (q1 * k2 - q2 * k1) * math.sin(angle)
-    assert ex.check_2(solution)
+    assert ex.check_closed_form_score(solution)
     # the same number by rotating
-    assert ex.check_2(dot(rotate_by_hand((q1, q2), m * theta), rotate_by_hand((k1, k2), n * theta)))
-    assert ex.check_2(torch.tensor(solution))
+    assert ex.check_closed_form_score(dot(rotate_by_hand((q1, q2), m * theta), rotate_by_hand((k1, k2), n * theta)))
+    assert ex.check_closed_form_score(torch.tensor(solution))
     def closed(a):
         return (q1 * k1 + q2 * k2) * math.cos(a) + (q1 * k2 - q2 * k1) * math.sin(a)
 
-    assert "n - m" in ex.check_2(closed(-angle)).message
-    assert "seed 001" in ex.check_2((q1 * k1 + q2 * k2) * math.cos(angle)).message
-    assert "m + n" in ex.check_2(closed((m + n) * theta)).message
-    assert "degrees" in ex.check_2(closed((m - n) * math.radians(theta))).message
-    assert "without rotation" in ex.check_2(q1 * k1 + q2 * k2).message
-    assert "sqrt(d)" in ex.check_2(solution / math.sqrt(2)).message
-    assert "still None" in ex.check_2(None).message
-    assert "off by" in ex.check_2(solution + 0.5).message
+    assert "n - m" in ex.check_closed_form_score(closed(-angle)).message
+    assert "seed 001" in ex.check_closed_form_score((q1 * k1 + q2 * k2) * math.cos(angle)).message
+    assert "m + n" in ex.check_closed_form_score(closed((m + n) * theta)).message
+    assert "degrees" in ex.check_closed_form_score(closed((m - n) * math.radians(theta))).message
+    assert "without rotation" in ex.check_closed_form_score(q1 * k1 + q2 * k2).message
+    assert "sqrt(d)" in ex.check_closed_form_score(solution / math.sqrt(2)).message
+    assert "still None" in ex.check_closed_form_score(None).message
+    assert "off by" in ex.check_closed_form_score(solution + 0.5).message
 
 
 def attention_by_hand(q, k, v, rotate_q=True, rotate_k=True, rotate_v=False):
@@ -423,50 +423,50 @@ def attention_by_hand(q, k, v, rotate_q=True, rotate_k=True, rotate_v=False):
 
 
 def test_check_3():
-    q, k, v, positions = ex.exercise_3_inputs()
+    q, k, v, positions = ex.rope_attention_inputs()
     assert q.shape == k.shape == v.shape == (1, 2, 5, 4)
     assert torch.equal(positions, torch.arange(5))
     # the worked solution
     q_rot, k_rot = rope_lib.apply_rope(q, positions), rope_lib.apply_rope(k, positions)
     out = (q_rot @ k_rot.transpose(-1, -2) / math.sqrt(q.shape[-1])).softmax(dim=-1) @ v
-    assert ex.check_3(out)
-    assert ex.check_3(attention_by_hand(q, k, v))
-    assert "rotated v" in ex.check_3(attention_by_hand(q, k, v, rotate_v=True)).message
-    assert "nothing was rotated" in ex.check_3(attention_by_hand(q, k, v, False, False)).message
-    assert "only q" in ex.check_3(attention_by_hand(q, k, v, True, False)).message
-    assert "only k" in ex.check_3(attention_by_hand(q, k, v, False, True)).message
-    assert "sqrt(head_dim)" in ex.check_3((q_rot @ k_rot.transpose(-1, -2)).softmax(-1) @ v).message
-    assert "shape" in ex.check_3(out[0]).message
-    assert "still None" in ex.check_3(None).message
+    assert ex.check_rope_attention(out)
+    assert ex.check_rope_attention(attention_by_hand(q, k, v))
+    assert "rotated v" in ex.check_rope_attention(attention_by_hand(q, k, v, rotate_v=True)).message
+    assert "nothing was rotated" in ex.check_rope_attention(attention_by_hand(q, k, v, False, False)).message
+    assert "only q" in ex.check_rope_attention(attention_by_hand(q, k, v, True, False)).message
+    assert "only k" in ex.check_rope_attention(attention_by_hand(q, k, v, False, True)).message
+    assert "sqrt(head_dim)" in ex.check_rope_attention((q_rot @ k_rot.transpose(-1, -2)).softmax(-1) @ v).message
+    assert "shape" in ex.check_rope_attention(out[0]).message
+    assert "still None" in ex.check_rope_attention(None).message
 
 
 def test_check_4():
-    assert ex.check_4((14, 10))  # the worked solution
-    assert ex.check_4((1004, 1000))
-    assert "swapped" in ex.check_4((10, 14)).message
-    assert "m + n" in ex.check_4((5, 5)).message or "at least" in ex.check_4((5, 5)).message
-    assert "at least 10" in ex.check_4((7, 3)).message
-    assert "ratio" in ex.check_4((28, 12)).message
-    assert "pair of integers" in ex.check_4(14).message
-    assert "m - n = 5" in ex.check_4((15, 10)).message
+    assert ex.check_shifted_positions((14, 10))  # the worked solution
+    assert ex.check_shifted_positions((1004, 1000))
+    assert "swapped" in ex.check_shifted_positions((10, 14)).message
+    assert "m + n" in ex.check_shifted_positions((5, 5)).message or "at least" in ex.check_shifted_positions((5, 5)).message
+    assert "at least 10" in ex.check_shifted_positions((7, 3)).message
+    assert "ratio" in ex.check_shifted_positions((28, 12)).message
+    assert "pair of integers" in ex.check_shifted_positions(14).message
+    assert "m - n = 5" in ex.check_shifted_positions((15, 10)).message
 
 
 def test_check_5():
     hand = torch.tensor([8 * 10000.0 ** (-2 * i / 8) for i in range(4)], dtype=F64)  # 8, 0.8, 0.08, 0.008
     assert torch.allclose(hand, torch.tensor([8.0, 0.8, 0.08, 0.008], dtype=F64))
-    assert ex.check_5(8 * rope_lib.inv_frequencies(8))  # the worked solution
-    assert ex.check_5(hand.tolist())
-    assert "per coordinate" in ex.check_5(hand.repeat_interleave(2)).message
-    assert "-2i/d" in ex.check_5(torch.tensor([8 * 10000.0 ** (-i / 8) for i in range(4)])).message
-    assert "wrong sign" in ex.check_5(torch.tensor([8 * 10000.0 ** (2 * i / 8) for i in range(4)])).message
-    assert "reversed" in ex.check_5(hand.flip(0)).message
-    assert "degrees" in ex.check_5(hand * 180 / math.pi).message
-    assert "multiply by the offset" in ex.check_5(hand / 8).message
-    assert "still None" in ex.check_5(None).message
+    assert ex.check_relative_angles(8 * rope_lib.inv_frequencies(8))  # the worked solution
+    assert ex.check_relative_angles(hand.tolist())
+    assert "per coordinate" in ex.check_relative_angles(hand.repeat_interleave(2)).message
+    assert "-2i/d" in ex.check_relative_angles(torch.tensor([8 * 10000.0 ** (-i / 8) for i in range(4)])).message
+    assert "wrong sign" in ex.check_relative_angles(torch.tensor([8 * 10000.0 ** (2 * i / 8) for i in range(4)])).message
+    assert "reversed" in ex.check_relative_angles(hand.flip(0)).message
+    assert "degrees" in ex.check_relative_angles(hand * 180 / math.pi).message
+    assert "multiply by the offset" in ex.check_relative_angles(hand / 8).message
+    assert "still None" in ex.check_relative_angles(None).message
 
 
 def test_an_unrecognised_wrong_answer_is_not_called_correct():
     # answers that match none of the anticipated mistakes fall through to the generic comparison
-    assert not ex.check_1([0.123, 0.456]).ok
-    assert "differs" in ex.check_1([0.123, 0.456]).message
-    assert not ex.check_5([0.5, 0.25, 0.125, 0.0625]).ok
+    assert not ex.check_rotated_query([0.123, 0.456]).ok
+    assert "differs" in ex.check_rotated_query([0.123, 0.456]).message
+    assert not ex.check_relative_angles([0.5, 0.25, 0.125, 0.0625]).ok

@@ -11,17 +11,17 @@ def test_exercise_1_solution_is_what_the_block_does():
     block = rope_lib.PositionalSelfAttention(16, 4, "none", causal=True)
     x = torch.randn(1, 6, 16)
     changes = not torch.allclose(block(x)[0, -1], block(x[:, [1, 0, 2, 3, 4, 5]])[0, -1], atol=1e-6)
-    assert ex.check_1(changes).ok and changes is False
-    assert "order" in ex.check_1(True).message
-    assert not ex.check_1(None) and "True" in ex.check_1(None).message
-    assert "True or False" in ex.check_1("no").message
+    assert ex.check_swap_last_token(changes).ok and changes is False
+    assert "order" in ex.check_swap_last_token(True).message
+    assert not ex.check_swap_last_token(None) and "True" in ex.check_swap_last_token(None).message
+    assert "True or False" in ex.check_swap_last_token("no").message
 
 
 def test_exercise_2_feedback_names_the_wrong_scheme():
     solution = {"sinusoidal": "input", "learned": "input", "rope": "qk", "alibi": "scores"}
-    assert ex.check_2(solution).ok
-    feedback = ex.check_2({**solution, "rope": "input"})
+    assert ex.check_where_position_goes(solution).ok
+    feedback = ex.check_where_position_goes({**solution, "rope": "input"})
     assert not feedback and "'rope' is not added to the token embeddings" in feedback.message
-    assert "alibi" in ex.check_2({"sinusoidal": "input", "learned": "input", "rope": "qk"}).message
-    assert "use one of" in ex.check_2({**solution, "alibi": "values"}).message
-    assert repr(ex.check_2(solution)).startswith("Correct: ")
+    assert "alibi" in ex.check_where_position_goes({"sinusoidal": "input", "learned": "input", "rope": "qk"}).message
+    assert "use one of" in ex.check_where_position_goes({**solution, "alibi": "values"}).message
+    assert repr(ex.check_where_position_goes(solution)).startswith("Correct: ")

@@ -4,7 +4,7 @@ specifically, what is off (a shape, a sign, a swapped layout, a factor), never j
 One module per topic (absolute.py, rotation.py, alibi.py, ...), so renumbering lessons touches
 no module name; the notebooks call e.g.
     from rope_lib.exercises import rotation as ex
-    ex.check_1(my_answer)
+    ex.check_rotated_query(my_answer)
 """
 
 from __future__ import annotations

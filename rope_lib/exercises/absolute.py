@@ -1,11 +1,11 @@
 """Checkers for lesson 01 (sinusoidal and learned position encodings).
 
     from rope_lib.exercises import absolute as ex
-    ex.check_1(wavelengths)      # the wavelength of every pair, d_model = 64, base = 10000
-    ex.check_2(block)            # the 2x2 block of M_k for pair i = 1, k = 5, d_model = 8
-    ex.check_3(dots)             # PE(p).PE(p+k) for k = 0..31, d_model = 16
-    ex.check_4(count)            # pairs that never finish a turn within 512 training positions
-    ex.check_5(A)                # a previous-token head that works at every position
+    ex.check_wavelengths(wavelengths)      # the wavelength of every pair, d_model = 64, base = 10000
+    ex.check_shift_block(block)            # the 2x2 block of M_k for pair i = 1, k = 5, d_model = 8
+    ex.check_offset_dots(dots)             # PE(p).PE(p+k) for k = 0..31, d_model = 16
+    ex.check_unfinished_pairs(count)            # pairs that never finish a turn within 512 training positions
+    ex.check_previous_token_head(A)                # a previous-token head that works at every position
 
 Each expected value is computed here from the formula, independently of the learner's route.
 """
@@ -28,7 +28,7 @@ def _ex1_expected() -> torch.Tensor:
     return 2 * math.pi * EX1_BASE ** (2 * i / EX1_D)
 
 
-def check_1(answer):
+def check_wavelengths(answer):
     """Wavelengths (tokens per full turn) of the d_model/2 = 32 pairs, d_model = 64, base = 10000."""
     if answer is None:
         return not_yet("replace `None` with a tensor of 32 wavelengths, one per pair (i = 0 .. 31)")
@@ -77,7 +77,7 @@ def _block(angle: float) -> torch.Tensor:
     return torch.tensor([[c, s], [-s, c]], dtype=torch.float64)
 
 
-def check_2(answer):
+def check_shift_block(answer):
     """The 2x2 block B with (PE[p+5, 2], PE[p+5, 3]) = B @ (PE[p, 2], PE[p, 3]) for d_model = 8."""
     if answer is None:
         return not_yet("replace `None` with a 2x2 tensor")
@@ -122,7 +122,7 @@ def _ex3_expected() -> torch.Tensor:
     return torch.cos(k * w).sum(-1)
 
 
-def check_3(answer):
+def check_offset_dots(answer):
     """PE(p).PE(p+k) for k = 0, 1, ..., 31 with d_model = 16, base = 10000 (a tensor of 32 numbers)."""
     if answer is None:
         return not_yet("replace `None` with a tensor of 32 dot products, for k = 0 .. 31")
@@ -177,7 +177,7 @@ def _ex4_counts() -> dict:
     }
 
 
-def check_4(answer):
+def check_unfinished_pairs(answer):
     """How many of the 64 pairs (d_model = 128, base = 10000) have a wavelength longer than the
     training length L = 512, so that training never shows them a full turn? An int."""
     if answer is None:
@@ -219,7 +219,7 @@ def check_4(answer):
 EX5_D, EX5_N, EX5_BASE = 16, 2048, 10000.0
 
 
-def check_5(answer):
+def check_previous_token_head(answer):
     """A [16, 16] matrix A such that, with s(m, n) = PE[m] @ A @ PE[n] over keys n <= m, every query m >= 1
     attends to n = m - 1, for all positions m < 2048 (d_model = 16, base = 10000)."""
     if answer is None:

@@ -1,10 +1,10 @@
 """Checkers for lesson 04 (ALiBi: attention with linear biases).
 
     from rope_lib.exercises import alibi as ex
-    ex.check_1(slopes)     # the slopes of an 8-head model, head 1 first
-    ex.check_2(slopes)     # the slopes of a 12-head model (not a power of two), head 1 first
-    ex.check_3(bias)       # the causal bias matrix [5, 5] of head 2 of 8
-    ex.check_4(weights)    # the attention of query 5 over keys 0..7, head slope 1/2, zero scores
+    ex.check_power_of_two_slopes(slopes)     # the slopes of an 8-head model, head 1 first
+    ex.check_twelve_head_slopes(slopes)     # the slopes of a 12-head model (not a power of two), head 1 first
+    ex.check_causal_bias(bias)       # the causal bias matrix [5, 5] of head 2 of 8
+    ex.check_query_weights(weights)    # the attention of query 5 over keys 0..7, head slope 1/2, zero scores
 
 Each expected value is computed here from the paper's formulas (Press, Smith and Lewis, 2022,
 arXiv:2108.12409), independently of the learner's route; the likely mistakes (the linear slopes of
@@ -50,7 +50,7 @@ def _linear_slope_mistake(a: torch.Tensor, n: int):
 EX1_HEADS = 8
 
 
-def check_1(answer):
+def check_power_of_two_slopes(answer):
     """The slopes of an 8-head ALiBi model, head 1 first: 2^(-8h/8) = 1/2, 1/4, ..., 1/256."""
     if answer is None:
         return not_yet("replace `None` with a tensor of 8 slopes, head 1 first")
@@ -100,7 +100,7 @@ def check_1(answer):
 EX2_HEADS = 12
 
 
-def check_2(answer):
+def check_twelve_head_slopes(answer):
     """The slopes of a 12-head ALiBi model (BLOOM's rule for n not a power of two), head 1 first."""
     if answer is None:
         return not_yet("replace `None` with a tensor of 12 slopes, head 1 first")
@@ -161,7 +161,7 @@ def _ex3_expected() -> torch.Tensor:
     return torch.where(j <= i, -slope * (i - j), torch.tensor(float("-inf"), dtype=torch.float64))
 
 
-def check_3(answer):
+def check_causal_bias(answer):
     """The causal ALiBi bias of head 2 of 8 (slope 1/4) for 5 tokens: [5, 5], rows = queries i,
     columns = keys j, -slope * (i - j) for j <= i and -inf for j > i."""
     if answer is None:
@@ -246,7 +246,7 @@ def _ex4_expected() -> torch.Tensor:
     return w / w.sum()
 
 
-def check_4(answer):
+def check_query_weights(answer):
     """The attention weights [8] of the query at position 5 over keys j = 0..7 for a head with
     slope 1/2, in a causal model, when every content score q.k/sqrt(d) is 0."""
     if answer is None:

@@ -1,10 +1,10 @@
 """Checkers for lesson 03, "RoPE in complex numbers, as real models run it".
 
     from rope_lib.exercises import complex_rope as ex
-    ex.check_1(answer)      # rotate one pair with a complex multiplication
-    ex.check_2(answer)      # how many pairs never complete a turn within the training length
-    ex.check_3(answer)      # turn a half-split (Hugging Face) W_k back into Meta's interleaved one
-    ex.check_4(answer)      # the angle error when a position is stored in bfloat16
+    ex.check_complex_rotation(answer)      # rotate one pair with a complex multiplication
+    ex.check_slow_pairs(answer)      # how many pairs never complete a turn within the training length
+    ex.check_meta_layout_weights(answer)      # turn a half-split (Hugging Face) W_k back into Meta's interleaved one
+    ex.check_bfloat16_angle_error(answer)      # the angle error when a position is stored in bfloat16
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def _as_pair(answer):
         return None
 
 
-def check_1(answer):
+def check_complex_rotation(answer):
     """The pair (3, 4) rotated by RoPE at position 5 with theta = 0.1: a complex number or [x', y']."""
     if answer is None:
         return _missing("the rotated pair, a complex number or [x', y']")
@@ -86,7 +86,7 @@ def _pairs_below_one_turn(base: float, length: float, turn: float = 2 * math.pi)
     return int((length * theta < turn).sum())
 
 
-def check_2(answer):
+def check_slow_pairs(answer):
     """How many of the 64 pairs (head_dim 128, base 500,000) turn less than once within 8192 tokens."""
     if answer is None:
         return _missing("the number of pairs, an integer")
@@ -119,7 +119,7 @@ def check_2(answer):
 EX3_HEADS, EX3_HEAD_DIM, EX3_D_MODEL = 2, 8, 16
 
 
-def exercise_3_weights() -> torch.Tensor:
+def meta_layout_weights() -> torch.Tensor:
     """W_k of a half-split model, [heads * head_dim, d_model] = [16, 16], rows grouped by head."""
     generator = torch.Generator().manual_seed(3)
     return torch.randn(EX3_HEADS * EX3_HEAD_DIM, EX3_D_MODEL, generator=generator)
@@ -130,11 +130,11 @@ def _per_head_rows(weight: torch.Tensor, permute) -> torch.Tensor:
     return permute(heads.transpose(-1, -2)).transpose(-1, -2).reshape(weight.shape)
 
 
-def check_3(answer):
-    """W_k for the interleaved (Meta) layout that gives the same scores as exercise_3_weights()."""
+def check_meta_layout_weights(answer):
+    """W_k for the interleaved (Meta) layout that gives the same scores as meta_layout_weights()."""
     if answer is None:
         return _missing("the interleaved W_k, a tensor of shape (16, 16)")
-    w_half = exercise_3_weights()
+    w_half = meta_layout_weights()
     expected = _per_head_rows(w_half, half_to_interleaved)
     if not isinstance(answer, torch.Tensor):
         return not_yet(f"answer should be a tensor of shape {tuple(w_half.shape)}, got {type(answer).__name__}")
@@ -160,7 +160,7 @@ def check_3(answer):
 EX4_POSITION = 5001
 
 
-def check_4(answer):
+def check_bfloat16_angle_error(answer):
     """By how many radians is pair 0's angle off at position 5001 when the position is a bfloat16?"""
     if answer is None:
         return _missing("the error in radians, one positive number")

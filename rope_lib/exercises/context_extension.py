@@ -38,7 +38,7 @@ def _close(a, b, rtol=1e-4):
     return abs(a - b) <= rtol * abs(b)
 
 
-def check_1(answer) -> object:
+def check_first_long_pair(answer) -> object:
     """Seed 002's step 1: corr_dim = min{i : 2 pi / theta_i > L} for d = 128, b = 10000, L = 4096."""
     value, problem = _number(answer, "corr_dim")
     if problem is not None:
@@ -68,7 +68,7 @@ def check_1(answer) -> object:
     return not_yet(f"corr_dim should be the first i with 2 pi b^(2i/d) > L; got {value}, which is not it")
 
 
-def check_2(answer) -> object:
+def check_ntk_base(answer) -> object:
     """NTK-aware base for s = 8, d = 128, b = 10000."""
     value, problem = _number(answer, "the new base")
     if problem is not None:
@@ -90,7 +90,7 @@ def check_2(answer) -> object:
 
 
 def yarn_by_hand(head_dim, base, factor, original_length, beta_fast=32, beta_slow=1, truncate=True, invert=False):
-    """YaRN's frequencies from its pieces (used by check_3 to recognise typical slips)."""
+    """YaRN's frequencies from its pieces (used by check_yarn_frequencies to recognise typical slips)."""
     theta = inv_frequencies(head_dim, base)
     low, high = yarn_correction_range(head_dim, base, original_length, beta_fast, beta_slow, truncate)
     gamma = ramp_by_pair(low, high, head_dim // 2)  # 1: keep, 0: divide by s
@@ -99,7 +99,7 @@ def yarn_by_hand(head_dim, base, factor, original_length, beta_fast=32, beta_slo
     return theta / factor * (1 - gamma) + theta * gamma
 
 
-def check_3(answer) -> object:
+def check_yarn_frequencies(answer) -> object:
     """YaRN's inv_freq for d = 64, b = 10000, s = 8, L = 2048, built from its pieces."""
     d, b, s, L = EX3["head_dim"], EX3["base"], EX3["factor"], EX3["L"]
     expected, _ = rope_frequencies("yarn", d, b, factor=s, original_max_position_embeddings=L)
@@ -131,7 +131,7 @@ def check_3(answer) -> object:
     return problem
 
 
-def check_4(answer) -> object:
+def check_logit_multiplier(answer) -> object:
     """What multiplies the attention logits q'.k' under YaRN with s = 16 (no mscale_all_dim)."""
     value, problem = _number(answer, "the logit multiplier")
     if problem is not None:
@@ -151,7 +151,7 @@ def check_4(answer) -> object:
     return not_yet(f"sqrt(1/t) = 0.1 ln s + 1 multiplies cos and sin; what does q'.k' get? got {value:.4g}")
 
 
-def check_5(answer) -> object:
+def check_llama3_pair_counts(answer) -> object:
     """(kept, blended, interpolated) pair counts for Llama 3.1's scaling."""
     p = EX5
     try:

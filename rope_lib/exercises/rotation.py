@@ -51,7 +51,7 @@ def _as_vector(answer, name: str, size: int):
     return vector.reshape(size)
 
 
-def check_1(answer) -> Feedback:
+def check_rotated_query(answer) -> Feedback:
     """q = (0.5, -1.0) rotated to position m = 3 with theta = 0.5: R(m theta) q."""
     vector = _as_vector(answer, "q_rot", 2)
     if isinstance(vector, Feedback):
@@ -86,7 +86,7 @@ def _score(q, k, offset, theta) -> float:
     return float(closed_form_score(torch.tensor(q), torch.tensor(k), offset, 0, theta))
 
 
-def check_2(answer) -> Feedback:
+def check_closed_form_score(answer) -> Feedback:
     """The score q_m . k_n for q = (0.8, 0.6), k = (-0.3, 1.1), m = 9, n = 4, theta = 0.3."""
     if answer is None:
         return not_yet("score is still None: replace the placeholder with your code")
@@ -125,7 +125,7 @@ def check_2(answer) -> Feedback:
                    "q2k2, q1k2, q2k1 and the angle (m - n)·theta = 1.5")
 
 
-def exercise_3_inputs():
+def rope_attention_inputs():
     """q, k, v [batch 1, heads 2, seq 5, head_dim 4] (float64, seeded) and positions 0..4."""
     g = torch.Generator().manual_seed(2)
     q, k, v = (torch.randn(1, 2, 5, 4, generator=g, dtype=torch.float64) for _ in range(3))
@@ -137,11 +137,11 @@ def _attention(q, k, v):
     return scores.softmax(-1) @ v
 
 
-def check_3(answer) -> Feedback:
+def check_rope_attention(answer) -> Feedback:
     """Attention output with RoPE on q and k (not v), no mask, scores scaled by 1/sqrt(head_dim)."""
     if answer is None:
         return not_yet("out is still None: replace the placeholder with your code")
-    q, k, v, pos = exercise_3_inputs()
+    q, k, v, pos = rope_attention_inputs()
     rq, rk, rv = (apply_rope(t, pos) for t in (q, k, v))
     expected = _attention(rq, rk, v)
     shape_or_type = compare_tensor(answer, expected, "out")
@@ -174,7 +174,7 @@ def check_3(answer) -> Feedback:
     return shape_or_type
 
 
-def check_4(answer) -> Feedback:
+def check_shifted_positions(answer) -> Feedback:
     """Positions (m2, n2), both >= 10, whose score equals that of (m, n) = (7, 3) for every q, k, theta."""
     if answer is None:
         return not_yet("positions is still None: replace the placeholder with a pair (m2, n2)")
@@ -198,7 +198,7 @@ def check_4(answer) -> Feedback:
     return not_yet(f"({m2}, {n2}) has m - n = {m2 - n2}; (7, 3) has m - n = {offset}. Shift both by the same amount.")
 
 
-def check_5(answer) -> Feedback:
+def check_relative_angles(answer) -> Feedback:
     """The relative angles (m - n) theta_i of the 4 pairs of a d = 8 head (base 10000) at m - n = 8."""
     if answer is None:
         return not_yet("angles is still None: replace the placeholder with your code")

@@ -12,7 +12,7 @@ _PLACES = {
 }
 
 
-def check_1(answer) -> Feedback:
+def check_swap_last_token(answer) -> Feedback:
     """Does swapping tokens 0 and 1 change the causal, position-free block's output at the last token?"""
     if answer is None:
         return not_yet("set answer to True (it changes) or False (it stays the same)")
@@ -26,7 +26,7 @@ def check_1(answer) -> Feedback:
     return correct("the last query attends to the same set of keys and values, just listed in another order")
 
 
-def check_2(answer) -> Feedback:
+def check_where_position_goes(answer) -> Feedback:
     """Where does each scheme put position: 'input', 'qk' or 'scores'?"""
     if not isinstance(answer, dict):
         return not_yet("answer should be a dict like {'sinusoidal': 'input', ...}")

@@ -25,7 +25,7 @@ import lab
 pytestmark = pytest.mark.xdist_group("browser")
 
 NOTEBOOKS = lab.discover_notebooks()
-LESSON02 = [name for name in NOTEBOOKS if name.startswith("02_rotation_2d")]
+LESSON02 = [name for name in NOTEBOOKS if name.startswith("03_rotation_2d")]
 
 
 def _widget_cells(name: str) -> int:
@@ -149,8 +149,8 @@ def _check_score(page, sliders: dict, readout_selector: str) -> tuple[float, flo
     return shown, expected, values
 
 
-@pytest.mark.parametrize("notebook", LESSON02 or [pytest.param("02_rotation_2d.ipynb", marks=pytest.mark.skip(
-    reason="notebooks/02_rotation_2d.ipynb is not there"))])
+@pytest.mark.parametrize("notebook", LESSON02 or [pytest.param("03_rotation_2d.ipynb", marks=pytest.mark.skip(
+    reason="notebooks/03_rotation_2d.ipynb is not there"))])
 def test_lesson02_score_matches_formula(notebooks, notebook):
     nb = notebooks.get(notebook)
     page = nb.page
