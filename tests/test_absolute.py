@@ -1,4 +1,4 @@
-"""Lesson 01: the library functions it added, its exercise checkers and its widget.
+"""Absolute positions (lessons 1 and 2): the library functions it added, its exercise checkers and its widget.
 
 Expected values come from the formulas written out here with the math module (sin, cos, sums in
 plain Python), not from the functions under test."""
@@ -165,7 +165,7 @@ def test_exercise_2():
     r = math.radians(b)
     assert "degrees" in ex.check_shift_block(torch.tensor([[math.cos(r), math.sin(r)], [-math.sin(r), math.cos(r)]])).message
     assert "pair 0" in ex.check_shift_block(torch.tensor([[math.cos(5), math.sin(5)], [-math.sin(5), math.cos(5)]])).message
-    assert "k = 1" in ex.check_shift_block(torch.tensor([[math.cos(0.1), math.sin(0.1)], [-math.sin(0.1), math.cos(0.1)]])).message
+    assert "Δ = 1" in ex.check_shift_block(torch.tensor([[math.cos(0.1), math.sin(0.1)], [-math.sin(0.1), math.cos(0.1)]])).message
     assert "shape (2, 2)" in ex.check_shift_block(torch.eye(3)).message
 
 
@@ -234,8 +234,8 @@ def test_widget_update_moves_every_artist_to_the_formula():
     ks, curve = w.curve.get_data()
     expected = [sum(math.cos(k / 100.0 ** (2 * i / 12)) for i in range(6)) for k in ks]
     assert curve == pytest.approx(expected, abs=1e-9)
-    assert readout_number(w.readout.value, "PE(p)·PE(p+k)") == pytest.approx(forward, abs=1e-4)
-    assert readout_number(w.readout.value, "PE(p)·PE(p-k)") == pytest.approx(backward, abs=1e-4)
+    assert readout_number(w.readout.value, "PE(m)·PE(m+Δ)") == pytest.approx(forward, abs=1e-4)
+    assert readout_number(w.readout.value, "PE(m)·PE(m−Δ)") == pytest.approx(backward, abs=1e-4)
     assert "rope-readout" in w.readout._dom_classes
     plt.close(w.figure)
 
@@ -284,8 +284,8 @@ def test_widget_readout_for_an_offset_beyond_the_drawn_curve():
     w = EncodingExplorer(d_model=8)
     w.update(p=3, k=300)
     expected = sum(math.cos(300 / 10000 ** (2 * i / 8)) for i in range(4))
-    assert readout_number(w.readout.value, "sum_i cos(k·w_i)") == pytest.approx(expected, abs=1e-4)
-    assert readout_number(w.readout.value, "PE(p)·PE(p+k)") == pytest.approx(expected, abs=1e-4)
+    assert readout_number(w.readout.value, "Σ_i cos(Δ·θ_i)") == pytest.approx(expected, abs=1e-4)
+    assert readout_number(w.readout.value, "PE(m)·PE(m+Δ)") == pytest.approx(expected, abs=1e-4)
     plt.close(w.figure)
 
 
@@ -386,3 +386,19 @@ def test_static_png_shows_the_moving_artists_and_leaves_the_live_picture_intact(
     w.figure.canvas.draw()
     assert np.array_equal(blitted, canvas_pixels(w.figure))
     plt.close(w.figure)
+
+
+def test_checkers_read_answers_by_value_and_hint_at_a_zero_matrix():
+    for count in (33, np.int64(33), np.int32(33), 33.0, np.float64(33.0), torch.tensor(33), torch.tensor([33.0])):
+        assert ex.check_unfinished_pairs(count).ok, count
+    for wrong in (33.5, np.float32(33.25), float("nan"), float("inf"), 10**400, complex(33, 0), True, "33"):
+        feedback = ex.check_unfinished_pairs(wrong)
+        assert not feedback.ok and feedback.message, wrong
+    i = torch.arange(32, dtype=torch.float64)
+    solution = 2 * math.pi * 10000 ** (2 * i / 64)
+    assert ex.check_wavelengths(solution.numpy()).ok and ex.check_wavelengths(tuple(solution.tolist())).ok
+    assert "complex" in ex.check_wavelengths(solution.to(torch.complex128)).message
+    assert "meta" in ex.check_wavelengths(solution.to("meta")).message
+    # a zero matrix scores every key the same: right at m = 1 only by accident, not "up to m = 1"
+    feedback = ex.check_previous_token_head(torch.zeros(16, 16))
+    assert not feedback.ok and "first key" in feedback.message and "up to m = 1" not in feedback.message

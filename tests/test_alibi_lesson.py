@@ -1,4 +1,4 @@
-"""Lesson 04 (ALiBi): the new library functions, the exercise checkers and the widget.
+"""ALiBi (lesson 6): the new library functions, the exercise checkers and the widget.
 
 Expected values come from formulas written out here (the paper's slopes 2^(-8h/n), the geometric
 distribution of a query's attention, softmax by hand), from PositionalSelfAttention's own bias code
@@ -254,7 +254,7 @@ def test_widget_clamps_and_syncs_controls():
     assert w.values["head"] == 1
     assert abs(w.bars[0].get_height() - (math.log2(2.0**-2) + 9)) < 1e-9  # 4 heads: m_1 = 2^-2
     descriptions = {name: c.description for name, c in w.controls.items()}
-    assert descriptions == {"heads": "heads", "head": "head", "query": "query i", "seq_len": "seq len", "scores": "scores"}
+    assert descriptions == {"heads": "heads", "head": "head", "query": "query m", "seq_len": "seq len", "scores": "scores"}
     with pytest.raises(ValueError, match="scores"):
         w.update(scores="ones")
 
@@ -385,3 +385,27 @@ def test_readout_names_every_control_it_depends_on():
     assert w.readout.value != before and "head 4 of 11" in w.readout.value
     w.update(seq_len=125)
     assert "seq len 125" in w.readout.value
+
+
+def test_check_4_hints_at_scores_given_instead_of_weights():
+    j = torch.arange(8)
+    masked_logits = (-0.5 * (5 - j)).double().masked_fill(j > 5, float("-inf"))  # no softmax
+    feedback = ex.check_query_weights(masked_logits)
+    assert not feedback.ok and "softmax" in feedback.message and "must get weight 0" not in feedback.message
+    unmasked = (-0.5 * (5 - j)).double()
+    assert "softmax" in ex.check_query_weights(unmasked).message
+    symmetric = (-0.5 * (5 - j).abs()).double()
+    assert "softmax" in ex.check_query_weights(symmetric).message
+    solution = (-0.5 * (5 - j)).double().masked_fill(j > 5, float("-inf")).softmax(-1)
+    assert ex.check_query_weights(solution.tolist()).ok and ex.check_query_weights(solution.numpy()).ok
+    assert not ex.check_query_weights(solution.to(torch.complex128)).ok
+    assert "NaN" in ex.check_query_weights(torch.full((8,), float("nan"))).message
+
+
+def test_checkers_read_lists_with_infinities_and_refuse_complex_slopes():
+    bias = [[-0.25 * (i - j) if j <= i else float("-inf") for j in range(5)] for i in range(5)]
+    assert ex.check_causal_bias(bias).ok and ex.check_causal_bias(np.array(bias)).ok
+    slopes = [2.0 ** (-h) for h in range(1, 9)]
+    assert ex.check_power_of_two_slopes(tuple(slopes)).ok
+    assert not ex.check_power_of_two_slopes(torch.tensor(slopes, dtype=torch.complex64)).ok
+    assert "meta" in ex.check_power_of_two_slopes(torch.tensor(slopes, device="meta")).message

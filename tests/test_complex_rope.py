@@ -1,4 +1,4 @@
-"""Lesson 03 (RoPE in complex numbers): rope_lib.analysis, the clock-dial widget, the checkers."""
+"""RoPE in complex numbers (lessons 4 and 5): rope_lib.analysis, the clock-dial widget, the checkers."""
 
 import math
 
@@ -257,3 +257,23 @@ def test_checkers_say_when_there_is_no_answer_yet():
     for check in (ex.check_complex_rotation, ex.check_slow_pairs, ex.check_meta_layout_weights, ex.check_bfloat16_angle_error):
         feedback = check(None)
         assert not feedback.ok and "no answer yet" in feedback.message
+
+
+def test_checkers_read_answers_by_value():
+    import numpy as np
+
+    W_half = ex.meta_layout_weights()
+    order = rope_lib.half_to_interleaved(torch.arange(8))
+    answer = W_half.view(2, 8, 16)[:, order, :].reshape(16, 16)
+    for form in (answer.tolist(), answer.numpy(), answer.double()):
+        assert ex.check_meta_layout_weights(form).ok
+    assert not ex.check_meta_layout_weights(answer.to(torch.complex64)).ok
+    for count in (np.int64(29), torch.tensor(29), np.array(29), 29.0):
+        assert ex.check_slow_pairs(count).ok, count
+    for wrong in (29.5, float("nan"), float("inf"), complex(29, 0), np.True_):
+        assert not ex.check_slow_pairs(wrong).ok, wrong
+    z = (3 + 4j) * complex(math.cos(0.5), math.sin(0.5))
+    for form in (z, np.complex128(z), torch.tensor([z]), np.array([z.real, z.imag])):
+        assert ex.check_complex_rotation(form).ok, form
+    assert not ex.check_complex_rotation(torch.tensor([z.real, z.imag], dtype=torch.complex64)).ok
+    assert not ex.check_bfloat16_angle_error(complex(9, 0)).ok and ex.check_bfloat16_angle_error(np.float32(9)).ok

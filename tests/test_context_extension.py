@@ -1,4 +1,4 @@
-"""Lesson 05 (context extension): the scaling helpers appended to rope_lib.scaling, the exercise
+"""Context extension (lesson 7): the scaling helpers appended to rope_lib.scaling, the exercise
 checkers and the wavelength-cutoff widget. Expected values come from formulas written out here,
 from hand-derived numbers, or from transformers."""
 
@@ -355,3 +355,31 @@ def test_widget_static_png_shows_the_moving_artists_and_leaves_no_ghosts():
     blitted = np.asarray(w.figure.canvas.buffer_rgba()).copy()
     w.figure.canvas.draw()
     assert np.array_equal(blitted, np.asarray(w.figure.canvas.buffer_rgba()))
+
+
+def test_check_5_kept_and_interpolated_do_not_pass_swapped_silently():
+    kept, blended, interpolated = range(0, 29), range(29, 35), range(35, 64)  # by hand, see test_check_5
+    assert ex.check_llama3_pair_counts({"kept": kept, "blended": blended, "interpolated": interpolated}).ok
+    assert ex.check_llama3_pair_counts((list(kept), list(blended), list(interpolated))).ok
+    swapped = ex.check_llama3_pair_counts({"kept": interpolated, "blended": blended, "interpolated": kept})
+    assert not swapped.ok and "swapped" in swapped.message
+    mask = torch.arange(64) < 29
+    assert ex.check_llama3_pair_counts({"kept": mask, "blended": blended, "interpolated": ~mask & (torch.arange(64) >= 35)}).ok
+    # the counts read the same either way round, so the verdict says how to tell them apart
+    feedback = ex.check_llama3_pair_counts((29, 6, 29))
+    assert feedback.ok and "cannot show which is which" in feedback.message and "0..28" in feedback.message
+    for form in (np.array([29, 6, 29]), torch.tensor([29, 6, 29]), (np.int64(29), 6.0, 29)):
+        assert ex.check_llama3_pair_counts(form).ok
+    for wrong in ((29.5, 6, 29), (29, 6, float("nan")), [29, 6], "29, 6, 29", {"kept": 29}):
+        assert not ex.check_llama3_pair_counts(wrong).ok, wrong
+
+
+def test_checkers_read_numbers_by_value_and_say_no_seed():
+    for right in (46, np.int64(46), np.array(46), torch.tensor([46.0])):
+        assert ex.check_first_long_pair(right).ok, right
+    for wrong in (46.5, float("inf"), float("nan"), complex(46, 0), True):
+        assert not ex.check_first_long_pair(wrong).ok, wrong
+    base = 10000.0 * 8.0 ** (128 / 126)
+    assert ex.check_ntk_base(np.float64(base)).ok and ex.check_ntk_base(torch.tensor(base, dtype=torch.float64)).ok
+    assert not ex.check_ntk_base(complex(base, 0)).ok and not ex.check_ntk_base(float("inf")).ok
+    assert "seed" not in ex.check_first_long_pair.__doc__.lower()

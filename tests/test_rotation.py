@@ -1,4 +1,4 @@
-"""Lesson 02: the 2D rotation derivation of RoPE (rope_lib.derivation, its widget, its exercises).
+"""The 2D rotation (lesson 3): the 2D rotation derivation of RoPE (rope_lib.derivation, its widget, its exercises).
 
 Expected values come from formulas written out here with math.cos / math.sin, from seed 002's
 worked numbers, or from a complex-number rotation, never from the code under test.
@@ -202,7 +202,7 @@ def readout_numbers(w):
 
 def test_widget_contract(widget):
     descriptions = [c.description for c in widget.controls.values()]
-    assert descriptions == ["m", "n", "theta", "|q|", "angle q", "|k|", "angle k", "shift s"]
+    assert descriptions == ["m", "n", "theta", "|q|", "angle q", "|k|", "angle k", "shift"]
     assert "rope-readout" in widget.readout._dom_classes
     assert isinstance(widget.figure, Figure)
     box = widget.widget()
@@ -250,7 +250,7 @@ def test_widget_shift_keeps_the_score(widget):
     tip = rotate_by_hand(q, (6 + 17) * 0.3)
     assert (widget.plane.rotated.U[0], widget.plane.rotated.V[0]) != pytest.approx(tip_before)
     assert widget.plane.rotated.U[0] == pytest.approx(tip[0]) and widget.plane.rotated.V[0] == pytest.approx(tip[1])
-    assert "query at m + s = 23, key at n + s = 18" in widget.readout.value
+    assert "query at m + shift = 23, key at n + shift = 18" in widget.readout.value
 
 
 def test_widget_controls_and_update_stay_in_sync(widget):
@@ -397,7 +397,7 @@ def test_check_2():
         return (q1 * k1 + q2 * k2) * math.cos(a) + (q1 * k2 - q2 * k1) * math.sin(a)
 
     assert "n - m" in ex.check_closed_form_score(closed(-angle)).message
-    assert "seed 001" in ex.check_closed_form_score((q1 * k1 + q2 * k2) * math.cos(angle)).message
+    assert "cross term" in ex.check_closed_form_score((q1 * k1 + q2 * k2) * math.cos(angle)).message
     assert "m + n" in ex.check_closed_form_score(closed((m + n) * theta)).message
     assert "degrees" in ex.check_closed_form_score(closed((m - n) * math.radians(theta))).message
     assert "without rotation" in ex.check_closed_form_score(q1 * k1 + q2 * k2).message
@@ -470,3 +470,21 @@ def test_an_unrecognised_wrong_answer_is_not_called_correct():
     assert not ex.check_rotated_query([0.123, 0.456]).ok
     assert "differs" in ex.check_rotated_query([0.123, 0.456]).message
     assert not ex.check_relative_angles([0.5, 0.25, 0.125, 0.0625]).ok
+
+
+def test_checkers_never_truncate_and_hint_at_angles_reduced_mod_two_pi():
+    for wrong in ((14.5, 10.2), [14.5, 10.5], torch.tensor([14.5, 10.2]), (float("nan"), 10), ("14", "10")):
+        feedback = ex.check_shifted_positions(wrong)
+        assert not feedback.ok, wrong
+    assert "whole" in ex.check_shifted_positions((14.5, 10.2)).message
+    for right in ((np.int64(14), np.int64(10)), np.array([14, 10]), torch.tensor([14.0, 10.0]), [14.0, 10.0]):
+        assert ex.check_shifted_positions(right).ok, right
+    hand = torch.tensor([8 * 10000.0 ** (-2 * i / 8) for i in range(4)], dtype=F64)
+    assert "modulo 2π" in ex.check_relative_angles(torch.remainder(hand, 2 * math.pi)).message
+    wrapped = torch.remainder(hand + math.pi, 2 * math.pi) - math.pi  # (-pi, pi]: 8 -> 1.7168
+    assert "modulo 2π" in ex.check_relative_angles(wrapped).message
+    # a complex answer whose real part is right is not a real answer
+    q_rot = torch.tensor(rotate_by_hand((0.5, -1.0), 1.5), dtype=F64)
+    assert not ex.check_rotated_query(q_rot.to(torch.complex128)).ok
+    assert ex.check_rotated_query(q_rot.numpy()).ok and ex.check_rotated_query(q_rot.float()).ok
+    assert "NaN" in ex.check_closed_form_score(float("nan")).message

@@ -25,3 +25,18 @@ def test_exercise_2_feedback_names_the_wrong_scheme():
     assert "alibi" in ex.check_where_position_goes({"sinusoidal": "input", "learned": "input", "rope": "qk"}).message
     assert "use one of" in ex.check_where_position_goes({**solution, "alibi": "values"}).message
     assert repr(ex.check_where_position_goes(solution)).startswith("Correct: ")
+
+
+def test_answers_are_read_by_value_not_type():
+    import numpy as np
+
+    for no in (False, np.False_, torch.tensor(False), np.array(False)):
+        assert ex.check_swap_last_token(no).ok, no
+    for wrong in (0, "False", [False], torch.tensor([False, False]), torch.tensor(False, device="meta")):
+        assert not ex.check_swap_last_token(wrong).ok, wrong
+    solution = {"sinusoidal": "input", "learned": "input", "rope": "qk", "alibi": "scores"}
+    assert ex.check_where_position_goes({"Sinusoidal": " Input", "learned": "input", "RoPE": "QK", "alibi": "scores"}).ok
+    assert ex.check_where_position_goes({np.str_(k): np.str_(v) for k, v in solution.items()}).ok
+    feedback = ex.check_where_position_goes({**solution, "rope": ["qk"]})  # a list inside the dict
+    assert not feedback.ok and "one place" in feedback.message
+    assert not ex.check_where_position_goes(list(solution.items())).ok

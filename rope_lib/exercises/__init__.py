@@ -5,6 +5,10 @@ One module per topic (absolute.py, rotation.py, alibi.py, ...), so renumbering l
 no module name; the notebooks call e.g.
     from rope_lib.exercises import rotation as ex
     ex.check_rotated_query(my_answer)
+
+Every checker reads its answer with the readers in answers.py (by value: a list, a numpy
+array, a tensor of any dtype or device, a numpy scalar), is wrapped in answers.guarded (it never
+raises), and never calls a complex, NaN, inf or truncated answer correct.
 """
 
 from __future__ import annotations
@@ -36,19 +40,9 @@ def not_yet(message: str) -> Feedback:
     return Feedback(False, message)
 
 
-def as_float64(answer, name: str):
-    """(answer as a float64 tensor, None), or (None, a Feedback saying it is not numbers)."""
-    if isinstance(answer, torch.Tensor):
-        return answer.detach().to(torch.float64), None
-    try:
-        return torch.as_tensor(answer, dtype=torch.float64), None
-    except (TypeError, ValueError, RuntimeError):
-        return None, not_yet(f"{name} should be a tensor (or a list of numbers), got {type(answer).__name__}")
-
-
 def same_values(a: torch.Tensor, b: torch.Tensor, rtol: float = 1e-4, atol: float = 1e-6) -> bool:
     """Same shape and allclose: how checkers match an answer against a value or a known mistake."""
-    return a.shape == b.shape and bool(torch.allclose(a, b, rtol=rtol, atol=atol))
+    return a.shape == b.shape and bool(torch.allclose(a, b.to(a.dtype), rtol=rtol, atol=atol))
 
 
 def compare_tensor(answer, expected: torch.Tensor, name: str, *, atol: float = 1e-4, rtol: float = 1e-4):
@@ -58,17 +52,14 @@ def compare_tensor(answer, expected: torch.Tensor, name: str, *, atol: float = 1
 
     A "not yet" Feedback is falsy, so test the result with `is not None`; never write
     `compare_tensor(...) or correct(...)`, which would call a wrong answer correct."""
-    if not isinstance(answer, torch.Tensor):
-        try:
-            answer = torch.as_tensor(answer, dtype=expected.dtype)
-        except (TypeError, ValueError, RuntimeError):
-            return not_yet(f"{name} should be a tensor (or a list of numbers), got {type(answer).__name__}")
+    from .answers import read_tensor
+
+    expected = expected.detach().to(torch.float64)
+    answer = read_tensor(answer, name, finite=bool(torch.isfinite(expected).all()))
+    if isinstance(answer, Feedback):
+        return answer
     if tuple(answer.shape) != tuple(expected.shape):
         return not_yet(f"{name} should have shape {tuple(expected.shape)}, got {tuple(answer.shape)}")
-    answer = answer.detach().to(torch.float64)
-    expected = expected.detach().to(torch.float64)
-    if torch.isnan(answer).any():
-        return not_yet(f"{name} contains NaN")
     if torch.allclose(answer, expected, atol=atol, rtol=rtol):
         return None
     if torch.allclose(answer, -expected, atol=atol, rtol=rtol):

@@ -1,9 +1,9 @@
-"""Checkers for lesson 01 (sinusoidal and learned position encodings).
+"""Checkers for lessons 1 and 2 (sinusoidal and learned position encodings).
 
     from rope_lib.exercises import absolute as ex
     ex.check_wavelengths(wavelengths)      # the wavelength of every pair, d_model = 64, base = 10000
     ex.check_shift_block(block)            # the 2x2 block of M_k for pair i = 1, k = 5, d_model = 8
-    ex.check_offset_dots(dots)             # PE(p).PE(p+k) for k = 0..31, d_model = 16
+    ex.check_offset_dots(dots)             # PE(m)·PE(m+Δ) for Δ = 0..31, d_model = 16
     ex.check_unfinished_pairs(count)            # pairs that never finish a turn within 512 training positions
     ex.check_previous_token_head(A)                # a previous-token head that works at every position
 
@@ -16,7 +16,8 @@ import math
 
 import torch
 
-from . import as_float64, compare_tensor, correct, not_yet, same_values
+from . import Feedback, compare_tensor, correct, not_yet, same_values
+from .answers import guarded, read_count, read_tensor
 from ..sinusoidal import offset_head_attends_to, sinusoidal_encoding
 
 # Exercise 1 ---------------------------------------------------------------------------------
@@ -28,13 +29,14 @@ def _ex1_expected() -> torch.Tensor:
     return 2 * math.pi * EX1_BASE ** (2 * i / EX1_D)
 
 
+@guarded
 def check_wavelengths(answer):
     """Wavelengths (tokens per full turn) of the d_model/2 = 32 pairs, d_model = 64, base = 10000."""
     if answer is None:
         return not_yet("replace `None` with a tensor of 32 wavelengths, one per pair (i = 0 .. 31)")
-    a, problem = as_float64(answer, "wavelengths")
-    if problem is not None:
-        return problem
+    a = read_tensor(answer, "wavelengths")
+    if isinstance(a, Feedback):
+        return a
     expected = _ex1_expected()
     if a.numel() == EX1_D:
         return not_yet(
@@ -46,8 +48,8 @@ def check_wavelengths(answer):
     i = torch.arange(EX1_D // 2, dtype=torch.float64)
     if same_values(a, expected / (2 * math.pi)):
         return not_yet(
-            "these are base**(2i/d_model), the divisor in the formula (what seed 003 calls the period "
-            "T_i); one full turn takes 2*pi radians, so the wavelength is 2*pi times that"
+            "these are base**(2i/d_model), the divisor in the formula (what a common write-up calls "
+            "the period T_i); one full turn takes 2*pi radians, so the wavelength is 2*pi times that"
         )
     if same_values(a, 1 / expected) or same_values(a, 2 * math.pi / expected) or same_values(a, 1 / (expected / (2 * math.pi))):
         return not_yet("these are frequencies (how fast a pair turns), not wavelengths; wavelength = 2*pi / frequency")
@@ -58,7 +60,7 @@ def check_wavelengths(answer):
     if same_values(a, 2 * math.pi * EX1_BASE ** (2 * (i + 1) / EX1_D)):
         return not_yet("off by one pair: the pairs start at i = 0, whose wavelength is exactly 2*pi")
     if same_values(a, 360 * EX1_BASE ** (2 * i / EX1_D)):
-        return not_yet("you used 360 (degrees) for one turn; the angles pos * w_i are in radians, so use 2*pi")
+        return not_yet("you used 360 (degrees) for one turn; the angles m·θ_i are in radians, so use 2*pi")
     feedback = compare_tensor(a, expected, "wavelengths", rtol=1e-4)
     if feedback is not None:
         return feedback
@@ -77,13 +79,14 @@ def _block(angle: float) -> torch.Tensor:
     return torch.tensor([[c, s], [-s, c]], dtype=torch.float64)
 
 
+@guarded
 def check_shift_block(answer):
-    """The 2x2 block B with (PE[p+5, 2], PE[p+5, 3]) = B @ (PE[p, 2], PE[p, 3]) for d_model = 8."""
+    """The 2x2 block B with (PE[m+5, 2], PE[m+5, 3]) = B @ (PE[m, 2], PE[m, 3]) for d_model = 8."""
     if answer is None:
         return not_yet("replace `None` with a 2x2 tensor")
-    a, problem = as_float64(answer, "the block")
-    if problem is not None:
-        return problem
+    a = read_tensor(answer, "the block")
+    if isinstance(a, Feedback):
+        return a
     if a.shape != (2, 2):
         return not_yet(f"the block should have shape (2, 2), got {tuple(a.shape)}")
     w = EX2_BASE ** (-2 * EX2_PAIR / EX2_D)  # 0.1
@@ -93,21 +96,21 @@ def check_shift_block(answer):
         return not_yet(
             "this is the textbook rotation [[cos, -sin], [sin, cos]], written for a pair ordered (cos, sin); "
             "the encoding stores the pair as (sin, cos), column 2i first, so the signs of the sines swap "
-            "(your matrix maps PE(p) to PE(p - 5))"
+            "(your matrix maps PE(m) to PE(m - 5))"
         )
     if same_values(a, _block(math.radians(angle))) or same_values(a, _block(math.radians(angle)).T):
-        return not_yet(f"the angle k * w_1 = {angle:.4f} is in radians; you used degrees")
+        return not_yet(f"the angle Δ·θ_1 = {angle:.4f} is in radians; you used degrees")
     if same_values(a, _block(EX2_K * 1.0)) or same_values(a, _block(EX2_K * 1.0).T):
-        return not_yet("you used pair 0's frequency w_0 = 1; pair 1 (columns 2 and 3) turns at w_1 = 10000**(-2/8) = 0.1")
+        return not_yet("you used pair 0's frequency θ_0 = 1; pair 1 (columns 2 and 3) turns at θ_1 = 10000**(-2/8) = 0.1")
     if same_values(a, _block(w)) or same_values(a, _block(w).T):
-        return not_yet(f"that is the block for a shift of k = 1; for k = {EX2_K} the angle is k * w_1 = {angle:.4f}")
+        return not_yet(f"that is the block for a shift of Δ = 1; for Δ = {EX2_K} the angle is Δ·θ_1 = {angle:.4f}")
     if same_values(a, _block(EX2_K * EX2_BASE ** (-EX2_PAIR / EX2_D))):
         return not_yet("the frequency of pair i is base**(-2i/d_model); you used base**(-i/d_model)")
     feedback = compare_tensor(a, expected, "the block")
     if feedback is not None:
         return feedback
     return correct(
-        f"rotating the (sin, cos) pair by k * w_1 = {angle:.4f} rad; no p appears anywhere, which is why "
+        f"rotating the (sin, cos) pair by Δ·θ_1 = {angle:.4f} rad; no m appears anywhere, which is why "
         "one fixed matrix M_k shifts every position"
     )
 
@@ -122,42 +125,43 @@ def _ex3_expected() -> torch.Tensor:
     return torch.cos(k * w).sum(-1)
 
 
+@guarded
 def check_offset_dots(answer):
-    """PE(p).PE(p+k) for k = 0, 1, ..., 31 with d_model = 16, base = 10000 (a tensor of 32 numbers)."""
+    """PE(m)·PE(m+Δ) for Δ = 0, 1, ..., 31 with d_model = 16, base = 10000 (a tensor of 32 numbers)."""
     if answer is None:
-        return not_yet("replace `None` with a tensor of 32 dot products, for k = 0 .. 31")
-    a, problem = as_float64(answer, "dots")
-    if problem is not None:
-        return problem
+        return not_yet("replace `None` with a tensor of 32 dot products, for Δ = 0 .. 31")
+    a = read_tensor(answer, "dots")
+    if isinstance(a, Feedback):
+        return a
     expected = _ex3_expected()
     if a.dim() == 2:
         return not_yet(
-            f"you gave a {tuple(a.shape)} table; sum over the coordinates to get one number per offset k "
+            f"you gave a {tuple(a.shape)} table; sum over the coordinates to get one number per offset Δ "
             f"(shape ({EX3_K},))"
         )
     if a.shape != expected.shape:
-        return not_yet(f"dots should have shape {tuple(expected.shape)}, one number per k = 0 .. {EX3_K - 1}, got {tuple(a.shape)}")
+        return not_yet(f"dots should have shape {tuple(expected.shape)}, one number per Δ = 0 .. {EX3_K - 1}, got {tuple(a.shape)}")
     if same_values(a, expected / (EX3_D / 2)):
         return not_yet(
             "these are cosine similarities (divided by |PE|^2 = d_model/2 = 8); the exercise asks for the raw "
-            "dot product, which is 8 at k = 0"
+            "dot product, which is 8 at Δ = 0"
         )
     if same_values(a, 2 * expected):
-        return not_yet("twice too large: each pair gives ONE term cos(k w_i) (sin*sin + cos*cos), not two")
+        return not_yet("twice too large: each pair gives ONE term cos(Δ·θ_i) (sin*sin + cos*cos), not two")
     k = torch.arange(EX3_K, dtype=torch.float64)[:, None]
     w = EX3_BASE ** (-torch.arange(0, EX3_D, 2, dtype=torch.float64) / EX3_D)
     if same_values(a, torch.sin(k * w).sum(-1)):
-        return not_yet("you summed sin(k w_i); sin(a) sin(b) + cos(a) cos(b) = cos(a - b), so each pair gives cos(k w_i)")
+        return not_yet("you summed sin(Δ·θ_i); sin(a) sin(b) + cos(a) cos(b) = cos(a - b), so each pair gives cos(Δ·θ_i)")
     if same_values(a, torch.cos(k * EX3_BASE ** (-torch.arange(EX3_D // 2, dtype=torch.float64) / EX3_D)).sum(-1)):
         return not_yet("the frequencies are base**(-2i/d_model), i = 0 .. 7; you used base**(-i/d_model)")
     if abs(float(a[0]) - EX3_D / 2) > 1e-3:
-        return not_yet(f"check k = 0 first: PE(p).PE(p) = |PE(p)|^2 = d_model/2 = {EX3_D / 2:g}, you have {float(a[0]):.4f}")
+        return not_yet(f"check Δ = 0 first: PE(m).PE(m) = |PE(m)|^2 = d_model/2 = {EX3_D / 2:g}, you have {float(a[0]):.4f}")
     feedback = compare_tensor(a, expected, "dots")
     if feedback is not None:
         return feedback
     return correct(
-        f"from {float(expected[0]):.4f} at k = 0 down to {float(expected[-1]):.4f} at k = 31: one number per "
-        "offset, whatever p you started from"
+        f"from {float(expected[0]):.4f} at Δ = 0 down to {float(expected[-1]):.4f} at Δ = 31: one number per "
+        "offset, whatever m you started from"
     )
 
 
@@ -177,21 +181,20 @@ def _ex4_counts() -> dict:
     }
 
 
+@guarded
 def check_unfinished_pairs(answer):
     """How many of the 64 pairs (d_model = 128, base = 10000) have a wavelength longer than the
     training length L = 512, so that training never shows them a full turn? An int."""
     if answer is None:
         return not_yet("replace `None` with a whole number (how many pairs)")
-    if isinstance(answer, torch.Tensor):
-        if answer.numel() != 1:
-            return not_yet(
-                f"give one number, the count; you gave a tensor of shape {tuple(answer.shape)} "
-                "(a boolean mask? then sum it)"
-            )
-        answer = answer.item()
-    if isinstance(answer, bool) or not isinstance(answer, (int, float)) or answer != int(answer):
-        return not_yet(f"the answer is a whole number of pairs, got {answer!r}")
-    n = int(answer)
+    if isinstance(answer, torch.Tensor) and answer.numel() > 1:
+        return not_yet(
+            f"give one number, the count; you gave a tensor of shape {tuple(answer.shape)} "
+            "(a boolean mask? then sum it)"
+        )
+    n = read_count(answer, "the count", what="a number of pairs")
+    if isinstance(n, Feedback):
+        return n
     counts = _ex4_counts()
     if n == counts["right"]:
         return correct(
@@ -219,18 +222,17 @@ def check_unfinished_pairs(answer):
 EX5_D, EX5_N, EX5_BASE = 16, 2048, 10000.0
 
 
+@guarded
 def check_previous_token_head(answer):
     """A [16, 16] matrix A such that, with s(m, n) = PE[m] @ A @ PE[n] over keys n <= m, every query m >= 1
     attends to n = m - 1, for all positions m < 2048 (d_model = 16, base = 10000)."""
     if answer is None:
         return not_yet("replace `None` with a 16x16 tensor A")
-    a, problem = as_float64(answer, "A")
-    if problem is not None:
-        return problem
+    a = read_tensor(answer, "A")
+    if isinstance(a, Feedback):
+        return a
     if a.shape != (EX5_D, EX5_D):
         return not_yet(f"A should have shape ({EX5_D}, {EX5_D}), got {tuple(a.shape)}")
-    if torch.isnan(a).any():
-        return not_yet("A contains NaN")
     table = sinusoidal_encoding(EX5_N, EX5_D, EX5_BASE).to(torch.float64)
     looks = offset_head_attends_to(table, a)
     m = torch.arange(1, EX5_N)
@@ -254,7 +256,14 @@ def check_previous_token_head(answer):
         )
     first = int(m[~hits][0])
     share = float(hits.double().mean())
-    if bool(hits[: first - 1].all()) and first > 1:
+    if bool((looks[1:] == 0).all()):
+        why = "A is zero: every key scores the same" if not a.any() else "A favours n = 0"
+        return not_yet(
+            f"every query attends to the first key, n = 0 ({why}; ties go to the first "
+            "key): that is right at m = 1 only by accident. A has to move PE(m) one step "
+            "back: s(m, n) = PE(m - 1).PE(n)"
+        )
+    if bool(hits[: first - 1].all()) and first > 2:
         return not_yet(
             f"right for every query up to m = {first - 1}, then wrong from m = {first} ({share:.1%} of the "
             f"{EX5_N - 1} queries right): like a trained head, it only works where it was fitted. Build A from "

@@ -1,4 +1,4 @@
-"""Checkers for lesson 04 (ALiBi: attention with linear biases).
+"""Checkers for lesson 6 (ALiBi: attention with linear biases).
 
     from rope_lib.exercises import alibi as ex
     ex.check_power_of_two_slopes(slopes)     # the slopes of an 8-head model, head 1 first
@@ -7,8 +7,8 @@
     ex.check_query_weights(weights)    # the attention of query 5 over keys 0..7, head slope 1/2, zero scores
 
 Each expected value is computed here from the paper's formulas (Press, Smith and Lewis, 2022,
-arXiv:2108.12409), independently of the learner's route; the likely mistakes (the linear slopes of
-seed note 003, a forgotten non-power-of-two rule, a positive bias, a symmetric bias where a causal
+arXiv:2108.12409), independently of the learner's route; the likely mistakes (the linear slopes
+of a common write-up, a forgotten non-power-of-two rule, a positive bias, a symmetric bias where a causal
 one is needed) each get their own message.
 """
 
@@ -18,7 +18,8 @@ import math
 
 import torch
 
-from . import as_float64, compare_tensor, correct, not_yet, same_values
+from . import Feedback, compare_tensor, correct, not_yet, same_values
+from .answers import guarded, read_tensor
 
 
 def _geometric(n: int) -> torch.Tensor:
@@ -39,7 +40,7 @@ def _linear_slope_mistake(a: torch.Tensor, n: int):
     for candidate in (0.1 * h, -0.1 * h, h / n, -h / n):
         if same_values(a, candidate) or same_values(a, candidate.flip(0)):
             return not_yet(
-                "these slopes grow linearly (like seed 003's m*1, m*2, ... with m = -0.1): the paper's "
+                "these slopes grow linearly (like a common write-up's m*1, m*2, ... with m = -0.1): the paper's "
                 "are geometric, each one 2^(-8/n) times the one before, so that they cover short and "
                 "long ranges alike"
             )
@@ -50,13 +51,14 @@ def _linear_slope_mistake(a: torch.Tensor, n: int):
 EX1_HEADS = 8
 
 
+@guarded
 def check_power_of_two_slopes(answer):
     """The slopes of an 8-head ALiBi model, head 1 first: 2^(-8h/8) = 1/2, 1/4, ..., 1/256."""
     if answer is None:
         return not_yet("replace `None` with a tensor of 8 slopes, head 1 first")
-    a, problem = as_float64(answer, "slopes")
-    if problem is not None:
-        return problem
+    a = read_tensor(answer, "slopes")
+    if isinstance(a, Feedback):
+        return a
     expected = _geometric(EX1_HEADS)
     if a.shape != expected.shape:
         return not_yet(f"slopes should have shape {tuple(expected.shape)} (one per head), got {tuple(a.shape)}")
@@ -70,7 +72,7 @@ def check_power_of_two_slopes(answer):
         return mistake
     if same_values(a, -expected):
         return not_yet(
-            "the slopes are positive numbers; the minus sign belongs to the bias, -slope * (i - j), "
+            "the slopes are positive numbers; the minus sign belongs to the bias, -μ·(m - n), "
             "which is what pushes distant keys down"
         )
     if same_values(a, expected.flip(0)):
@@ -100,13 +102,14 @@ def check_power_of_two_slopes(answer):
 EX2_HEADS = 12
 
 
+@guarded
 def check_twelve_head_slopes(answer):
     """The slopes of a 12-head ALiBi model (BLOOM's rule for n not a power of two), head 1 first."""
     if answer is None:
         return not_yet("replace `None` with a tensor of 12 slopes, head 1 first")
-    a, problem = as_float64(answer, "slopes")
-    if problem is not None:
-        return problem
+    a = read_tensor(answer, "slopes")
+    if isinstance(a, Feedback):
+        return a
     expected = _paper_slopes(EX2_HEADS)
     if a.shape != expected.shape:
         return not_yet(f"slopes should have shape {tuple(expected.shape)} (one per head), got {tuple(a.shape)}")
@@ -161,21 +164,23 @@ def _ex3_expected() -> torch.Tensor:
     return torch.where(j <= i, -slope * (i - j), torch.tensor(float("-inf"), dtype=torch.float64))
 
 
+@guarded
 def check_causal_bias(answer):
-    """The causal ALiBi bias of head 2 of 8 (slope 1/4) for 5 tokens: [5, 5], rows = queries i,
-    columns = keys j, -slope * (i - j) for j <= i and -inf for j > i."""
+    """The causal ALiBi bias of head 2 of 8 (slope 1/4) for 5 tokens: [5, 5], rows = queries m,
+    columns = keys n, -μ·(m - n) for n <= m and -inf for n > m."""
     if answer is None:
-        return not_yet("replace `None` with a [5, 5] tensor: rows are queries i, columns keys j")
-    a, problem = as_float64(answer, "bias")
-    if problem is not None:
-        return problem
+        return not_yet("replace `None` with a [5, 5] tensor: rows are queries m, columns keys n")
+    a = read_tensor(
+        answer, "bias", finite=False,
+        nan_hint="0 * inf somewhere? build the -inf entries with masked_fill or where",
+    )
+    if isinstance(a, Feedback):
+        return a
     expected = _ex3_expected()
     if a.shape != expected.shape:
         if a.dim() == 3 and a.shape[-2:] == expected.shape:
             return not_yet(f"give head 2 only, a [5, 5] matrix, not all heads {tuple(a.shape)}")
         return not_yet(f"bias should have shape {tuple(expected.shape)}, got {tuple(a.shape)}")
-    if torch.isnan(a).any():
-        return not_yet("bias contains NaN (0 * inf somewhere?): build the -inf entries with masked_fill or torch.where")
     slope = 0.25
     if same_values(a, expected):
         return correct(
@@ -187,33 +192,33 @@ def check_causal_bias(answer):
     symmetric = -slope * (torch.arange(EX3_SEQ)[:, None] - torch.arange(EX3_SEQ)[None, :]).abs().to(torch.float64)
     if same_values(a, symmetric):
         return not_yet(
-            "this is the symmetric bias -slope * |i - j| (seed 003's), with no mask: the future keys "
-            "j > i get a finite score, so a decoder could look ahead; put -inf there"
+            "this is the symmetric bias -μ·|m - n| (a common write-up's), with no mask: the future keys "
+            "n > m get a finite score, so a decoder could look ahead; put -inf there"
         )
     if same_values(a, -symmetric):
         return not_yet(
             "the bias is positive and there is no mask: distant keys would be favoured and the future "
-            "visible. It is -slope * (i - j) for j <= i and -inf for j > i"
+            "visible. It is -μ·(m - n) for n <= m and -inf for n > m"
         )
     if same_values(a, expected.T):
-        return not_yet("transposed: rows are queries i and columns keys j, so the -inf (the future, j > i) goes above the diagonal")
+        return not_yet("transposed: rows are queries m and columns keys n, so the -inf (the future, n > m) goes above the diagonal")
     if torch.isinf(a[future]).all() and same_values(a[past], -expected[past]):
         return not_yet(
-            "the bias is positive: +slope * (i - j) would make the query prefer distant keys. "
-            "ALiBi subtracts: -slope * (i - j)"
+            "the bias is positive: +μ·(m - n) would make the query prefer distant keys. "
+            "ALiBi subtracts: -μ·(m - n)"
         )
     if same_values(a[past], expected[past]) and same_values(a[future], torch.zeros_like(a[future])):
         return not_yet(
-            "the past is right, but the future entries (j > i) are 0: that gives them a higher score "
+            "the past is right, but the future entries (n > m) are 0: that gives them a higher score "
             "than any past key. Use -inf there (softmax turns it into weight 0)"
         )
     if same_values(a[past], expected[past]) and not torch.isinf(a[future]).all():
-        return not_yet("the past is right; the future entries (j > i) must all be -inf")
+        return not_yet("the past is right; the future entries (n > m) must all be -inf")
     key_form = slope * torch.arange(EX3_SEQ, dtype=torch.float64)[None, :].expand(EX3_SEQ, EX3_SEQ)
     if same_values(a[past], key_form[past]):
         return not_yet(
             "this is the row-constant form slope * j (what BLOOM uses; it gives the same softmax). "
-            "Here, write the distance form -slope * (i - j)"
+            "Here, write the distance form -μ·(m - n)"
         )
     if torch.isinf(a[future]).all() and torch.isfinite(a[past]).all():
         off_diagonal = past & ~torch.eye(EX3_SEQ, dtype=torch.bool)
@@ -224,8 +229,8 @@ def check_causal_bias(answer):
                 f"slope 2^(-8*2/8) = 1/4 (head 1 is 1/2; heads count from 1)"
             )
     if not (torch.isinf(a[future]).all() and (a[future] < 0).all()):
-        return not_yet("the future entries (j > i) must all be -inf")
-    feedback = compare_tensor(a[past], expected[past], "the past entries (j <= i)")
+        return not_yet("the future entries (n > m) must all be -inf")
+    feedback = compare_tensor(a[past], expected[past], "the past entries (n <= m)")
     if feedback is not None:
         return feedback
     return correct(
@@ -246,19 +251,24 @@ def _ex4_expected() -> torch.Tensor:
     return w / w.sum()
 
 
+@guarded
 def check_query_weights(answer):
-    """The attention weights [8] of the query at position 5 over keys j = 0..7 for a head with
+    """The attention weights [8] of the query at position 5 over keys n = 0..7 for a head with
     slope 1/2, in a causal model, when every content score q.k/sqrt(d) is 0."""
     if answer is None:
-        return not_yet("replace `None` with a tensor of 8 weights, one per key j = 0..7")
-    a, problem = as_float64(answer, "weights")
-    if problem is not None:
-        return problem
+        return not_yet("replace `None` with a tensor of 8 weights, one per key n = 0..7")
+    a = read_tensor(
+        answer, "weights", finite=False,
+        nan_hint="a row of all -inf? only keys n > 5 should be masked",
+    )
+    if isinstance(a, Feedback):
+        return a
     expected = _ex4_expected()
     if a.shape != expected.shape:
         return not_yet(f"weights should have shape {tuple(expected.shape)} (one per key), got {tuple(a.shape)}")
-    if torch.isnan(a).any():
-        return not_yet("weights contain NaN: a row of all -inf? only keys j > 5 should be masked")
+    scores = _ex4_scores(a)
+    if scores is not None:
+        return scores
     if same_values(a, expected):
         return _ex4_correct(expected)
     j = torch.arange(EX4_SEQ, dtype=torch.float64)
@@ -266,13 +276,13 @@ def check_query_weights(answer):
     symmetric = torch.exp(-EX4_SLOPE * d.abs())
     if same_values(a, symmetric / symmetric.sum()):
         return not_yet(
-            "keys 6 and 7 are in the future of query 5 and get weight here: you used |i - j| without "
-            "the causal mask (the symmetric, encoder variant). Mask j > i with -inf before the softmax"
+            "keys 6 and 7 are in the future of query 5 and get weight here: you used |m - n| without "
+            "the causal mask (the symmetric, encoder variant). Mask n > m with -inf before the softmax"
         )
     past = d >= 0
     positive = torch.where(past, torch.exp(EX4_SLOPE * d), torch.zeros_like(d))
     if same_values(a, positive / positive.sum()):
-        return not_yet("the weights grow with distance: the bias has the wrong sign, it is -slope * (i - j)")
+        return not_yet("the weights grow with distance: the bias has the wrong sign, it is -μ·(m - n)")
     uniform = past.to(torch.float64) / past.sum()
     if same_values(a, uniform):
         return not_yet("all past keys get 1/6: the bias is missing, this is what zero scores give without ALiBi")
@@ -282,11 +292,46 @@ def check_query_weights(answer):
             "(softmax normalizes exp(score + bias) over the keys)"
         )
     if (a[~past].abs() > 1e-6).any():
-        return not_yet("keys j = 6 and 7 are in the future of query 5 and must get weight 0")
+        return not_yet("keys n = 6 and 7 are in the future of query 5 and must get weight 0")
     feedback = compare_tensor(a, expected, "weights")
     if feedback is not None:
         return feedback
     return _ex4_correct(expected)
+
+
+def _ex4_scores(a: torch.Tensor):
+    """A Feedback when `a` holds scores (logits) rather than weights, else None."""
+    j = torch.arange(EX4_SEQ, dtype=torch.float64)
+    d = EX4_QUERY - j
+    past = d >= 0
+    logits = -EX4_SLOPE * d
+    softmax = "the weights are softmax(scores + bias) over the keys: apply the softmax"
+    if torch.isinf(a).any():
+        if (a[~past] == float("-inf")).all() and same_values(a[past], logits[past]):
+            return not_yet(
+                "these are the masked scores (logits) -μ·(m - n) with -inf for "
+                f"the future: right so far, but {softmax} (it turns -inf into weight 0)"
+            )
+        return not_yet(
+            "weights are probabilities between 0 and 1; -inf belongs to the scores "
+            f"before the softmax, not to the weights: {softmax}"
+        )
+    unmasked = torch.where(past, logits, torch.zeros_like(logits))
+    if same_values(a, logits) or same_values(a, unmasked):
+        return not_yet(
+            "these are the scores -μ·(m - n), not weights: mask n > 5 with -inf, "
+            f"then {softmax}"
+        )
+    if same_values(a, -EX4_SLOPE * d.abs()):
+        return not_yet(
+            "these are the symmetric scores -μ·|m - n|: mask the future keys "
+            f"n > 5 with -inf, then {softmax}"
+        )
+    if (a < 0).any() or (a > 1).any():
+        return not_yet(
+            f"weights are probabilities between 0 and 1; these look like scores: {softmax}"
+        )
+    return None
 
 
 def _ex4_correct(expected):

@@ -1,4 +1,4 @@
-"""Checkers for lesson 03, "RoPE in complex numbers, as real models run it".
+"""Checkers for lessons 4 and 5 (RoPE in complex numbers; RoPE at scale).
 
     from rope_lib.exercises import complex_rope as ex
     ex.check_complex_rotation(answer)      # rotate one pair with a complex multiplication
@@ -14,7 +14,8 @@ import math
 import torch
 
 from ..rotary import half_to_interleaved, interleaved_to_half
-from . import compare_tensor, correct, not_yet
+from . import Feedback, compare_tensor, correct, not_yet
+from .answers import guarded, read_complex, read_count, read_number, read_tensor
 
 def _missing(what: str):
     return not_yet(f"no answer yet: replace None with {what}")
@@ -29,37 +30,22 @@ def _rotated(angle: float) -> torch.Tensor:
     return torch.tensor([a * math.cos(angle) - b * math.sin(angle), a * math.sin(angle) + b * math.cos(angle)])
 
 
-def _as_pair(answer):
-    """A complex number (Python or 0-d/1-element tensor) or two reals -> float64 tensor [2]."""
-    if isinstance(answer, complex):
-        return torch.tensor([answer.real, answer.imag], dtype=torch.float64)
-    if isinstance(answer, torch.Tensor) and answer.is_complex():
-        if answer.numel() != 1:
-            return None
-        z = answer.reshape(()).to(torch.complex128)
-        return torch.stack([z.real, z.imag])
-    try:
-        return torch.as_tensor(answer, dtype=torch.float64).detach()
-    except (TypeError, ValueError, RuntimeError):
-        return None
-
-
+@guarded
 def check_complex_rotation(answer):
     """The pair (3, 4) rotated by RoPE at position 5 with theta = 0.1: a complex number or [x', y']."""
     if answer is None:
         return _missing("the rotated pair, a complex number or [x', y']")
-    pair = _as_pair(answer)
-    if pair is None:
-        return not_yet(f"give the rotated pair as a complex number or two numbers [x', y'], got {type(answer).__name__}")
-    if pair.shape != (2,):
-        return not_yet(f"the answer is one pair: a complex number or a tensor of shape (2,), got shape {tuple(pair.shape)}")
+    z = read_complex(answer, "the rotated pair")
+    if isinstance(z, Feedback):
+        return z
+    pair = torch.tensor([z.real, z.imag], dtype=torch.float64)
     angle = EX1_THETA * EX1_POSITION
 
     def near(t):
         return torch.allclose(pair, t.to(torch.float64), atol=1e-3)
 
     if near(_rotated(angle)):
-        return correct(f"(3 + 4i) · e^(i·{angle}) = {pair[0]:.4f} + {pair[1]:.4f}i: the length stays 5, the angle grows by m·θ = {angle}")
+        return correct(f"(3 + 4i) · e^(i·{angle}) = {z.real:.4f} + {z.imag:.4f}i: the length stays 5, the angle grows by m·θ = {angle}")
     if near(_rotated(-angle)):
         return not_yet("you turned the pair clockwise, by -m·θ: multiply by e^(+i m θ), not by its conjugate")
     if near(_rotated(EX1_THETA)):
@@ -86,15 +72,14 @@ def _pairs_below_one_turn(base: float, length: float, turn: float = 2 * math.pi)
     return int((length * theta < turn).sum())
 
 
+@guarded
 def check_slow_pairs(answer):
     """How many of the 64 pairs (head_dim 128, base 500,000) turn less than once within 8192 tokens."""
     if answer is None:
         return _missing("the number of pairs, an integer")
-    if isinstance(answer, torch.Tensor) and answer.numel() == 1:
-        answer = answer.item()
-    if isinstance(answer, bool) or not isinstance(answer, (int, float)) or answer != int(answer):
-        return not_yet(f"the answer is a count of pairs, a whole number; got {answer!r}")
-    answer = int(answer)
+    answer = read_count(answer, "the answer", what="a count of pairs")
+    if isinstance(answer, Feedback):
+        return answer
     expected = _pairs_below_one_turn(EX2_BASE, EX2_LENGTH)
     n_pairs = EX2_HEAD_DIM // 2
     if answer == expected:
@@ -130,16 +115,18 @@ def _per_head_rows(weight: torch.Tensor, permute) -> torch.Tensor:
     return permute(heads.transpose(-1, -2)).transpose(-1, -2).reshape(weight.shape)
 
 
+@guarded
 def check_meta_layout_weights(answer):
     """W_k for the interleaved (Meta) layout that gives the same scores as meta_layout_weights()."""
     if answer is None:
-        return _missing("the interleaved W_k, a tensor of shape (16, 16)")
+        return _missing("the interleaved W_k, a (16, 16) tensor")
     w_half = meta_layout_weights()
     expected = _per_head_rows(w_half, half_to_interleaved)
-    if not isinstance(answer, torch.Tensor):
-        return not_yet(f"answer should be a tensor of shape {tuple(w_half.shape)}, got {type(answer).__name__}")
+    answer = read_tensor(answer, "W_k (interleaved)")
+    if isinstance(answer, Feedback):
+        return answer
     if tuple(answer.shape) == tuple(expected.shape):
-        answer = answer.detach().to(torch.float32)
+        w_half, expected = w_half.to(torch.float64), expected.to(torch.float64)
         if torch.allclose(answer, expected):
             return correct("within each head, rows (i, i + 4) of the half layout became rows (2i, 2i + 1): same scores, Meta's layout")
         if torch.allclose(answer, w_half):
@@ -160,14 +147,14 @@ def check_meta_layout_weights(answer):
 EX4_POSITION = 5001
 
 
+@guarded
 def check_bfloat16_angle_error(answer):
     """By how many radians is pair 0's angle off at position 5001 when the position is a bfloat16?"""
     if answer is None:
         return _missing("the error in radians, one positive number")
-    if isinstance(answer, torch.Tensor) and answer.numel() == 1:
-        answer = answer.item()
-    if isinstance(answer, bool) or not isinstance(answer, (int, float)):
-        return not_yet(f"the answer is one number of radians, got {answer!r}")
+    answer = read_number(answer, "the error")
+    if isinstance(answer, Feedback):
+        return answer
     stored = torch.tensor(float(EX4_POSITION)).to(torch.bfloat16).item()
     expected = abs(stored - EX4_POSITION)  # theta_0 = 1, so the angle is off by as much as the position
     half = abs(torch.tensor(float(EX4_POSITION)).to(torch.float16).item() - EX4_POSITION)
@@ -182,7 +169,8 @@ def check_bfloat16_angle_error(answer):
         return correct(
             f"bfloat16 stores {EX4_POSITION} as {stored:.0f} (between {low} and {2 * low} it can only count in "
             f"steps of {low // 128}), "
-            f"so pair 0 is turned {expected:.0f} rad too far, and every position from {int(alike.min())} to "
+            f"so pair 0 is turned {expected:.0f} rad too {'far' if stored > EX4_POSITION else 'little'}, "
+            f"and every position from {int(alike.min())} to "
             f"{int(alike.max())} gets the same rotation"
         )
     if near(-expected):

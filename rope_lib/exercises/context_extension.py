@@ -1,10 +1,10 @@
-"""Checkers for lesson 05 (context extension). Each returns a Feedback naming the likely slip."""
+"""Checkers for lesson 7 (context extension). Each returns a Feedback naming the likely slip."""
 
 from __future__ import annotations
 
 import math
-import numbers
 
+import numpy as np
 import torch
 
 from ..rotary import inv_frequencies
@@ -16,7 +16,16 @@ from ..scaling import (
     yarn_get_mscale,
     ramp_by_pair,
 )
-from . import compare_tensor, correct, not_yet
+from . import Feedback, compare_tensor, correct, not_yet
+from .answers import (
+    describe,
+    guarded,
+    read_count,
+    read_indices,
+    read_number,
+    read_numbers,
+    read_tensor,
+)
 
 # The settings each exercise uses (the notebook prints them).
 EX1 = {"head_dim": 128, "base": 10000.0, "L": 4096}
@@ -26,28 +35,20 @@ EX4 = {"factor": 16.0}
 EX5 = {"head_dim": 128, "base": 500000.0, "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "L": 8192}
 
 
-def _number(answer, name):
-    if isinstance(answer, torch.Tensor) and answer.numel() == 1:
-        answer = answer.item()
-    if isinstance(answer, bool) or not isinstance(answer, numbers.Real):
-        return None, not_yet(f"{name} should be a number, got {type(answer).__name__}")
-    return float(answer), None
-
-
 def _close(a, b, rtol=1e-4):
     return abs(a - b) <= rtol * abs(b)
 
 
+@guarded
 def check_first_long_pair(answer) -> object:
-    """Seed 002's step 1: corr_dim = min{i : 2 pi / theta_i > L} for d = 128, b = 10000, L = 4096."""
-    value, problem = _number(answer, "corr_dim")
-    if problem is not None:
-        return problem
+    """The first pair whose wavelength exceeds the training length (a common recipe's
+    step 1):
+    corr_dim = min{i : 2 pi / theta_i > L} for d = 128, b = 10000, L = 4096."""
+    value = read_count(answer, "corr_dim", what="a pair index")
+    if isinstance(value, Feedback):
+        return value
     d, b, L = EX1["head_dim"], EX1["base"], EX1["L"]
     expected = first_pair_longer_than(inv_frequencies(d, b), L)
-    if value != int(value):
-        return not_yet(f"corr_dim is a pair index, a whole number; got {value}")
-    value = int(value)
     if value == expected:
         return correct(
             f"corr_dim = {expected}: pairs {expected}..{d // 2 - 1} never complete a turn within L = {L} tokens. "
@@ -68,11 +69,12 @@ def check_first_long_pair(answer) -> object:
     return not_yet(f"corr_dim should be the first i with 2 pi b^(2i/d) > L; got {value}, which is not it")
 
 
+@guarded
 def check_ntk_base(answer) -> object:
     """NTK-aware base for s = 8, d = 128, b = 10000."""
-    value, problem = _number(answer, "the new base")
-    if problem is not None:
-        return problem
+    value = read_number(answer, "the new base")
+    if isinstance(value, Feedback):
+        return value
     d, b, s = EX2["head_dim"], EX2["base"], EX2["factor"]
     expected = b * s ** (d / (d - 2))
     if _close(value, expected):
@@ -99,17 +101,17 @@ def yarn_by_hand(head_dim, base, factor, original_length, beta_fast=32, beta_slo
     return theta / factor * (1 - gamma) + theta * gamma
 
 
+@guarded
 def check_yarn_frequencies(answer) -> object:
     """YaRN's inv_freq for d = 64, b = 10000, s = 8, L = 2048, built from its pieces."""
     d, b, s, L = EX3["head_dim"], EX3["base"], EX3["factor"], EX3["L"]
     expected, _ = rope_frequencies("yarn", d, b, factor=s, original_max_position_embeddings=L)
+    answer = read_tensor(answer, "inv_freq")
+    if isinstance(answer, Feedback):
+        return answer
     problem = compare_tensor(answer, expected, "inv_freq", atol=1e-9, rtol=1e-5)
     if problem is None:
         return correct("pairs 0..8 keep theta_i, pairs 21..31 get theta_i / 8, and 9..20 blend linearly in between")
-    try:
-        answer = torch.as_tensor(answer, dtype=torch.float64)
-    except (TypeError, ValueError, RuntimeError):
-        return problem
     if tuple(answer.shape) != tuple(expected.shape):
         return problem
     theta = inv_frequencies(d, b)
@@ -131,11 +133,12 @@ def check_yarn_frequencies(answer) -> object:
     return problem
 
 
+@guarded
 def check_logit_multiplier(answer) -> object:
     """What multiplies the attention logits q'.k' under YaRN with s = 16 (no mscale_all_dim)."""
-    value, problem = _number(answer, "the logit multiplier")
-    if problem is not None:
-        return problem
+    value = read_number(answer, "the logit multiplier")
+    if isinstance(value, Feedback):
+        return value
     s = EX4["factor"]
     factor = yarn_get_mscale(s)
     expected = factor**2
@@ -151,35 +154,118 @@ def check_logit_multiplier(answer) -> object:
     return not_yet(f"sqrt(1/t) = 0.1 ln s + 1 multiplies cos and sin; what does q'.k' get? got {value:.4g}")
 
 
-def check_llama3_pair_counts(answer) -> object:
-    """(kept, blended, interpolated) pair counts for Llama 3.1's scaling."""
+_REGIMES = ("kept", "blended", "interpolated")
+
+
+def _llama3_regimes(base: float) -> list:
+    """The pair indices (kept, blended, interpolated) of Llama 3.1's scaling."""
     p = EX5
-    try:
-        counts = tuple(int(x) for x in answer)
-    except (TypeError, ValueError):
-        return not_yet(f"answer should be three whole numbers (kept, blended, interpolated), got {answer!r}")
-    if len(counts) != 3 or any(c != x for c, x in zip(counts, answer)):
-        return not_yet(f"answer should be three whole numbers (kept, blended, interpolated), got {answer!r}")
+    old = inv_frequencies(p["head_dim"], base)
+    new, _ = rope_frequencies(
+        "llama3", p["head_dim"], base, factor=p["factor"],
+        low_freq_factor=p["low_freq_factor"], high_freq_factor=p["high_freq_factor"],
+        original_max_position_embeddings=p["L"],
+    )
+    r = pair_regimes(old, new, p["factor"])
+    return [frozenset((r == k).nonzero().flatten().tolist()) for k in range(3)]
 
-    def regimes(base):
-        old = inv_frequencies(p["head_dim"], base)
-        new, _ = rope_frequencies(
-            "llama3", p["head_dim"], base, factor=p["factor"], low_freq_factor=p["low_freq_factor"],
-            high_freq_factor=p["high_freq_factor"], original_max_position_embeddings=p["L"],
-        )
-        r = pair_regimes(old, new, p["factor"])
-        return tuple(int((r == k).sum()) for k in range(3))
 
-    expected = regimes(p["base"])
+def _span(indices) -> str:
+    return f"{min(indices)}..{max(indices)}" if indices else "none"
+
+
+def _is_collection(part) -> bool:
+    if isinstance(part, (torch.Tensor, np.ndarray)):
+        return part.ndim > 0
+    return isinstance(part, (list, tuple, range, set, frozenset))
+
+
+def _read_llama3_answer(answer):
+    """(counts, index sets or None) from (kept, blended, interpolated) given as three
+    counts, three collections of pair indices, or a dict with those keys; or a
+    Feedback."""
+    what = "three whole numbers (kept, blended, interpolated)"
+    n_pairs = EX5["head_dim"] // 2
+    if isinstance(answer, dict):
+        keys = {k.strip().lower(): v for k, v in answer.items() if isinstance(k, str)}
+        missing = [k for k in _REGIMES if k not in keys]
+        if missing:
+            return not_yet(f"the dict needs the keys {list(_REGIMES)}; no {missing}")
+        parts = [keys[k] for k in _REGIMES]
+    else:
+        counts = read_numbers(answer, "answer", 3, whole=True, what=what)
+        if not isinstance(counts, Feedback):
+            return counts, None
+        three = isinstance(answer, (list, tuple)) and len(answer) == 3
+        if not three or not any(map(_is_collection, answer)):
+            return counts
+        parts = list(answer)
+    counts, sets = [], []
+    for name, part in zip(_REGIMES, parts):
+        count = read_count(part, name, what=f"the number of {name} pairs")
+        if not isinstance(count, Feedback):
+            counts.append(count)
+            sets.append(None)
+            continue
+        indices = read_indices(part, name, n_pairs)
+        if isinstance(indices, Feedback):
+            got = describe(part)
+            return not_yet(f"{name}: give a count or the pair indices; got {got}")
+        counts.append(len(indices))
+        sets.append(indices)
+    return tuple(counts), (sets if all(x is not None for x in sets) else None)
+
+
+@guarded
+def check_llama3_pair_counts(answer) -> object:
+    """(kept, blended, interpolated) pair counts for Llama 3.1's scaling: three counts,
+    or the three sets of pair indices (lists, ranges, masks), or a dict with the keys
+    kept, blended, interpolated."""
+    p = EX5
+    read = _read_llama3_answer(answer)
+    if isinstance(read, Feedback):
+        return read
+    counts, sets = read
+    expected_sets = _llama3_regimes(p["base"])
+    expected = tuple(len(x) for x in expected_sets)
+    kept, blended, interpolated = expected_sets
+    if sets is not None:
+        if sets == expected_sets:
+            return correct(
+                f"kept pairs {_span(kept)} (wavelengths under "
+                f"{p['L'] / p['high_freq_factor']:.0f}), blended {_span(blended)}, "
+                f"divided by 8: {_span(interpolated)}"
+            )
+        if sets[0] == interpolated and sets[2] == kept:
+            return not_yet(
+                "kept and interpolated are swapped: the fast pairs (small i, short "
+                f"wavelengths, pairs {_span(kept)}) are kept, the slow ones "
+                f"({_span(interpolated)}) are divided by s"
+            )
+        for name, got, want in zip(_REGIMES, sets, expected_sets):
+            if got != want:
+                return not_yet(
+                    f"the {name} pairs should be {_span(want)} ({len(want)} pairs), "
+                    f"got {len(got)} pairs ({_span(got)})"
+                )
     if counts == expected:
+        note = ""
+        if expected[0] == expected[2]:
+            note = (
+                f". Kept and interpolated are both {expected[0]} here, so the counts "
+                "alone cannot show which is which: check that your kept pairs are the "
+                f"fast ones, i = {_span(kept)} (the interpolated are "
+                f"{_span(interpolated)}), or answer with the pair indices ({{'kept': "
+                "..., 'blended': ..., 'interpolated': ...}) to have them checked"
+            )
         return correct(
             f"{expected[0]} pairs have wavelengths under L/high_freq_factor = {p['L'] / p['high_freq_factor']:.0f} "
             f"and are kept, {expected[2]} have wavelengths over L/low_freq_factor = {p['L'] / p['low_freq_factor']:.0f} "
-            f"and are divided by 8, {expected[1]} blend"
+            f"and are divided by 8, {expected[1]} blend{note}"
         )
     if sum(counts) != p["head_dim"] // 2:
         return not_yet(f"the three counts should add up to head_dim/2 = {p['head_dim'] // 2} pairs, got {sum(counts)}")
-    if counts == regimes(10000.0):
+    if counts == tuple(len(x) for x in _llama3_regimes(10000.0)):
         return not_yet("that is for base 10,000; Llama 3 uses rope_theta = 500,000")
     if counts == (expected[0] + expected[1], 0, expected[2]) or counts == (expected[0], 0, expected[1] + expected[2]):
         return not_yet("some pairs between the two cutoffs blend (wavelengths between L/4 and L/1)")

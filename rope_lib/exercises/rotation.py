@@ -1,4 +1,4 @@
-"""Checkers for lesson 02 (the 2D rotation derivation of RoPE).
+"""Checkers for lesson 3 (the 2D rotation derivation of RoPE).
 
 Each check_i(answer) returns a Feedback; the usual mistakes get their own message: rotating
 clockwise, using degrees, swapping m and n, forgetting the sin term, rotating v, one angle per
@@ -14,8 +14,9 @@ import torch
 from ..derivation import closed_form_score
 from ..rotary import apply_rope, inv_frequencies, rotation_2d
 from . import Feedback, compare_tensor, correct, not_yet
+from .answers import guarded, read_number, read_pair, read_tensor
 
-# Exercise 1: rotate seed 002's query pair to position m = 3 with theta = 0.5.
+# Exercise 1: rotate the query pair (0.5, -1.0) to position m = 3 with theta = 0.5.
 EX1_Q = (0.5, -1.0)
 EX1_M, EX1_THETA = 3, 0.5
 
@@ -39,18 +40,16 @@ def _close(answer: torch.Tensor, expected: torch.Tensor, atol: float = 1e-4) -> 
 
 
 def _as_vector(answer, name: str, size: int):
-    """answer as a float64 tensor of `size` numbers, or a Feedback saying why not."""
-    if answer is None:
-        return not_yet(f"{name} is still None: replace the placeholder with your code")
-    try:
-        vector = torch.as_tensor(answer, dtype=torch.float64)
-    except (TypeError, ValueError, RuntimeError):
-        return not_yet(f"{name} should be a tensor (or a list of numbers), got {type(answer).__name__}")
-    if vector.numel() != size:
+    """answer as a float64 tensor [size], or a Feedback saying why not."""
+    vector = read_tensor(answer, name)
+    if isinstance(vector, Feedback):
+        return vector
+    if vector.dim() != 1 or vector.numel() != size:
         return not_yet(f"{name} should hold {size} numbers, got shape {tuple(vector.shape)}")
-    return vector.reshape(size)
+    return vector
 
 
+@guarded
 def check_rotated_query(answer) -> Feedback:
     """q = (0.5, -1.0) rotated to position m = 3 with theta = 0.5: R(m theta) q."""
     vector = _as_vector(answer, "q_rot", 2)
@@ -86,16 +85,14 @@ def _score(q, k, offset, theta) -> float:
     return float(closed_form_score(torch.tensor(q), torch.tensor(k), offset, 0, theta))
 
 
+@guarded
 def check_closed_form_score(answer) -> Feedback:
     """The score q_m . k_n for q = (0.8, 0.6), k = (-0.3, 1.1), m = 9, n = 4, theta = 0.3."""
     if answer is None:
         return not_yet("score is still None: replace the placeholder with your code")
-    try:
-        value = float(answer)
-    except (TypeError, ValueError, RuntimeError):
-        return not_yet(f"score should be one number (a float or a one-element tensor), got {type(answer).__name__}")
-    if math.isnan(value):
-        return not_yet("score is NaN")
+    value = read_number(answer, "score")
+    if isinstance(value, Feedback):
+        return value
     (q1, q2), (k1, k2) = EX2_Q, EX2_K
     offset = EX2_M - EX2_N
     expected = _score(EX2_Q, EX2_K, offset, EX2_THETA)
@@ -108,7 +105,7 @@ def check_closed_form_score(answer) -> Feedback:
         (_score(EX2_Q, EX2_K, -offset, EX2_THETA), "you used n - m instead of m - n: the sin term changed sign. "
          "q turns by m·theta and k by n·theta, so the angle from k' to q' grows with m - n; "
          "the formula is (q1k1 + q2k2) cos((m-n)θ) + (q1k2 - q2k1) sin((m-n)θ) (check the sign of the sin term)."),
-        (dot * math.cos(a), "you kept only (q·k) cos((m-n)θ), as seed 001's g does: the cross term "
+        (dot * math.cos(a), "you kept only (q·k) cos((m-n)θ), as a common write-up's g does: the cross term "
          "(q1k2 - q2k1) sin((m-n)θ) is missing."),
         (_score(EX2_Q, EX2_K, EX2_M + EX2_N, EX2_THETA), "you used m + n: the score depends on the difference m - n."),
         (_score(EX2_Q, EX2_K, offset, math.radians(EX2_THETA)), "you converted theta to radians as if it were "
@@ -126,7 +123,7 @@ def check_closed_form_score(answer) -> Feedback:
 
 
 def rope_attention_inputs():
-    """q, k, v [batch 1, heads 2, seq 5, head_dim 4] (float64, seeded) and positions 0..4."""
+    """q, k, v [batch 1, heads 2, seq 5, head_dim 4] (float64, fixed random values) and positions 0..4."""
     g = torch.Generator().manual_seed(2)
     q, k, v = (torch.randn(1, 2, 5, 4, generator=g, dtype=torch.float64) for _ in range(3))
     return q, k, v, torch.arange(5)
@@ -137,6 +134,7 @@ def _attention(q, k, v):
     return scores.softmax(-1) @ v
 
 
+@guarded
 def check_rope_attention(answer) -> Feedback:
     """Attention output with RoPE on q and k (not v), no mask, scores scaled by 1/sqrt(head_dim)."""
     if answer is None:
@@ -144,13 +142,12 @@ def check_rope_attention(answer) -> Feedback:
     q, k, v, pos = rope_attention_inputs()
     rq, rk, rv = (apply_rope(t, pos) for t in (q, k, v))
     expected = _attention(rq, rk, v)
+    answer = read_tensor(answer, "out")
+    if isinstance(answer, Feedback):
+        return answer
     shape_or_type = compare_tensor(answer, expected, "out")
     if shape_or_type is None:
         return correct("RoPE on q and k only: the values carry content, not position")
-    try:
-        answer = torch.as_tensor(answer, dtype=torch.float64)
-    except (TypeError, ValueError, RuntimeError):
-        return shape_or_type
     if answer.shape != expected.shape:
         return shape_or_type
     mistakes = [
@@ -174,15 +171,16 @@ def check_rope_attention(answer) -> Feedback:
     return shape_or_type
 
 
+@guarded
 def check_shifted_positions(answer) -> Feedback:
     """Positions (m2, n2), both >= 10, whose score equals that of (m, n) = (7, 3) for every q, k, theta."""
     if answer is None:
         return not_yet("positions is still None: replace the placeholder with a pair (m2, n2)")
-    try:
-        m2, n2 = answer
-        m2, n2 = int(m2), int(n2)
-    except (TypeError, ValueError):
-        return not_yet(f"positions should be a pair of integers (m2, n2), got {answer!r}")
+    what = "a pair of integers (m2, n2)"
+    pair = read_pair(answer, "positions", whole=True, what=what)
+    if isinstance(pair, Feedback):
+        return pair
+    m2, n2 = pair
     if min(m2, n2) < EX4_MIN:
         return not_yet(f"both positions must be at least {EX4_MIN}, got ({m2}, {n2})")
     offset = EX4_M - EX4_N
@@ -198,14 +196,16 @@ def check_shifted_positions(answer) -> Feedback:
     return not_yet(f"({m2}, {n2}) has m - n = {m2 - n2}; (7, 3) has m - n = {offset}. Shift both by the same amount.")
 
 
+@guarded
 def check_relative_angles(answer) -> Feedback:
     """The relative angles (m - n) theta_i of the 4 pairs of a d = 8 head (base 10000) at m - n = 8."""
     if answer is None:
         return not_yet("angles is still None: replace the placeholder with your code")
-    try:
-        angles = torch.as_tensor(answer, dtype=torch.float64).flatten()
-    except (TypeError, ValueError, RuntimeError):
-        return not_yet(f"angles should be a tensor (or a list of numbers), got {type(answer).__name__}")
+    angles = read_tensor(answer, "angles")
+    if isinstance(angles, Feedback):
+        return angles
+    if angles.dim() > 1 and angles.numel() == angles.shape[-1]:
+        angles = angles.flatten()  # e.g. [[...]]: one row of angles
     d, offset, base = EX5_HEAD_DIM, EX5_OFFSET, EX5_BASE
     expected = offset * inv_frequencies(d, base).to(torch.float64)
     if _close(angles, expected, atol=1e-5):
@@ -228,5 +228,15 @@ def check_relative_angles(answer) -> Feedback:
     for wrong, message in mistakes:
         if _close(angles, wrong, atol=1e-5):
             return not_yet(message)
+    two_pi = 2 * math.pi
+    if angles.shape == expected.shape:
+        if _close(angles, torch.remainder(expected, two_pi), atol=1e-5) or _close(
+            angles, torch.remainder(expected + math.pi, two_pi) - math.pi, atol=1e-5
+        ):
+            return not_yet(
+                "you reduced the angles modulo 2π: as rotations they are the same, but "
+                "the question asks for the angle (m - n)·θ_i itself, which grows with "
+                "the offset (pair 0 turns 8 rad, more than one full turn)"
+            )
     problem = compare_tensor(angles, expected, "angles", atol=1e-5)
     return problem if problem is not None else correct("angles")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from . import Feedback, correct, not_yet
+from .answers import guarded, read_choices, read_yes_no
 
 WHERE = {"sinusoidal": "input", "learned": "input", "rope": "qk", "alibi": "scores"}
 _PLACES = {
@@ -12,12 +13,14 @@ _PLACES = {
 }
 
 
+@guarded
 def check_swap_last_token(answer) -> Feedback:
     """Does swapping tokens 0 and 1 change the causal, position-free block's output at the last token?"""
     if answer is None:
         return not_yet("set answer to True (it changes) or False (it stays the same)")
-    if not isinstance(answer, bool):
-        return not_yet(f"answer should be True or False, got {answer!r}")
+    answer = read_yes_no(answer, "answer")
+    if isinstance(answer, Feedback):
+        return answer
     if answer:
         return not_yet(
             "the last token sees every earlier token, and without positions attention is a weighted "
@@ -26,17 +29,17 @@ def check_swap_last_token(answer) -> Feedback:
     return correct("the last query attends to the same set of keys and values, just listed in another order")
 
 
+@guarded
 def check_where_position_goes(answer) -> Feedback:
     """Where does each scheme put position: 'input', 'qk' or 'scores'?"""
-    if not isinstance(answer, dict):
-        return not_yet("answer should be a dict like {'sinusoidal': 'input', ...}")
+    answer = read_choices(answer, "answer", WHERE, _PLACES)
+    if isinstance(answer, Feedback):
+        return answer
     missing = sorted(set(WHERE) - set(answer))
     if missing:
         return not_yet(f"give a place for {missing} too")
     wrong = {k: v for k, v in answer.items() if k in WHERE and v != WHERE[k]}
     if wrong:
         scheme, place = next(iter(wrong.items()))
-        if place not in _PLACES:
-            return not_yet(f"{scheme!r}: use one of {sorted(_PLACES)}, got {place!r}")
         return not_yet(f"{scheme!r} is not {_PLACES[place]}; {len(wrong)} of 4 places are off")
     return correct("add to the input (sinusoidal, learned), rotate q and k (RoPE), bias the scores (ALiBi)")

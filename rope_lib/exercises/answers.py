@@ -1,0 +1,401 @@
+"""Reading a learner's answer by its value, whatever its type.
+
+Every checker reads its answer with one of these, so that 33, np.int64(33), 33.0,
+torch.tensor(33) and torch.tensor([33.]) are the same count in every lesson, np.False_
+and tensor(False) the same "no", and a list, a tuple, a numpy array or a tensor of any
+float dtype on any device the same numbers. Each reader returns the value, or a Feedback
+(not yet) saying what it expected and what came: it never raises, and it never lets a
+complex number, a NaN, an inf or a truncated number through.
+
+    read_tensor(answer, name, *, finite=True, nan_hint="")  -> float64 CPU tensor
+    read_number(answer, name)                               -> float
+    read_count(answer, name, *, what="a whole number")      -> int (exact)
+    read_numbers(answer, name, n, *, whole=False, what="")  -> tuple of n numbers
+    read_pair(answer, name, *, whole=False, what="")        -> tuple of 2 numbers
+    read_complex(answer, name)                              -> complex
+    read_indices(answer, name, size)                        -> frozenset of ints
+    read_yes_no(answer, name)                               -> bool
+    read_choices(answer, name, keys, choices)               -> dict {key: choice}
+    describe(answer)                  -> a short description, safe for any object
+    guarded(check)                    -> the checker, returning a Feedback always
+
+Each read_* returns a Feedback instead when the answer cannot be read: test the result
+with isinstance(result, Feedback).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import numbers
+from collections.abc import Mapping
+from decimal import Decimal
+
+import numpy as np
+import torch
+
+from . import Feedback, not_yet
+
+_MAX_DEPTH = 8  # nested lists deeper than this are not an answer (and may be cyclic)
+
+
+class _Unreadable(Exception):
+    """Raised inside this module only: not numbers; str(error) says why."""
+
+
+def describe(answer) -> str:
+    """A short description of any answer, safe for any object (no unknown repr)."""
+    try:
+        if answer is None:
+            return "None"
+        if isinstance(answer, (bool, np.bool_)):
+            return repr(bool(answer))
+        if isinstance(answer, (str, np.str_)):
+            text = str(answer)
+            return repr(text if len(text) <= 30 else text[:27] + "...")
+        if isinstance(answer, bytes):
+            return "bytes"
+        if isinstance(answer, numbers.Integral):
+            value = int(answer)
+            if abs(value) < 10**15:
+                return str(value)
+            return f"an integer of {len(str(abs(value)))} digits"
+        if isinstance(answer, (float, complex)):
+            return repr(answer)
+        if isinstance(answer, (numbers.Number, Decimal)):
+            return f"{answer} ({type(answer).__name__})"
+        if isinstance(answer, torch.Tensor):
+            where = "" if answer.device.type == "cpu" else f" on {answer.device.type}"
+            if answer.dim() == 0 and answer.device.type == "cpu":
+                return f"tensor({answer.item()!r}, dtype={answer.dtype})"
+            shape = tuple(answer.shape)
+            return f"a tensor of shape {shape}, dtype {answer.dtype}{where}"
+        if isinstance(answer, np.ndarray):
+            return f"a numpy array of shape {answer.shape}, dtype {answer.dtype}"
+        if isinstance(answer, (list, tuple)):
+            return f"a {type(answer).__name__} of {len(answer)} items"
+        if isinstance(answer, Mapping):
+            keys = [str(k)[:20] for k in list(answer)[:5]]
+            return f"a {type(answer).__name__} with keys {keys}"
+    except Exception:  # describing must never fail
+        pass
+    return f"a {type(answer).__name__}"
+
+
+def _from_numpy(answer, depth: int) -> torch.Tensor:
+    array = np.asarray(answer)
+    kind = array.dtype.kind
+    if kind == "b":
+        return torch.from_numpy(array.astype(np.bool_))
+    if kind == "i" or (kind == "u" and array.dtype.itemsize < 8):
+        return torch.from_numpy(array.astype(np.int64))
+    if kind in "uf":
+        return torch.from_numpy(array.astype(np.float64))
+    if kind == "c":
+        return torch.from_numpy(array.astype(np.complex128))
+    if kind == "O":
+        return _to_tensor(array.tolist(), depth + 1)
+    if kind in "US":
+        raise _Unreadable("text, not numbers (drop the quotes)")
+    raise _Unreadable(f"a numpy array of dtype {array.dtype}")
+
+
+def _to_tensor(answer, depth: int = 0) -> torch.Tensor:
+    """A CPU tensor of the answer's values (bool, int64, float64 or complex128)."""
+    if depth > _MAX_DEPTH:
+        raise _Unreadable("lists nested too deeply")
+    if isinstance(answer, torch.Tensor):
+        if answer.device.type == "meta":
+            raise _Unreadable(
+                "a tensor on the meta device, which keeps shapes but no values: "
+                "compute it on a real device (e.g. the CPU)"
+            )
+        t = answer.detach()
+        if t.layout != torch.strided:
+            t = t.to_dense()
+        t = t.cpu()
+        if t.is_complex():
+            return t.to(torch.complex128)
+        if t.dtype == torch.bool:
+            return t.clone()
+        if t.is_floating_point() or t.dtype == torch.uint64:
+            return t.to(torch.float64)
+        return t.to(torch.int64)
+    if isinstance(answer, (np.ndarray, np.generic)):
+        return _from_numpy(answer, depth)
+    if isinstance(answer, bool):
+        return torch.tensor(answer)
+    if isinstance(answer, numbers.Integral):
+        value = int(answer)
+        if -(2**63) <= value < 2**63:
+            return torch.tensor(value, dtype=torch.int64)
+        if abs(value) > 1e308:
+            raise _Unreadable("a number too large for a float")
+        return torch.tensor(float(value), dtype=torch.float64)
+    if isinstance(answer, (numbers.Real, Decimal)):
+        try:
+            return torch.tensor(float(answer), dtype=torch.float64)
+        except (OverflowError, ValueError, TypeError):
+            raise _Unreadable("a number too large for a float") from None
+    if isinstance(answer, numbers.Complex):
+        return torch.tensor(complex(answer), dtype=torch.complex128)
+    if isinstance(answer, (str, bytes)):
+        raise _Unreadable("text, not numbers (drop the quotes)")
+    if isinstance(answer, (list, tuple, range)):
+        items = [_to_tensor(item, depth + 1) for item in answer]
+        if not items:
+            return torch.zeros(0, dtype=torch.float64)
+        if len({tuple(t.shape) for t in items}) > 1:
+            raise _Unreadable("rows of different lengths (not a rectangular table)")
+        dtype = functools.reduce(torch.promote_types, (t.dtype for t in items))
+        return torch.stack([t.to(dtype) for t in items])
+    if isinstance(answer, Mapping):
+        raise _Unreadable("a dict")
+    raise _Unreadable(f"a {type(answer).__name__}")
+
+
+def _tensor_or_feedback(answer, name: str, expected: str):
+    if answer is None:
+        return not_yet(f"{name} is still None: replace the placeholder with {expected}")
+    try:
+        return _to_tensor(answer)
+    except _Unreadable as why:
+        return not_yet(f"{name} should be {expected}, got {why}")
+    except Exception:
+        return not_yet(f"{name} should be {expected}, got {describe(answer)}")
+
+
+def _complex_feedback(name: str, t: torch.Tensor) -> Feedback:
+    return not_yet(
+        f"{name} holds complex numbers ({t.dtype}); this answer is real numbers: keep "
+        "the real part (.real) only if the imaginary part really is zero, or use "
+        "torch.view_as_real for (x, y) pairs"
+    )
+
+
+def read_tensor(answer, name: str, *, finite: bool = True, nan_hint: str = ""):
+    """answer as a float64 CPU tensor (any shape), or a Feedback: not numbers, complex,
+    a meta tensor, NaN anywhere, or (with finite=True) an inf anywhere. bool values read
+    as 0 and 1."""
+    t = _tensor_or_feedback(answer, name, "a tensor (or a list of numbers)")
+    if isinstance(t, Feedback):
+        return t
+    if t.is_complex():
+        return _complex_feedback(name, t)
+    t = t.to(torch.float64)
+    if torch.isnan(t).any():
+        return not_yet(f"{name} contains NaN" + (f": {nan_hint}" if nan_hint else ""))
+    if finite and torch.isinf(t).any():
+        return not_yet(f"{name} contains inf: every entry should be a finite number")
+    return t
+
+
+def _scalar(answer, name: str, expected: str):
+    """The one value of answer as a 0-d tensor (int64 or float64), or a Feedback."""
+    t = _tensor_or_feedback(answer, name, expected)
+    if isinstance(t, Feedback):
+        return t
+    if t.is_complex():
+        return not_yet(
+            f"{name} should be {expected}, got a complex number ({describe(answer)})"
+        )
+    if t.dtype == torch.bool:
+        return not_yet(f"{name} should be {expected}; True / False are a yes/no")
+    if t.numel() != 1:
+        shape = tuple(t.shape)
+        count = t.numel()
+        return not_yet(f"{name} should be {expected}, got {count} numbers ({shape})")
+    return t.reshape(())
+
+
+def read_number(answer, name: str):
+    """answer as one finite real float, or a Feedback. Reads 0-d and one-element tensors
+    and arrays of any dtype and device, numpy scalars, fractions; not bools, text or
+    complex numbers."""
+    t = _scalar(answer, name, "one number")
+    if isinstance(t, Feedback):
+        return t
+    value = float(t)
+    if math.isnan(value):
+        return not_yet(f"{name} is NaN (a 0/0 or an inf - inf somewhere?)")
+    if math.isinf(value):
+        return not_yet(f"{name} is infinite")
+    return value
+
+
+def read_count(answer, name: str, *, what: str = "a whole number"):
+    """answer as an exact int, or a Feedback. 33, np.int64(33), 33.0, tensor(33) and
+    tensor([33.]) all read 33; 33.5, NaN, inf, True, text and complex numbers do not
+    (never truncated)."""
+    expected = f"{what}, a whole number"
+    is_bool = isinstance(answer, (bool, np.bool_))
+    if isinstance(answer, numbers.Integral) and not is_bool:
+        return int(answer)
+    t = _scalar(answer, name, expected)
+    if isinstance(t, Feedback):
+        return t
+    if not t.is_floating_point():
+        return int(t)
+    value = float(t)
+    if not math.isfinite(value):
+        return not_yet(f"{name} should be {expected}, got {value}")
+    if value != math.floor(value):
+        return not_yet(f"{name} should be {expected}, got {value:.6g}: it is not whole")
+    return int(value)
+
+
+def read_numbers(answer, name: str, n: int, *, whole: bool = False, what: str = ""):
+    """answer as a tuple of n finite real numbers (ints when whole=True, never
+    truncated), or a Feedback. Reads tuples and lists (also of numpy scalars or 0-d
+    tensors), arrays and tensors of shape [n]."""
+    what = what or (f"{n} whole numbers" if whole else f"{n} numbers")
+    t = _tensor_or_feedback(answer, name, what)
+    if isinstance(t, Feedback):
+        return t
+    if t.is_complex():
+        return not_yet(f"{name} should be {what}, got complex numbers")
+    if t.dtype == torch.bool:
+        return not_yet(f"{name} should be {what}; True / False are a yes/no")
+    if t.dim() != 1 or t.numel() != n:
+        shape = tuple(t.shape)
+        count = t.numel()
+        return not_yet(f"{name} should be {what}, got {count} numbers of shape {shape}")
+    if not t.is_floating_point():
+        values = [int(v) for v in t.tolist()]
+        return tuple(values) if whole else tuple(float(v) for v in values)
+    values = t.tolist()
+    if not all(math.isfinite(v) for v in values):
+        return not_yet(f"{name} should be {what}, got {values} (not finite)")
+    if whole:
+        if any(v != math.floor(v) for v in values):
+            shown = ", ".join(f"{v:.6g}" for v in values)
+            return not_yet(f"{name} should be {what}, got ({shown}): not all whole")
+        return tuple(int(v) for v in values)
+    return tuple(values)
+
+
+def read_pair(answer, name: str, *, whole: bool = False, what: str = ""):
+    """read_numbers with n = 2: (x, y), or a Feedback."""
+    what = what or ("a pair of whole numbers" if whole else "")
+    return read_numbers(answer, name, 2, whole=whole, what=what)
+
+
+def read_complex(answer, name: str):
+    """One complex number, given as a complex (Python, numpy, a one-element complex
+    tensor) or as two reals [x, y] = x + iy; or a Feedback."""
+    expected = "one complex number or two real numbers [x, y]"
+    t = _tensor_or_feedback(answer, name, expected)
+    if isinstance(t, Feedback):
+        return t
+    if t.is_complex():
+        if t.numel() != 1:
+            count = t.numel()
+            return not_yet(f"{name} should be {expected}, got {count} complex numbers")
+        z = complex(t.reshape(()).item())
+    else:
+        pair = read_numbers(answer, name, 2, what=expected)
+        if isinstance(pair, Feedback):
+            return pair
+        z = complex(*pair)
+    if not (math.isfinite(z.real) and math.isfinite(z.imag)):
+        return not_yet(f"{name} is not finite: {z}")
+    return z
+
+
+def read_indices(answer, name: str, size: int):
+    """A set of indices in [0, size): a bool mask of `size` entries, or whole numbers (a
+    list, set, range, array or tensor of them, in any order); or a Feedback."""
+    expected = f"indices between 0 and {size - 1} (or a bool mask of {size} entries)"
+    if isinstance(answer, (set, frozenset)):
+        try:
+            answer = sorted(answer)
+        except TypeError:
+            return not_yet(f"{name} should be {expected}, got a set of mixed things")
+    t = _tensor_or_feedback(answer, name, expected)
+    if isinstance(t, Feedback):
+        return t
+    if t.is_complex():
+        return not_yet(f"{name} should be {expected}, got complex numbers")
+    if t.dtype == torch.bool:
+        if t.dim() != 1 or t.numel() != size:
+            shape = tuple(t.shape)
+            return not_yet(f"{name} should be {expected}, got a mask of shape {shape}")
+        return frozenset(int(i) for i in t.nonzero().flatten().tolist())
+    if t.dim() > 1:
+        return not_yet(f"{name} should be {expected}, got shape {tuple(t.shape)}")
+    values = t.reshape(-1).tolist()
+    if t.is_floating_point() and not all(
+        math.isfinite(v) and v == math.floor(v) for v in values
+    ):
+        return not_yet(f"{name} should be {expected}; not all are whole numbers")
+    indices = [int(v) for v in values]
+    if any(not 0 <= i < size for i in indices):
+        return not_yet(f"{name} should be {expected}; some are outside that range")
+    return frozenset(indices)
+
+
+def read_yes_no(answer, name: str):
+    """True or False: a bool, np.bool_, or a one-element bool tensor or array; or a
+    Feedback."""
+    if answer is None:
+        return not_yet(f"set {name} to True or False")
+    if isinstance(answer, (bool, np.bool_)):
+        return bool(answer)
+    if isinstance(answer, (str, np.str_)):
+        return not_yet(
+            f"{name} should be True or False (without quotes), got {describe(answer)}"
+        )
+    if isinstance(answer, (torch.Tensor, np.ndarray)):
+        t = _tensor_or_feedback(answer, name, "True or False")
+        if isinstance(t, Feedback):
+            return t
+        if t.dtype == torch.bool and t.numel() == 1:
+            return bool(t.reshape(()))
+    return not_yet(f"{name} should be True or False, got {describe(answer)}")
+
+
+def read_choices(answer, name: str, keys, choices):
+    """A dict {key: choice} with every value one of `choices` (strings; case and spaces
+    do not matter, in keys either); or a Feedback. Other keys are left out."""
+    keys, choices = list(keys), list(choices)
+    example = f"{{{keys[0]!r}: {choices[0]!r}, ...}}"
+    if not isinstance(answer, Mapping):
+        got = describe(answer)
+        return not_yet(f"{name} should be a dict like {example}, got {got}")
+    read = {}
+    for key, value in list(answer.items()):
+        if not isinstance(key, str):
+            continue
+        key = key.strip().lower()
+        if key not in keys:
+            continue
+        if not isinstance(value, str):
+            return not_yet(
+                f"{key!r}: give one place, a string from {choices}, "
+                f"got {describe(value)}"
+            )
+        value = value.strip().lower()
+        if value not in choices:
+            return not_yet(f"{key!r}: use one of {choices}, got {describe(value)}")
+        read[key] = value
+    return read
+
+
+def guarded(check):
+    """Wrap a checker so that whatever comes, it returns a Feedback. A last resort: the
+    readers above already turn every odd answer into a specific message."""
+
+    @functools.wraps(check)
+    def wrapper(answer):
+        try:
+            result = check(answer)
+        except Exception as error:
+            return not_yet(
+                f"could not check this answer ({type(error).__name__}); give it in the "
+                f"form the exercise asks for, got {describe(answer)}"
+            )
+        if not isinstance(result, Feedback):
+            return not_yet(f"could not check this answer, got {describe(answer)}")
+        return result
+
+    return wrapper

@@ -1,0 +1,556 @@
+"""Every exercise checker is fair to every answer.
+
+For every check_* in every module of rope_lib.exercises:
+- odd answers (a hand list and hypothesis-generated ones: None, strings, dicts with lists inside,
+  NaN, inf, huge ints, complex numbers, numpy scalars, empty, wrongly shaped, complex and meta
+  tensors, objects) return a Feedback and are never called correct;
+- the right answer, corrupted (made complex, a NaN or inf put in, truncated), is never correct;
+- the right answer given as a list, tuple, numpy array or scalar, torch float32 / float64 or
+  integer tensor is correct; on the meta device (which holds no values) it gets a Feedback.
+
+The right answers are computed here from the formulas, independently of the checkers' own
+expected-value helpers (the exercise inputs, e.g. rope_attention_inputs(), are taken from them).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import math
+import pkgutil
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import rope_lib.exercises as exercises
+from rope_lib.exercises import Feedback
+
+F64 = torch.float64
+NAN, INF = float("nan"), float("inf")
+
+
+def discover_checkers() -> dict:
+    found = {}
+    for info in sorted(pkgutil.iter_modules(exercises.__path__), key=lambda i: i.name):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"rope_lib.exercises.{info.name}")
+        for name, obj in vars(module).items():
+            if name.startswith("check_") and inspect.isfunction(obj) and obj.__module__ == module.__name__:
+                found[f"{info.name}.{name}"] = obj
+    return found
+
+
+CHECKERS = discover_checkers()
+
+
+def judge(check, answer) -> Feedback:
+    """Call a checker: it must return a Feedback (a raised exception fails the test)."""
+    feedback = check(answer)
+    assert isinstance(feedback, Feedback), type(feedback)
+    assert isinstance(feedback.message, str) and feedback.message
+    # the checkers' last-resort guard must not be what answered: the readers say what is wrong
+    assert "could not check this answer" not in feedback.message, feedback
+    return feedback
+
+
+# ---------------------------------------------------------------- right answers, by hand
+
+
+def _wavelengths():
+    return [2 * math.pi * 10000 ** (2 * i / 64) for i in range(32)]
+
+
+def _shift_block():
+    a = 5 * 10000 ** (-2 / 8)
+    return [[math.cos(a), math.sin(a)], [-math.sin(a), math.cos(a)]]
+
+
+def _offset_dots():
+    w = [10000 ** (-2 * i / 16) for i in range(8)]
+    return [sum(math.cos(k * wi) for wi in w) for k in range(32)]
+
+
+def _unfinished_pairs():
+    return sum(2 * math.pi * 10000 ** (2 * i / 128) > 512 for i in range(64))  # 33
+
+
+def _previous_token_head():
+    a = [[0.0] * 16 for _ in range(16)]
+    for i in range(8):
+        w = 10000 ** (-2 * i / 16)
+        c, s = math.cos(w), math.sin(w)
+        a[2 * i][2 * i], a[2 * i][2 * i + 1] = c, s
+        a[2 * i + 1][2 * i], a[2 * i + 1][2 * i + 1] = -s, c
+    return a
+
+
+def _rotate(v, angle):
+    x, y = v
+    return [x * math.cos(angle) - y * math.sin(angle), x * math.sin(angle) + y * math.cos(angle)]
+
+
+def _closed_form_score():
+    (q1, q2), (k1, k2), a = (0.8, 0.6), (-0.3, 1.1), (9 - 4) * 0.3
+    return (q1 * k1 + q2 * k2) * math.cos(a) + (q1 * k2 - q2 * k1) * math.sin(a)
+
+
+def _rope_attention():
+    from rope_lib.exercises import rotation
+
+    q, k, v, _ = rotation.rope_attention_inputs()
+    d, seq = q.shape[-1], q.shape[-2]
+    angle = torch.tensor([[m * 10000 ** (-2 * i / d) for i in range(d // 2)] for m in range(seq)], dtype=F64)
+
+    def rot(x):
+        x0, x1 = x[..., 0::2], x[..., 1::2]
+        out = torch.empty_like(x)
+        out[..., 0::2] = x0 * angle.cos() - x1 * angle.sin()
+        out[..., 1::2] = x0 * angle.sin() + x1 * angle.cos()
+        return out
+
+    scores = rot(q) @ rot(k).transpose(-1, -2) / math.sqrt(d)
+    return (scores.softmax(-1) @ v).tolist()
+
+
+def _relative_angles():
+    return [8 * 10000 ** (-2 * i / 8) for i in range(4)]
+
+
+def _complex_rotation():
+    return (3 + 4j) * complex(math.cos(0.5), math.sin(0.5))
+
+
+def _slow_pairs():
+    return sum(8192 * 500000 ** (-2 * i / 128) < 2 * math.pi for i in range(64))  # 29
+
+
+def _meta_layout_weights():
+    from rope_lib.exercises import complex_rope
+
+    w = complex_rope.meta_layout_weights().to(F64)
+    order = [j for i in range(4) for j in (i, i + 4)]  # half pair (i, i + 4) -> rows (2i, 2i + 1)
+    return torch.cat([w[h * 8:(h + 1) * 8][order] for h in range(2)]).tolist()
+
+
+def _bfloat16_angle_error():
+    return 9.0  # 5001 lies in [4096, 8192), where bfloat16 counts in steps of 32: 5001 -> 4992
+
+
+def _geometric(n):
+    return [2.0 ** (-8.0 * h / n) for h in range(1, n + 1)]
+
+
+def _twelve_head_slopes():
+    return _geometric(8) + _geometric(16)[0::2][:4]
+
+
+def _causal_bias():
+    return [[-0.25 * (i - j) if j <= i else -INF for j in range(5)] for i in range(5)]
+
+
+def _query_weights():
+    w = [math.exp(-0.5 * (5 - j)) if j <= 5 else 0.0 for j in range(8)]
+    return [x / sum(w) for x in w]
+
+
+def _first_long_pair():
+    return next(i for i in range(64) if 2 * math.pi * 10000 ** (2 * i / 128) > 4096)  # 46
+
+
+def _yarn_frequencies():
+    d, b, s, L = 64, 10000.0, 8.0, 2048
+    low = math.floor(d * math.log(L / (32 * 2 * math.pi)) / (2 * math.log(b)))
+    high = math.ceil(d * math.log(L / (1 * 2 * math.pi)) / (2 * math.log(b)))
+    out = []
+    for i in range(d // 2):
+        theta = b ** (-2 * i / d)
+        keep = 1 - min(max((i - low) / (high - low), 0.0), 1.0)  # 1 below low: kept
+        out.append(keep * theta + (1 - keep) * theta / s)
+    return out
+
+
+def _llama3_pair_counts():
+    lam = [2 * math.pi * 500000 ** (2 * i / 128) for i in range(64)]
+    kept = sum(x < 8192 / 4 for x in lam)
+    interpolated = sum(x > 8192 / 1 for x in lam)
+    return (kept, 64 - kept - interpolated, interpolated)
+
+
+# kind: "yesno", "choices", "count", "number", "pair", "counts", "tensor", "complex_pair"
+RIGHT = {
+    "why_position.check_swap_last_token": ("yesno", False),
+    "why_position.check_where_position_goes": (
+        "choices", {"sinusoidal": "input", "learned": "input", "rope": "qk", "alibi": "scores"}),
+    "absolute.check_wavelengths": ("tensor", _wavelengths),
+    "absolute.check_shift_block": ("tensor", _shift_block),
+    "absolute.check_offset_dots": ("tensor", _offset_dots),
+    "absolute.check_unfinished_pairs": ("count", _unfinished_pairs),
+    "absolute.check_previous_token_head": ("tensor", _previous_token_head),
+    "rotation.check_rotated_query": ("tensor", lambda: _rotate((0.5, -1.0), 1.5)),
+    "rotation.check_closed_form_score": ("number", _closed_form_score),
+    "rotation.check_rope_attention": ("tensor", _rope_attention),
+    "rotation.check_shifted_positions": ("pair", lambda: (14, 10)),
+    "rotation.check_relative_angles": ("tensor", _relative_angles),
+    "complex_rope.check_complex_rotation": ("complex_pair", _complex_rotation),
+    "complex_rope.check_slow_pairs": ("count", _slow_pairs),
+    "complex_rope.check_meta_layout_weights": ("tensor", _meta_layout_weights),
+    "complex_rope.check_bfloat16_angle_error": ("number", _bfloat16_angle_error),
+    "alibi.check_power_of_two_slopes": ("tensor", lambda: _geometric(8)),
+    "alibi.check_twelve_head_slopes": ("tensor", _twelve_head_slopes),
+    "alibi.check_causal_bias": ("tensor", _causal_bias),
+    "alibi.check_query_weights": ("tensor", _query_weights),
+    "context_extension.check_first_long_pair": ("count", _first_long_pair),
+    "context_extension.check_ntk_base": ("number", lambda: 10000.0 * 8.0 ** (128 / 126)),
+    "context_extension.check_yarn_frequencies": ("tensor", _yarn_frequencies),
+    "context_extension.check_logit_multiplier": ("number", lambda: (0.1 * math.log(16) + 1) ** 2),
+    "context_extension.check_llama3_pair_counts": ("counts", _llama3_pair_counts),
+}
+LESSON_MODULES = {"why_position", "absolute", "rotation", "complex_rope", "alibi", "context_extension"}
+
+
+def right_value(key):
+    kind, value = RIGHT[key]
+    return kind, (value() if callable(value) else value)
+
+
+def test_every_lesson_checker_has_a_right_answer_here():
+    lesson = {k for k in CHECKERS if k.split(".")[0] in LESSON_MODULES}
+    assert lesson == set(RIGHT)
+
+
+def test_the_hand_computed_right_answers_are_the_known_numbers():
+    assert _unfinished_pairs() == 33 and _slow_pairs() == 29 and _first_long_pair() == 46
+    assert _llama3_pair_counts() == (29, 6, 29)
+    assert _closed_form_score() == pytest.approx(0.42 * math.cos(1.5) + 1.06 * math.sin(1.5))
+    assert torch.tensor(_wavelengths())[0] == pytest.approx(2 * math.pi)
+
+
+def right_variants(kind, value):
+    """The same right answer in many types: (label, answer)."""
+    if kind == "yesno":
+        return [("bool", value), ("np.bool_", np.bool_(value)), ("tensor", torch.tensor(value)),
+                ("np 0-d", np.array(value))]
+    if kind == "choices":
+        return [("dict", dict(value)), ("np.str_", {np.str_(k): np.str_(v) for k, v in value.items()})]
+    if kind == "count":
+        return [("int", value), ("np.int64", np.int64(value)), ("np.int32", np.int32(value)),
+                ("float", float(value)), ("np.float64", np.float64(value)),
+                ("tensor int", torch.tensor(value)), ("tensor f32", torch.tensor(float(value))),
+                ("tensor [1]", torch.tensor([value])), ("np 0-d", np.array(value)),
+                ("tensor f64", torch.tensor(value, dtype=F64))]
+    if kind == "number":
+        return [("float", value), ("np.float64", np.float64(value)), ("tensor f64", torch.tensor(value, dtype=F64)),
+                ("tensor f32 [1]", torch.tensor([value], dtype=torch.float32)), ("np 0-d", np.array(value)),
+                ("Fraction", Fraction(value))]
+    if kind == "pair":
+        a, b = value
+        return [("tuple", (a, b)), ("list", [a, b]), ("np.int64", (np.int64(a), np.int64(b))),
+                ("np array", np.array([a, b])), ("tensor", torch.tensor([a, b])),
+                ("floats", (float(a), float(b))), ("tensor f64", torch.tensor([a, b], dtype=F64)),
+                ("0-d tensors", (torch.tensor(a), torch.tensor(b)))]
+    if kind == "counts":
+        return [("tuple", tuple(value)), ("list", list(value)), ("np", np.array(value)),
+                ("tensor", torch.tensor(value)), ("np.int64", tuple(np.int64(v) for v in value)),
+                ("floats", tuple(float(v) for v in value))]
+    if kind == "complex_pair":
+        pair = [value.real, value.imag]
+        return [("complex", value), ("np.complex128", np.complex128(value)),
+                ("tensor complex", torch.tensor(value, dtype=torch.complex128)),
+                ("tensor complex64 [1]", torch.tensor([value], dtype=torch.complex64)),
+                ("list", pair), ("tuple", tuple(pair)), ("tensor f32", torch.tensor(pair)),
+                ("np", np.array(pair))]
+    t = torch.tensor(value, dtype=F64)
+    return [("list", t.tolist()), ("tuple", tuple(t.tolist())), ("numpy f64", t.numpy()),
+            ("numpy f32", t.numpy().astype(np.float32)), ("tensor f32", t.float()), ("tensor f64", t),
+            ("list of tensors", list(t.unbind(0))), ("strided view", torch.stack([t, t], -1)[..., 0]),
+            ("requires_grad", t.clone().requires_grad_(True))]
+
+
+RIGHT_CASES = [
+    pytest.param(key, label, answer, id=f"{key}-{label}")
+    for key in RIGHT
+    for label, answer in right_variants(*right_value(key))
+]
+
+
+@pytest.mark.parametrize("key, label, answer", RIGHT_CASES)
+def test_the_right_answer_in_any_type_is_correct(key, label, answer):
+    feedback = judge(CHECKERS[key], answer)
+    assert feedback.ok, feedback
+
+
+# ---------------------------------------------------------------- the right answer, corrupted
+
+
+def corrupted(kind, value):
+    """Answers near the right one that must never be called correct: (label, answer)."""
+    out = []
+    if kind in ("count", "number"):
+        out += [("complex", complex(value, 1.0)), ("complex, real part right", complex(value, 0.0)),
+                ("np.complex128", np.complex128(value)), ("complex tensor", torch.tensor(complex(value, 0.5))),
+                ("nan", NAN), ("inf", INF), ("-inf", -INF), ("tensor nan", torch.tensor(NAN)),
+                ("bool", True), ("string", str(value)), ("list of two", [value, value])]
+        if kind == "count":
+            out += [("plus 0.5", value + 0.5), ("plus 0.2", value + 0.2), ("tensor plus 0.5", torch.tensor(value + 0.5)),
+                    ("np plus 0.7", np.float64(value + 0.7))]
+        elif abs(int(value) - value) > 1e-3 * abs(value):
+            out += [("truncated", float(int(value)))]
+    elif kind in ("pair", "counts"):
+        v = list(value)
+        half = [x + 0.5 for x in v]
+        out += [("plus halves", tuple(half)), ("(14.5, 10.2) style", tuple(x + 0.5 - 0.3 * (i % 2) for i, x in enumerate(v))),
+                ("nan", tuple([NAN] + v[1:])), ("inf", tuple([INF] + v[1:])),
+                ("complex", tuple(complex(x, 1) for x in v)), ("complex tensor", torch.tensor(v, dtype=torch.complex64)),
+                ("one short", tuple(v[:-1])), ("one more", tuple(v + [0])), ("nested", [v]),
+                ("strings", tuple(str(x) for x in v)), ("huge", tuple([10**400] + v[1:]))]
+    elif kind == "complex_pair":
+        pair = [value.real, value.imag]
+        out += [("two complex numbers", torch.tensor(pair, dtype=torch.complex64)), ("nan", complex(NAN, value.imag)),
+                ("inf", [INF, value.imag]), ("truncated", [float(int(x)) for x in pair]),
+                ("pair of complex", [complex(x, 1) for x in pair]), ("string", str(value))]
+    elif kind == "tensor":
+        t = torch.tensor(value, dtype=F64)
+        nan_t = t.clone()
+        nan_t.view(-1)[0] = NAN
+        inf_t = t.clone()
+        inf_t.view(-1)[0] = INF
+        out += [("complex, real part right", t.to(torch.complex128)),
+                ("complex", t.to(torch.complex128) + 0.5j), ("complex numpy", t.numpy().astype(np.complex128)),
+                ("nan", nan_t), ("inf", inf_t), ("nan list", nan_t.tolist()),
+                ("empty", t.flatten()[:0]), ("flattened", t.flatten() if t.dim() > 1 else t[:-1]),
+                ("bfloat16 on meta", t.to(torch.bfloat16).to("meta")), ("extra dim", t[None].repeat(2, *[1] * t.dim())),
+                ("as strings", [str(x) for x in t.flatten().tolist()])]
+        trunc = torch.trunc(torch.nan_to_num(t, neginf=-1e9))
+        if not torch.allclose(torch.nan_to_num(t, neginf=-1e9), trunc):
+            out.append(("truncated", torch.where(torch.isinf(t), t, trunc)))
+    elif kind == "yesno":
+        out += [("string", str(value)), ("int", int(value)), ("list", [value]), ("None", None), ("tensor pair", torch.tensor([value, value]))]
+    elif kind == "choices":
+        out += [("list values", {k: [v] for k, v in value.items()}), ("tuple of pairs", tuple(value.items())),
+                ("None values", dict.fromkeys(value)), ("nested dict", {k: {"place": v} for k, v in value.items()}),
+                ("swapped", {k: {"input": "qk", "qk": "input", "scores": "input"}[v] for k, v in value.items()})]
+    return out
+
+
+CORRUPTED_CASES = [
+    pytest.param(key, label, answer, id=f"{key}-{label}")
+    for key in RIGHT
+    for label, answer in corrupted(*right_value(key))
+]
+
+
+@pytest.mark.parametrize("key, label, answer", CORRUPTED_CASES)
+def test_a_corrupted_right_answer_is_never_correct(key, label, answer):
+    feedback = judge(CHECKERS[key], answer)
+    assert not feedback.ok, feedback
+
+
+META_CASES = [
+    pytest.param(key, id=key) for key in RIGHT if RIGHT[key][0] not in ("choices",)
+]
+
+
+@pytest.mark.parametrize("key", META_CASES)
+def test_the_right_answer_on_the_meta_device_gets_feedback(key):
+    kind, value = right_value(key)
+    if kind == "complex_pair":
+        value = [value.real, value.imag]
+    answer = torch.tensor(value).to("meta")
+    feedback = judge(CHECKERS[key], answer)
+    assert not feedback.ok and "meta" in feedback.message, feedback
+
+
+# ---------------------------------------------------------------- odd answers, by hand
+
+
+class Weird:
+    def __repr__(self):
+        raise RuntimeError("repr fails too")
+
+    def __float__(self):
+        raise ValueError("no float")
+
+
+def _cycle():
+    a = [1.0]
+    a.append(a)
+    return a
+
+
+ODD = [
+    None, "", "abc", "33", "False", b"x", {}, {"a": [1, 2]}, {"rope": ["qk"]}, [], [[]], [1.0, [2.0, 3.0]],
+    [[1.0, 2.0], [3.0]], set(), frozenset({1}), object(), Weird(), _cycle(), NAN, INF, -INF, 10**400, -(10**400),
+    10**30, 1j, complex(NAN, 0), complex(3, 4), np.float64(NAN), np.complex128(1 + 2j), np.True_, True,
+    np.array(["a", "b"]), np.array([1, None], dtype=object), np.array([]), np.zeros((2, 0)), Ellipsis,
+    (lambda: 0), type, int, range(3), slice(1, 2), torch.tensor(NAN), torch.empty(0), torch.empty(0, 3),
+    torch.zeros(3, 3, 3), torch.tensor([1 + 1j]), torch.full((64,), NAN), torch.ones(2, 2, dtype=torch.complex64),
+    torch.tensor([True, False]), torch.empty(3, device="meta"), torch.empty((), device="meta"),
+    torch.tensor(INF, dtype=torch.bfloat16), torch.full((5, 5), -INF), np.full((8,), INF),
+    [NAN, NAN], (NAN, NAN, NAN), [INF] * 32, [[NAN] * 16] * 16, [10**400, 1],
+    torch.tensor([3.0, 4.0]).to(torch.complex64), Fraction(1, 3), -1, 10**18, 1e308 * 10, -0.0,
+]
+
+ODD_CASES = [
+    pytest.param(key, i, id=f"{key}-odd{i}")
+    for key in CHECKERS
+    for i in range(len(ODD))
+]
+
+
+@pytest.mark.parametrize("key, index", ODD_CASES)
+def test_an_odd_answer_gets_feedback_and_is_not_correct(key, index):
+    feedback = judge(CHECKERS[key], ODD[index])
+    assert not feedback.ok, feedback
+
+
+# ---------------------------------------------------------------- odd answers, generated
+
+nonfinite = st.sampled_from([NAN, INF, -INF])
+huge = st.one_of(st.integers(min_value=2**1030), st.integers(max_value=-(2**1030)))
+shapes = st.lists(st.integers(0, 4), min_size=0, max_size=4)
+
+
+@st.composite
+def odd_tensors(draw):
+    shape = draw(shapes)
+    kind = draw(st.sampled_from(["nan", "complex", "empty", "meta", "bool", "inf"]))
+    dtype = draw(st.sampled_from([torch.float32, torch.float64, torch.bfloat16, torch.float16]))
+    if kind == "empty":
+        shape = shape + [0]
+        return torch.zeros(shape, dtype=dtype)
+    if kind == "meta":
+        return torch.zeros(shape, dtype=dtype, device="meta")
+    if kind == "bool":
+        return torch.zeros(shape + [draw(st.integers(3, 5))], dtype=torch.bool)
+    if kind == "complex":
+        real = draw(st.floats(-10, 10, allow_nan=False))
+        return torch.full(shape, complex(real, draw(st.floats(-10, 10, allow_nan=False))), dtype=torch.complex64)
+    fill = draw(st.floats(-100, 100, allow_nan=False))
+    t = torch.full(shape, fill, dtype=dtype)
+    t.view(-1)[:1] = NAN if kind == "nan" else -INF if kind == "inf" and fill < 0 else INF
+    if t.numel() == 0:
+        t = torch.full(shape + [1], NAN, dtype=dtype)
+    return t
+
+
+numpy_odd = st.one_of(
+    nonfinite.map(np.float64), nonfinite.map(np.float32), st.complex_numbers(max_magnitude=1e6).map(np.complex128),
+    st.sampled_from([np.float16(NAN), np.array(NAN), np.array([NAN, 1.0]), np.array([[1, 2], [3]], dtype=object),
+                     np.array("seven"), np.zeros((0,)), np.ones((3, 3, 3, 3)) * NAN]),
+)
+
+odd_answers = st.one_of(
+    st.none(),
+    st.text(max_size=6),
+    st.binary(max_size=4),
+    st.dictionaries(st.text(max_size=4), st.lists(st.one_of(st.integers(), st.text(max_size=3)), max_size=3), max_size=4),
+    nonfinite,
+    huge,
+    st.complex_numbers(allow_nan=True, allow_infinity=True).filter(lambda z: z.imag != 0 or math.isnan(z.real)),
+    st.lists(nonfinite, min_size=1, max_size=64),
+    st.lists(st.lists(st.floats(allow_nan=False), min_size=1, max_size=3), min_size=2, max_size=3).filter(
+        lambda rows: len({len(r) for r in rows}) > 1),  # ragged
+    st.lists(st.complex_numbers(max_magnitude=10).filter(lambda z: z.imag != 0), min_size=2, max_size=40),
+    st.tuples(st.floats(allow_nan=True), nonfinite),
+    st.lists(huge, min_size=1, max_size=3),
+    odd_tensors(),
+    numpy_odd,
+)
+
+
+@pytest.mark.parametrize("key", list(CHECKERS))
+@settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much], max_examples=40)
+@given(answer=odd_answers)
+def test_generated_odd_answers_get_feedback_and_are_not_correct(key, answer):
+    feedback = judge(CHECKERS[key], answer)
+    assert not feedback.ok, feedback
+
+
+# ---------------------------------------------------------------- generated near-right answers
+
+
+@pytest.mark.parametrize("key", [k for k in RIGHT if RIGHT[k][0] == "tensor"])
+@settings(max_examples=25)
+@given(imag=st.floats(-5, 5, allow_nan=False), where=st.integers(0, 10**6), bad=nonfinite)
+def test_generated_complex_or_nonfinite_right_answers_are_not_correct(key, imag, where, bad):
+    _, value = right_value(key)
+    t = torch.tensor(value, dtype=F64)
+    assert not judge(CHECKERS[key], t + 1j * imag).ok
+    spoiled = t.clone()
+    flat = spoiled.view(-1)
+    index = where % flat.numel()
+    if flat[index] == bad:  # the causal bias already holds -inf there
+        bad = NAN
+    flat[index] = bad
+    assert not judge(CHECKERS[key], spoiled).ok
+
+
+@pytest.mark.parametrize("key", [k for k in RIGHT if RIGHT[k][0] in ("count", "pair", "counts")])
+@settings(max_examples=25)
+@given(fraction=st.floats(0.01, 0.99))
+def test_generated_non_whole_counts_are_not_truncated_to_right(key, fraction):
+    kind, value = right_value(key)
+    if kind == "count":
+        answers = [value + fraction, value - fraction, np.float32(value + fraction), torch.tensor(value + fraction)]
+    else:
+        v = list(value)
+        answers = [tuple([v[0] + fraction] + v[1:]), tuple(v[:-1] + [v[-1] - fraction]),
+                   torch.tensor([x + fraction for x in v], dtype=F64)]
+    for answer in answers:
+        assert not judge(CHECKERS[key], answer).ok, answer
+
+
+# ---------------------------------------------------------------- the readers themselves
+
+
+def test_readers_read_values_whatever_their_type():
+    from rope_lib.exercises import answers as a
+
+    for count in (7, np.int8(7), np.uint64(7), 7.0, np.float16(7), torch.tensor(7, dtype=torch.bfloat16),
+                  torch.tensor([[7]]), np.array([7.0]), [7], (7.0,)):
+        assert a.read_count(count, "n") == 7, count
+    assert a.read_count(10**400, "n") == 10**400  # exact, never through a float
+    for wrong in (7.5, NAN, INF, True, np.True_, "7", complex(7, 0), torch.tensor([7, 7]), None, {}, Weird()):
+        assert isinstance(a.read_count(wrong, "n"), Feedback), wrong
+    assert a.read_number(Fraction(1, 4), "x") == 0.25 and a.read_number(torch.tensor([0.5]), "x") == 0.5
+    for wrong in (NAN, -INF, 10**400, 1j, np.complex64(1), "0.5", np.bool_(True), torch.empty(0)):
+        assert isinstance(a.read_number(wrong, "x"), Feedback), wrong
+    for yes in (True, np.True_, torch.tensor(True), np.array([True])):
+        assert a.read_yes_no(yes, "b") is True
+    for wrong in (1, "True", None, torch.tensor([True, False]), torch.tensor(True, device="meta")):
+        assert isinstance(a.read_yes_no(wrong, "b"), Feedback), wrong
+    assert a.read_pair((np.int64(3), torch.tensor(4)), "p", whole=True) == (3, 4)
+    assert isinstance(a.read_pair((3.5, 4), "p", whole=True), Feedback)
+    assert a.read_complex([3, 4], "z") == 3 + 4j and a.read_complex(torch.tensor([3 + 4j]), "z") == 3 + 4j
+    assert isinstance(a.read_complex(torch.tensor([1j, 2j]), "z"), Feedback)
+    t = a.read_tensor([torch.tensor([1, 2]), np.array([3.0, 4.0])], "t")
+    assert t.dtype == F64 and t.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    assert a.read_tensor(torch.tensor([-INF, 0.0]), "t", finite=False).tolist() == [-INF, 0.0]
+    for wrong in ([[1.0], [2.0, 3.0]], [1.0, "2"], torch.tensor([1 + 0j]), [NAN], [INF], _cycle(), {"a": 1}):
+        assert isinstance(a.read_tensor(wrong, "t"), Feedback), wrong
+    assert a.read_indices(range(3), "k", 8) == frozenset({0, 1, 2})
+    assert a.read_indices(torch.arange(8) >= 6, "k", 8) == frozenset({6, 7})
+    assert isinstance(a.read_indices([8], "k", 8), Feedback) and isinstance(a.read_indices([0.5], "k", 8), Feedback)
+    assert a.read_choices({"A": " X "}, "d", ["a"], ["x"]) == {"a": "x"}
+    assert isinstance(a.read_choices({"a": ["x"]}, "d", ["a"], ["x"]), Feedback)
+    for odd in (Weird(), _cycle(), 10**400, torch.empty(2, device="meta"), np.array([1, None], dtype=object)):
+        assert isinstance(a.describe(odd), str)
+
+
+def test_guarded_turns_a_crash_into_feedback_and_keeps_the_name():
+    from rope_lib.exercises.answers import guarded
+
+    @guarded
+    def check_something(answer):
+        """Docstring."""
+        raise ZeroDivisionError
+
+    feedback = check_something(1)
+    assert isinstance(feedback, Feedback) and not feedback.ok and "ZeroDivisionError" in feedback.message
+    assert check_something.__name__ == "check_something" and check_something.__doc__ == "Docstring."
+    assert list(inspect.signature(check_something).parameters) == ["answer"]
