@@ -2,15 +2,19 @@
 
     python scripts/make_images.py
 
-Every number drawn comes from rope_lib. Lesson thumbnails come from each lesson's widget module
-(the thumbnail() of the rope_lib.widgets module the lesson imports); lesson 0 has no widget, so its picture is drawn here.
+Every number drawn comes from rope_lib. A lesson's thumbnail is the thumbnail() of the
+rope_lib.widgets module it imports (for the first lesson that shows that widget), else its own
+first stored figure, shrunk; lesson 0's picture is drawn here.
 """
 
 from __future__ import annotations
 
+import base64
 import importlib
-import re
+import io
+import json
 import math
+import re
 from pathlib import Path
 
 import matplotlib
@@ -18,11 +22,13 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import torch  # noqa: E402
+from PIL import Image  # noqa: E402
 
 import rope_lib  # noqa: E402
 
 IMAGES = Path(__file__).resolve().parent.parent / "images"
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+THUMBNAIL = (320, 200)  # px, the size of the widget thumbnails
 
 
 def hero() -> plt.Figure:
@@ -78,24 +84,51 @@ def save(fig: plt.Figure, name: str, dpi: int) -> None:
 
 
 def lesson_widget_module(notebook: Path):
-    """The rope_lib.widgets module a lesson imports (by topic name), or None."""
+    """The rope_lib.widgets module a lesson imports (by topic name) that can draw a thumbnail."""
     source = notebook.read_text(encoding="utf-8")
-    for name in re.findall(r"rope_lib\.widgets(?:\.| import )(\w+)", source):
-        module = importlib.import_module(f"rope_lib.widgets.{name}") if name[0].islower() else None
-        if module is not None and hasattr(module, "thumbnail"):
+    for name in re.findall(r"rope_lib\.widgets(?:\.| import )([a-z_]+)", source):
+        if name in ("show_png", "static_png"):
+            continue
+        module = importlib.import_module(f"rope_lib.widgets.{name}")
+        if hasattr(module, "thumbnail"):
             return module
     return None
+
+
+def first_figure(notebook: Path) -> Image.Image | None:
+    """The first PNG figure stored in a lesson's outputs."""
+    for cell in json.loads(notebook.read_text(encoding="utf-8"))["cells"]:
+        for output in cell.get("outputs", []):
+            png = output.get("data", {}).get("image/png")
+            if png:
+                return Image.open(io.BytesIO(base64.b64decode("".join(png))))
+    return None
+
+
+def save_thumbnail_of(image: Image.Image, name: str) -> None:
+    image = image.convert("RGBA")
+    image.thumbnail(THUMBNAIL)
+    image.save(IMAGES / name)
+    print(f"wrote images/{name}")
 
 
 def main() -> None:
     IMAGES.mkdir(exist_ok=True)
     save(hero(), "hero.png", 90)
     save(lesson0_thumbnail(), "lesson00.png", 80)
+    used = set()
     for notebook in sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")):
         number = notebook.name[:2]
+        if number == "00":
+            continue
+        # a widget module's thumbnail for the first lesson that shows it; otherwise the
+        # lesson's own first figure
         module = lesson_widget_module(notebook)
-        if module is not None:
+        if module is not None and module.__name__ not in used:
+            used.add(module.__name__)
             save(module.thumbnail(), f"lesson{number}.png", 80)
+        elif (figure := first_figure(notebook)) is not None:
+            save_thumbnail_of(figure, f"lesson{number}.png")
 
 if __name__ == "__main__":
     main()

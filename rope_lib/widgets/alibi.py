@@ -1,4 +1,4 @@
-"""Lesson 4's live widget: ALiBi's slopes, one head's bias matrix, and where one query looks.
+"""The ALiBi lesson's live widget: the slopes, one head's bias matrix, and where one query looks.
 
     AlibiWidget(heads=8, head=4, query=31, seq_len=32, scores="zeros")
 
@@ -8,9 +8,10 @@ background and only what moves is drawn on top. Only a change of the number of h
 sequence length moves static parts (the x ranges and their tick labels) and draws everything again.
   slopes      a bar per head (log2 scale: geometric slopes fall on a straight line), the chosen
               head highlighted;
-  bias        the chosen head's causal bias matrix -slope * (i - j), the masked future in gray,
-              the query's row marked;
-  attention   the weights the query at position i puts on each key j, for content scores that
+  bias        the chosen head's causal bias matrix -mu_h * (m - n) (query position m, key
+              position n, slope mu_h: the course's notation), the masked future in gray, the
+              query's row marked;
+  attention   the weights the query at position m puts on each key n, for content scores that
               are all zero (position alone) or random (seeded), with the head's effective span.
 """
 
@@ -35,7 +36,7 @@ HEAD_COLOR, OTHER_COLOR, SPAN_COLOR = "#d62728", "#9bb7d4", "#2ca02c"
 
 
 def _random_scores(seed: int = 0) -> torch.Tensor:
-    """Content scores q_i . k_j / sqrt(d) of one query against MAX_SEQ_LEN keys: standard normal."""
+    """Content scores q_m . k_n / sqrt(d) of one query against MAX_SEQ_LEN keys: standard normal."""
     generator = torch.Generator().manual_seed(seed)
     return torch.randn(MAX_SEQ_LEN, generator=generator)
 
@@ -74,8 +75,8 @@ class AlibiWidget:
         cmap = plt.get_cmap("viridis").with_extremes(bad="#d9d9d9")
         self.image = ax_bias.imshow(np.zeros((2, 2)), cmap=cmap, interpolation="nearest", aspect="equal")
         (self.row_line,) = ax_bias.plot([], [], color=HEAD_COLOR, lw=1.2)
-        ax_bias.set_xlabel("key j")
-        ax_bias.set_ylabel("query i")
+        ax_bias.set_xlabel("key n")
+        ax_bias.set_ylabel("query m")
         self.bias_title = ax_bias.set_title(" ", y=1.02)
         self.ax_bias = ax_bias
 
@@ -84,7 +85,7 @@ class AlibiWidget:
         (self.zero_line,) = ax_attn.plot([], [], color="0.6", lw=1.0, ls="--")
         (self.attn_line,) = ax_attn.plot([], [], color=HEAD_COLOR, lw=1.3, marker="o", ms=2.5)
         self.span_line = ax_attn.axvline(0.0, color=SPAN_COLOR, lw=1.4, ls=":")
-        ax_attn.set_xlabel("key j")
+        ax_attn.set_xlabel("key n")
         ax_attn.set_ylabel("attention weight")
         # the y axis is redrawn at every step (its range follows the largest weight), its label
         # need not be: the axis' own label is hidden and a static copy stands at a fixed place,
@@ -201,7 +202,7 @@ class AlibiWidget:
         low = -s["slope"] * (n - 1)
         self.image.set_clim(low if low < 0 else -1.0, 0.0)
         self.row_line.set_data([-0.5, i + 0.5], [i, i])
-        self.bias_title.set_text(f"head {head}: -{s['slope']:.4g}·(i - j)")
+        self.bias_title.set_text(f"head {head}: -{s['slope']:.4g}·(m - n)")
 
         keys = np.arange(n)
         weights = s["weights"].numpy()
@@ -213,7 +214,7 @@ class AlibiWidget:
         self.span_line.set_visible(edge >= -0.5)
         top = float(max(weights.max(), s["zero_weights"].max()))
         self.ax_attn.set_ylim(0.0, 1.12 * top)  # its y axis is a moving artist: no full draw
-        self.attn_title.set_text(f"query i = {i}, scores: {v['scores']}")
+        self.attn_title.set_text(f"query m = {i}, scores: {v['scores']}")
 
         self._sync_controls()
         self.readout.value = self.readout_text()
@@ -222,9 +223,9 @@ class AlibiWidget:
     def readout_text(self) -> str:
         v, s = self.values, self._state
         return (
-            f"head {v['head']} of {v['heads']}, query i = {v['query']} of seq len {v['seq_len']} &nbsp; "
+            f"head {v['head']} of {v['heads']}, query m = {v['query']} of seq len {v['seq_len']} &nbsp; "
             f"slope = {s['slope']:.4f} &nbsp; span = {s['span']:.4f} &nbsp; "
-            f"weight on j = i: {float(s['weights'][v['query']]):.4f} &nbsp; "
+            f"weight on n = m: {float(s['weights'][v['query']]):.4f} &nbsp; "
             f"attention within the span = {s['within_span']:.4f}"
         )
 
@@ -238,7 +239,7 @@ class AlibiWidget:
         self.controls = {
             "heads": w.IntSlider(v["heads"], 1, MAX_HEADS, description="heads", layout=layout, style=style),
             "head": w.IntSlider(v["head"], 1, v["heads"], description="head", layout=layout, style=style),
-            "query": w.IntSlider(v["query"], 0, v["seq_len"] - 1, description="query i", layout=layout, style=style),
+            "query": w.IntSlider(v["query"], 0, v["seq_len"] - 1, description="query m", layout=layout, style=style),
             "seq_len": w.IntSlider(v["seq_len"], 2, MAX_SEQ_LEN, description="seq len", layout=layout, style=style),
             "scores": w.Dropdown(options=SCORES, value=v["scores"], description="scores", layout=layout, style=style),
         }
@@ -303,7 +304,7 @@ WIDGETS = {"alibi": (AlibiWidget, _steps())}
 
 
 def thumbnail() -> Figure:
-    """Lesson 4 in one picture: the 8 geometric slopes and where each head's attention goes."""
+    """The ALiBi lesson in one picture: the 8 geometric slopes and where each head's attention goes."""
     figure = Figure(figsize=(4.0, 2.5), dpi=80)
     ax_slopes, ax_attn = figure.subplots(1, 2, gridspec_kw={"width_ratios": (1, 1.4)})
     slopes = alibi_slopes(8)
@@ -320,7 +321,7 @@ def thumbnail() -> Figure:
     ax_attn.set_yscale("log")
     ax_attn.set_ylim(1e-4, 1.0)
     ax_attn.set_title(f"query {n - 1}: attention", fontsize=9)
-    ax_attn.set_xlabel("key j", fontsize=8)
+    ax_attn.set_xlabel("key n", fontsize=8)
     for ax in (ax_slopes, ax_attn):
         ax.tick_params(labelsize=7)
     figure.suptitle("ALiBi: a distance penalty per head", fontsize=10)

@@ -1,9 +1,9 @@
-"""Lesson 03 widget: one clock dial per RoPE pair.
+"""The clock-dial widget: one dial per RoPE pair.
 
 Pair i of a query or key is a complex number; at position m RoPE multiplies it by e^{i m theta_i},
-theta_i = base ** (-2i / head_dim): a clock hand at angle m theta_i. Moving the position slider
-turns every hand at its own speed (pair 0 one radian per token, the last pair hardly at all);
-the base control (10,000 as in LLaMA 1-2, 500,000 as in Llama 3) slows the slow hands further.
+theta_i = b ** (-2i / d): a clock hand at angle m theta_i. Moving the position slider turns
+every hand at its own speed (pair 0 one radian per token, the last pair hardly at all); the
+base control (10,000 as in LLaMA 1-2, 500,000 as in Llama 3) slows the slow hands further.
 """
 
 from __future__ import annotations
@@ -136,10 +136,17 @@ class ClockDials:
         for (cx, cy), text, angle in zip(self.centres, self.turn_texts, angles):
             text.set_path(_text_path(cx, cy - 1.12, f"{angle / (2 * math.pi):.2f} turns"))
         self.title.set_text(f"position m = {self.position}, base = {self.base:,.0f}")
-        self.readout.value = "<br>".join(
-            f"pair {i} angle = {angle:.4f} rad ({angle / (2 * math.pi):.4f} turns)" for i, angle in enumerate(angles)
-        )
+        self.readout.value = "<br>".join(self.readout_lines())
         redraw(self.figure)
+
+    def readout_lines(self) -> list[str]:
+        """The readout as plain text, one line per pair: its angle m theta_i in radians
+        (unwrapped) and in full turns, e.g. `pair 0 angle = 3.0000 rad (0.4775 turns)`."""
+        angles = self.angles().to(torch.float64).tolist()
+        return [
+            f"pair {i} angle = {angle:.4f} rad ({angle / (2 * math.pi):.4f} turns)"
+            for i, angle in enumerate(angles)
+        ]
 
     def widget(self):
         import ipywidgets as widgets

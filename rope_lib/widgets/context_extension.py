@@ -1,11 +1,11 @@
-"""Lesson 05's live widget: the wavelength-cutoff explorer.
+"""Lesson 7's live widget: the wavelength-cutoff explorer.
 
 For a head of `head_dim` dimensions, RoPE base `base` and a trained length L, it shows
 - each pair's wavelength lambda_i = 2 pi / theta_i against L (log scale), with the cutoffs
   L/alpha and L/beta, each pair colored by what the chosen method does to it: kept
   (extrapolated), divided by s (interpolated) or blended;
-- the fraction of its frequency each pair keeps (implied_ramp: YaRN's 1 - ramp, Llama 3's
-  smooth factor, NTK's curve, PI's zero);
+- the fraction of its frequency each pair keeps (implied_ramp: the ramp gamma_i of YaRN and
+  Llama 3, where Llama 3 calls it the smooth factor; NTK's curve; PI's zero);
 - old against new frequencies for PI, NTK, YaRN and Llama 3 overlaid, the chosen one in bold.
 
 alpha and beta are the cutoffs in turns per L: pairs that turn fewer than alpha times within L are

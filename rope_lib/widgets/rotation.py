@@ -1,10 +1,11 @@
-"""Lesson 02's widget and figures: rotate a query/key pair live.
+"""The 2D-rotation lesson's widget and figures: rotate a query/key pair live.
 
-RotatePairWidget draws q and k (faded) and their RoPE rotations q' = R((m+s) theta) q and
-k' = R((n+s) theta) k (solid) on a plane with the unit circle, the arcs (m+s) theta and
-(n+s) theta, and, beside it, the score q'.k' against the offset m - n. Its readout shows
+RotatePairWidget draws q and k (faded) and their RoPE rotations q' = R((m+shift) theta) q and
+k' = R((n+shift) theta) k (solid) on a plane with the unit circle, the arcs (m+shift) theta and
+(n+shift) theta, and, beside it, the score q'.k' against the offset m - n. Its readout shows
 q'.k' (from rope_lib.apply_rope), the closed form (rope_lib.derivation.closed_form_score) and
-m - n; the slider "shift s" moves both positions together and the score does not move.
+m - n; the slider "shift" moves both positions together and the score does not move. (The
+shift has no letter: s is the course's scale factor.)
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ CONTROLS = {
     "q_angle": ("angle q", "float", -3.14, 3.14, 0.01, -0.2),
     "k_len": ("|k|", "float", 0.2, 2.0, 0.05, 1.0),
     "k_angle": ("angle k", "float", -3.14, 3.14, 0.01, 1.9),
-    "shift": ("shift s", "int", 0, 30, 1, 0),
+    "shift": ("shift", "int", 0, 30, 1, 0),
 }
 
 
@@ -126,7 +127,7 @@ def _rotate_pairs(q: torch.Tensor, k: torch.Tensor, m: float, n: float, theta: f
 
 
 class RotatePairWidget:
-    """Rotate a query/key pair live: q at position m + s, k at n + s, one frequency theta.
+    """Rotate a query/key pair live: q at position m + shift, k at n + shift, one frequency theta.
 
     RotatePairWidget(figure=None, **values); values are the keys of CONTROLS (m, n, theta,
     q_len, q_angle, k_len, k_angle, shift; angles in radians). After update(), .state holds
@@ -210,7 +211,7 @@ class RotatePairWidget:
         self.state = dict(q=q, k=k, q_rot=q_rot, k_rot=k_rot, score=score, closed=closed, m=m, n=n)
 
         self.plane.set(q.tolist(), k.tolist(), q_rot.tolist(), k_rot.tolist(), m * theta, n * theta,
-                       names=("(m+s)", "(n+s)") if v["shift"] else ("m", "n"))
+                       names=("(m+shift)", "(n+shift)") if v["shift"] else ("m", "n"))
         curve = closed_form_score(q, k, torch.as_tensor(OFFSETS), 0, theta).numpy()
         self.curve.set_ydata(curve)
         offset = v["m"] - v["n"]
@@ -223,8 +224,8 @@ class RotatePairWidget:
         self.readout.value = (
             f"<b>q'·k' = {score:.4f}</b> &nbsp;&nbsp; closed form = {closed:.4f} &nbsp;&nbsp; "
             f"m - n = {offset}<br>"
-            f"positions: query at m + s = {m}, key at n + s = {n}; "
-            f"angles (m+s)θ = {m * theta:.4f} rad, (n+s)θ = {n * theta:.4f} rad; "
+            f"positions: query at m + shift = {m}, key at n + shift = {n}; "
+            f"angles (m+shift)θ = {m * theta:.4f} rad, (n+shift)θ = {n * theta:.4f} rad; "
             f"unrotated q·k = {float(q @ k):.4f}"
         )
         self.redraw(full=full)

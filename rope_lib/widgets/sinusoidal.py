@@ -1,15 +1,19 @@
-"""Lesson 01 widget: the sinusoidal encoding of two positions and their dot product.
+"""The sinusoidal encoding of two positions and their dot product (the sinusoidal lesson).
 
-EncodingExplorer: sliders for the position p, the offset k, d_model and base. The top panel shows
-the vectors PE(p) and PE(p + k) coordinate by coordinate; the bottom panel shows the curve
-PE(p).PE(p + k) = sum_i cos(k w_i) against k, with a marker at the chosen k placed from the two
-vectors themselves: moving p never moves the marker off the curve (the dot product depends on k
-only), and the curve is mirror-symmetric (k and -k give the same number).
+EncodingExplorer: sliders for the position m, the offset Delta, d_model (d) and base (b).
+The top panel shows the vectors PE(m) and PE(m + Delta) coordinate by coordinate; the
+bottom panel shows the curve PE(m).PE(m + Delta) = sum_i cos(Delta theta_i), with
+theta_i = b**(-2i/d), against Delta, and a marker at the chosen Delta placed from the two
+vectors themselves: moving m never moves the marker off the curve (the dot product depends
+on Delta only), and the curve is mirror-symmetric (Delta and -Delta give the same number).
 
-Drawing: the axes, ticks and titles are static and drawn once (rope_lib.widgets.Redrawer); each
-update draws only the two vectors, the curve and the two markers on top. The axis limits depend on
-d_model only (the bottom one is fixed to fit the curve for every base the slider offers), so only a
-change of d_model redraws everything.
+The keyword names of update() and of the controls stay p (the position m) and k (the
+offset Delta); every label the learner sees uses the course notation (README, Notation).
+
+Drawing: the axes, ticks and titles are static and drawn once (rope_lib.widgets.Redrawer);
+each update draws only the two vectors, the curve and the two markers on top. The axis
+limits depend on d_model only (the bottom one is fixed to fit the curve for every base the
+slider offers), so only a change of d_model redraws everything.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from ..sinusoidal import sinusoidal_at, sinusoidal_offset_dot
 from . import Redrawer
 
 K_MAX = 64          # the offset slider's range, -K_MAX .. K_MAX
-CURVE_K = 128       # the dot-product curve is drawn for k in -CURVE_K .. CURVE_K
+CURVE_K = 128       # the dot-product curve is drawn for Delta in -CURVE_K .. CURVE_K
 BASE_EXPONENTS = (1.0, 5.0, 0.25)   # the base slider: 10**1 .. 10**5 in steps of 10**0.25
 
 
@@ -32,7 +36,7 @@ def _slider_bases():
 
 
 class EncodingExplorer:
-    """Live view of PE(p), PE(p + k) and PE(p).PE(p + k); see the module docstring."""
+    """Live view of PE(m), PE(m + Delta) and their dot product (module docstring)."""
 
     def __init__(self, p: int = 20, k: int = 5, d_model: int = 32, base: float = 10000.0):
         self.values = dict(p=p, k=k, d_model=d_model, base=base)
@@ -54,8 +58,8 @@ class EncodingExplorer:
         ax.set_yticks([-1, 0, 1])
         ax.axhline(0, color="0.7", lw=0.6)
         ax.xaxis.set_major_locator(MaxNLocator(nbins=8, integer=True))
-        ax.set_title("PE(p) (blue dots), PE(p + k) (orange squares) by coordinate j: even j sin, odd j cos",
-                     fontsize=9)
+        ax.set_title("PE(m) (blue dots), PE(m + Δ) (orange squares) by coordinate j: "
+                     "even j sin, odd j cos", fontsize=9)
 
         ax = self.ax_dot
         (self.curve,) = ax.plot(self.curve_k, np.zeros(self.curve_k.shape), color="tab:green", lw=1.2)
@@ -65,8 +69,9 @@ class EncodingExplorer:
         ax.axhline(0, color="0.7", lw=0.6)
         ax.set_xlim(-CURVE_K, CURVE_K)
         ax.set_xticks(np.arange(-CURVE_K, CURVE_K + 1, 32))
-        ax.set_xlabel("offset k")
-        ax.set_title("sum_i cos(k w_i) (green), PE(p)·PE(p+k) (red dot), PE(p)·PE(p-k) (red ring)", fontsize=9)
+        ax.set_xlabel("offset Δ")
+        ax.set_title("Σ_i cos(Δ·θ_i) (green), PE(m)·PE(m+Δ) (red dot), "
+                     "PE(m)·PE(m−Δ) (red ring)", fontsize=9)
 
         # Drawn on top of a static background at each update; everything else is drawn only when
         # d_model (the x range, the y range and their ticks) changes.
@@ -82,8 +87,8 @@ class EncodingExplorer:
 
         v = self.values
         controls = {
-            "p": w.IntSlider(value=v["p"], min=0, max=200, description="position p", continuous_update=True),
-            "k": w.IntSlider(value=v["k"], min=-K_MAX, max=K_MAX, description="offset k"),
+            "p": w.IntSlider(value=v["p"], min=0, max=200, description="position m", continuous_update=True),
+            "k": w.IntSlider(value=v["k"], min=-K_MAX, max=K_MAX, description="offset Δ"),
             "d_model": w.IntSlider(value=v["d_model"], min=4, max=128, step=4, description="d_model"),
             "base": w.FloatLogSlider(value=v["base"], base=10, min=BASE_EXPONENTS[0], max=BASE_EXPONENTS[1],
                                      step=BASE_EXPONENTS[2], description="base", readout_format=".0f"),
@@ -143,11 +148,11 @@ class EncodingExplorer:
         inside = abs(k) <= CURVE_K
         closed = float(self._curve[k + CURVE_K] if inside else sinusoidal_offset_dot(k, d, base))
         self.readout.value = (
-            f"p = {p}, p + k = {p + k}, d_model = {d}, base = {base:.6g}<br>"
-            f"<b>PE(p)·PE(p+k) = {forward:.4f}</b><br>"
-            f"PE(p)·PE(p-k) = {backward:.4f}<br>"
-            f"sum_i cos(k·w_i) = {closed:.4f}<br>"
-            f"|PE(p)|² = {float(vectors[0] @ vectors[0]):.4f} (d_model/2 = {d / 2:.4f})"
+            f"m = {p}, m + Δ = {p + k}, d = {d}, b = {base:.6g}<br>"
+            f"<b>PE(m)·PE(m+Δ) = {forward:.4f}</b><br>"
+            f"PE(m)·PE(m−Δ) = {backward:.4f}<br>"
+            f"Σ_i cos(Δ·θ_i) = {closed:.4f}<br>"
+            f"|PE(m)|² = {float(vectors[0] @ vectors[0]):.4f} (d/2 = {d / 2:.4f})"
         )
         self.redraw(full=full)
 
@@ -171,8 +176,8 @@ def thumbnail():
     left.set_title("PE table", fontsize=8)
     k = np.arange(-64, 65)
     right.plot(k, sinusoidal_offset_dot(k, 32).numpy(), color="tab:green", lw=1)
-    right.set_xlabel("offset k", fontsize=7)
-    right.set_title("PE(p)·PE(p+k)", fontsize=8)
+    right.set_xlabel("offset Δ", fontsize=7)
+    right.set_title("PE(m)·PE(m+Δ)", fontsize=8)
     for ax in (left, right):
         ax.tick_params(labelsize=6)
     return fig

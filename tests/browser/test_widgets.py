@@ -161,7 +161,7 @@ def test_lesson02_score_matches_formula(notebooks, notebook):
     i = widget["index"]
     readout = f'[data-rope-widget="{i}"] .rope-readout'
     sliders = {c["name"]: c["selector"] for c in widget["controls"] if c["kind"] == "slider"}
-    needed = {"m", "n", "theta", "|q|", "angle q", "|k|", "angle k", "shift s"}
+    needed = {"m", "n", "theta", "|q|", "angle q", "|k|", "angle k", "shift"}
     assert needed <= set(sliders), f"lesson 2's widget lacks sliders {sorted(needed - set(sliders))}"
     _canvas_drawn(page, i, page.locator(f'[data-rope-widget="{i}"]'), nb)
     before = lab.wait_changed(page, i, None)["sig"]
@@ -176,15 +176,15 @@ def test_lesson02_score_matches_formula(notebooks, notebook):
         shown, expected, values = _check_score(page, sliders, readout)
         checked.append(f"{name}: shown {shown} formula {expected:.5f}")
 
-    # shift s moves both positions: the picture turns, the score stays
+    # shift moves both positions: the picture turns, the score stays
     score_before = re.search(r"q'·k' = (" + _NUMBER + ")", before["readout"]).group(1)
-    shift_before = lab.slider_value(page, sliders["shift s"])
-    how = lab.move_control(page, {"kind": "slider", "selector": sliders["shift s"]}, presses=3)
+    shift_before = lab.slider_value(page, sliders["shift"])
+    how = lab.move_control(page, {"kind": "slider", "selector": sliders["shift"]}, presses=3)
     result = lab.wait_changed(page, i, before)
-    shift_after = lab.slider_value(page, sliders["shift s"])
+    shift_after = lab.slider_value(page, sliders["shift"])
     assert shift_after != shift_before, f"the shift slider did not move ({how})"
-    assert result["ok"], f"moving 'shift s' did not change readout and figure: {result}"
+    assert result["ok"], f"moving 'shift' did not change readout and figure: {result}"
     score_after = re.search(r"q'·k' = (" + _NUMBER + ")", result["sig"]["readout"]).group(1)
     assert score_after == score_before, (
-        f"q'·k' changed from {score_before} to {score_after} when shift s went {shift_before} -> {shift_after}")
+        f"q'·k' changed from {score_before} to {score_after} when shift went {shift_before} -> {shift_after}")
     _check_score(page, sliders, readout)
