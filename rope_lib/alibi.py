@@ -11,7 +11,7 @@ import math
 
 import torch
 
-from ._checks import require_positive_int
+from ._checks import as_real_float64, require_bool, require_number, require_positive_int
 
 
 def _power_of_two_slopes(n: int) -> list[float]:
@@ -39,8 +39,7 @@ def alibi_bias(seq_len: int, n_heads: int, causal: bool = True) -> torch.Tensor:
     doubles as the causal mask. causal=False gives the symmetric variant used by encoders.
     """
     require_positive_int("seq_len", seq_len)
-    if not isinstance(causal, bool):
-        raise TypeError(f"causal must be a bool, got {type(causal).__name__}")
+    require_bool("causal", causal)
     pos = torch.arange(seq_len)
     distance = (pos[:, None] - pos[None, :]).abs().to(torch.float32)
     bias = -alibi_slopes(n_heads)[:, None, None] * distance
@@ -74,11 +73,13 @@ def alibi_span(slopes, threshold: float = 100.0) -> torch.Tensor:
     """
     if isinstance(slopes, bool) or not isinstance(slopes, (int, float, torch.Tensor)):
         raise TypeError(f"slopes must be a number or a torch.Tensor, got {type(slopes).__name__}")
-    slopes = torch.as_tensor(slopes)
-    slopes = slopes.to(torch.float64 if slopes.dtype == torch.float64 else torch.float32)
-    if not bool((slopes > 0).all()):
+    dtype = torch.float64 if isinstance(slopes, torch.Tensor) and slopes.dtype == torch.float64 else torch.float32
+    slopes = as_real_float64("slopes", slopes)
+    if slopes.device.type != "meta" and not bool((slopes > 0).all()):
         raise ValueError(f"slopes must all be > 0, got {slopes.tolist()}")
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not threshold > 1:
+    slopes = slopes.to(dtype)
+    threshold = require_number("threshold", threshold)
+    if not threshold > 1:
         raise ValueError(f"threshold must be a number > 1, got {threshold!r}")
     return math.log(threshold) / slopes
 
@@ -105,10 +106,9 @@ def alibi_query_attention(scores: torch.Tensor, slopes, query: int, causal: bool
     require_positive_int("query", query, minimum=0)
     if query >= seq_len:
         raise ValueError(f"query must be a position in 0 .. seq_len - 1 = {seq_len - 1}, got {query}")
-    if not isinstance(causal, bool):
-        raise TypeError(f"causal must be a bool, got {type(causal).__name__}")
+    require_bool("causal", causal)
     work = torch.float64 if scores.dtype == torch.float64 else torch.float32
-    slopes = torch.as_tensor(slopes, dtype=work)
+    slopes = as_real_float64("slopes", slopes).to(device=scores.device, dtype=work)
     try:
         slopes = slopes[..., None].expand(*torch.broadcast_shapes(slopes.shape, scores.shape[:-1]), 1)
     except RuntimeError:
@@ -116,7 +116,7 @@ def alibi_query_attention(scores: torch.Tensor, slopes, query: int, causal: bool
             f"slopes of shape {tuple(slopes.shape)} do not broadcast against scores.shape[:-1] = "
             f"{tuple(scores.shape[:-1])}"
         ) from None
-    keys = torch.arange(seq_len)
+    keys = torch.arange(seq_len, device=scores.device)
     logits = scores.to(work) - slopes * (query - keys).abs().to(work)
     if causal:
         logits = logits.masked_fill(keys > query, float("-inf"))

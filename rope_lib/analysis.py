@@ -6,7 +6,8 @@
   pairs wrap hundreds of times, slow pairs never complete one turn).
 - angle_error: how far angles computed in a low-precision dtype are from the exact ones.
 - rope_cost_per_token: FLOPs and bytes RoPE adds per token, against the attention it sits in.
-- UnsqueezeBugRoPE: the RoPE module of seed note 001, kept with its bug so a lesson can show it.
+- UnsqueezeBugRoPE: a RoPE module as a common write-up gives it, kept with its bug so a lesson can
+  show it.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import math
 import torch
 from torch import nn
 
-from ._checks import require_even, require_positive_float, require_positive_int, require_tensor
+from ._checks import as_real_float64, require_even, require_float_tensor, require_positive_float, require_positive_int
 from .rotary import inv_frequencies
 
 
@@ -41,8 +42,8 @@ def long_term_decay_bound(distances, head_dim: int = 128, base: float = 10000.0)
     """
     require_even("head_dim", head_dim)
     base = require_positive_float("base", base)
-    r = torch.as_tensor(distances, dtype=torch.float64)
-    phases = r.unsqueeze(-1) * _exact_frequencies(head_dim, base)
+    r = as_real_float64("distances", distances)
+    phases = r.unsqueeze(-1) * _exact_frequencies(head_dim, base).to(r.device)
     partial_sums = torch.cumsum(torch.polar(torch.ones_like(phases), phases), dim=-1)  # S_1 .. S_{d/2}
     return partial_sums.abs().mean(dim=-1)
 
@@ -53,8 +54,8 @@ def decay_bound_constant(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
     q, k: [..., head_dim] real vectors (pairs (2i, 2i+1)); returns [...] float64. Multiplied by
     (head_dim/2) * long_term_decay_bound(r) it bounds |(R_m q) . (R_n k)| for r = m - n.
     """
-    require_tensor("q", q)
-    require_tensor("k", k)
+    require_float_tensor("q", q)
+    require_float_tensor("k", k)
     if q.shape != k.shape or q.shape[-1] % 2:
         raise ValueError(f"q and k must have the same shape with an even last dimension, got {tuple(q.shape)} and {tuple(k.shape)}")
     qc = torch.view_as_complex(q.to(torch.float64).unflatten(-1, (-1, 2)).contiguous())
@@ -87,6 +88,9 @@ def angle_error(positions, head_dim: int, base: float = 10000.0, dtype=torch.bfl
     """
     require_even("head_dim", head_dim)
     base = require_positive_float("base", base)
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise TypeError(f"dtype must be a floating-point torch.dtype, got {dtype!r}")
+    as_real_float64("positions", positions)
     positions = torch.as_tensor(positions)
     if positions.dim() != 1:
         raise ValueError(f"positions must be 1-D, got shape {tuple(positions.shape)}")
@@ -135,16 +139,16 @@ def rope_cost_per_token(
 
 
 class UnsqueezeBugRoPE(nn.Module):
-    """Seed note 001's RoPE module, rewritten with the same behaviour, bugs included. Do not use it:
+    """A common write-up's RoPE module, rewritten with the same behaviour, bugs included. Do not use it:
     use rope_lib.RotaryEmbedding, which fixes both problems.
 
-    1. The seed's docstring gives the rule as out = x * cos - x * sin. That is not a rotation: it
+    1. Its docstring gives the rule as out = x * cos - x * sin. That is not a rotation: it
        mixes a coordinate with itself. The code (below) does the right thing, pair (a, b) ->
        (a cos - b sin, a sin + b cos); the docstring is what is wrong.
     2. forward(x, token_positions) looks up cos/sin [*positions.shape, d/2] and then adds a
        leading dimension with unsqueeze(0). With token_positions [seq] that gives [1, seq, d/2],
        which broadcasts against x [batch, (heads,) seq, d/2]. With token_positions [batch, seq]
-       (as the seed's own docstring promises) it gives [1, batch, seq, d/2]: against
+       (as its own docstring promises) it gives [1, batch, seq, d/2]: against
        x [batch, seq, d] the output silently gains a dimension, against x [batch, heads, seq, d]
        batch lines up with heads, which raises when the sizes differ and rotates by the wrong
        positions when they are equal.

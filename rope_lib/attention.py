@@ -4,14 +4,20 @@
     out_i           = sum_j softmax_j(scores[h, i, :]) v_j,  heads concatenated, then W_o
 
 position = "none"        nothing: the block is permutation-equivariant
-           "sinusoidal"  sinusoidal_encoding added to the input (Vaswani et al. 2017)
+           "sinusoidal"  sinusoidal encoding added to the input (Vaswani et al. 2017)
            "learned"     a LearnedPositionEmbedding added to the input (BERT, GPT-2)
            "rope"        q and k rotated by apply_rope (RoFormer); any rope_frequencies result
            "alibi"       -slope_h |i - j| added to the scores (Press et al. 2022)
 
 In a full model the additive schemes sit once, at the embedding layer; here they sit at the
-block's input so that one block can show every scheme. Written for clarity, for lessons and for
-training tiny models, not for speed.
+block's input so that one block can show every scheme.
+
+Two ways to compute the same thing: with return_weights=True the scores and the softmax are
+written out (lessons show the weights); otherwise the block calls
+torch.nn.functional.scaled_dot_product_attention (RoPE rotates q and k first, ALiBi passes its
+bias, with the causal mask folded in, as a float mask). The angles, tables and biases for the
+default positions 0 .. seq-1 are cached per (length, device, dtype), and rebuilt when
+`module.rope`, `module.base` or `module.layout` changes.
 """
 
 from __future__ import annotations
@@ -20,13 +26,22 @@ import math
 
 import torch
 from torch import nn
+from torch.nn import functional as F
 
-from ._checks import require_positive_int
+from ._checks import (
+    require_bool,
+    require_float_tensor,
+    require_positive_float,
+    require_positive_int,
+    require_rope_pair,
+)
 from .alibi import alibi_slopes
-from .rotary import _check_layout, apply_rope
-from .sinusoidal import LearnedPositionEmbedding, sinusoidal_encoding
+from .rotary import _check_layout, _rotate, apply_rope, inv_frequencies, rope_angles
+from .sinusoidal import LearnedPositionEmbedding, _sinusoids
 
 POSITION_SCHEMES = ("none", "sinusoidal", "learned", "rope", "alibi")
+
+_CACHE_ENTRIES = 4  # tables kept per block (a few sequence lengths, devices or dtypes)
 
 
 class PositionalSelfAttention(nn.Module):
@@ -34,9 +49,13 @@ class PositionalSelfAttention(nn.Module):
 
     PositionalSelfAttention(d_model, n_heads, position="rope", *, causal=True, max_len=512,
                             rope=None, base=10000.0, layout="interleaved")
-    rope: an (inv_freq, attention_factor) pair from rope_frequencies, for scaled variants.
-    forward(x [batch, seq, d_model], positions [seq] = 0..seq-1, return_weights=False)
-    returns out [batch, seq, d_model] (and the attention weights [batch, heads, seq, seq]).
+    rope: an (inv_freq, attention_factor) pair from rope_frequencies, for scaled variants; it may
+    be replaced at any time (module.rope = ...), e.g. to evaluate a trained block with scaling.
+    forward(x [batch, seq, d_model], positions=None, return_weights=False)
+    positions: None (0 .. seq-1), [seq] shared by the batch, or [batch, seq]; integer, or real
+    for "rope" and "sinusoidal"; "learned" needs integers in 0 .. max_len-1, "sinusoidal"
+    positions >= 0. Returns out [batch, seq, d_model] (and the attention weights
+    [batch, heads, seq, seq]). Works on x's device and dtype.
     """
 
     def __init__(
@@ -56,13 +75,20 @@ class PositionalSelfAttention(nn.Module):
         require_positive_int("n_heads", n_heads)
         if d_model % n_heads:
             raise ValueError(f"d_model must be divisible by n_heads = {n_heads}, got {d_model}")
-        if position not in POSITION_SCHEMES:
+        if not isinstance(position, str) or position not in POSITION_SCHEMES:
             raise ValueError(f"position must be one of {POSITION_SCHEMES}, got {position!r}")
         self.d_model, self.n_heads, self.head_dim = d_model, n_heads, d_model // n_heads
         if position == "rope" and self.head_dim % 2:
             raise ValueError(f"head_dim = d_model / n_heads must be even for RoPE, got {self.head_dim}")
-        self.position, self.causal, self.max_len, self.base = position, causal, max_len, base
+        if position in ("sinusoidal",) and d_model % 2:
+            raise ValueError(f"d_model must be even for sinusoidal encodings, got {d_model}")
+        self.position = position
+        self.causal = require_bool("causal", causal)
+        self.max_len = require_positive_int("max_len", max_len)
+        self.base = require_positive_float("base", base)
         self.layout = _check_layout(layout)
+        if rope is not None:
+            require_rope_pair("rope", rope, self.head_dim)
         self.rope = rope
         self.qkv = nn.Linear(d_model, 3 * d_model, bias=False)
         self.out = nn.Linear(d_model, d_model, bias=False)
@@ -70,32 +96,162 @@ class PositionalSelfAttention(nn.Module):
             self.learned = LearnedPositionEmbedding(max_len, d_model)
         if position == "alibi":
             self.register_buffer("slopes", alibi_slopes(n_heads), persistent=False)
+        self._tables: dict = {}
+
+    # --- cached tables for the default positions 0 .. seq-1 ------------------------------------
+
+    def _cached(self, kind: str, seq: int, x: torch.Tensor, build, stamp=(), keep=None):
+        """build() for the default positions, kept per (kind, seq, device, dtype) while `stamp`
+        (numbers and identities describing the setting) is unchanged. `keep` holds the objects
+        whose id() is in the stamp, so that no new object can take their id."""
+        key = (kind, seq, x.device, x.dtype)
+        entry = self._tables.get(key)
+        if entry is not None and entry[0] == stamp:
+            return entry[1]
+        value = build()
+        if len(self._tables) >= _CACHE_ENTRIES:
+            self._tables.pop(next(iter(self._tables)))
+        self._tables[key] = (stamp, value, keep)
+        return value
+
+    def _rope_setting(self):
+        """(inv_freq or None, attention_factor) from self.rope, checked."""
+        if self.rope is None:
+            return None, 1.0
+        return require_rope_pair("rope", self.rope, self.head_dim)
+
+    def _default_cos_sin(self, seq: int, x: torch.Tensor):
+        inv_freq, factor = self._rope_setting()
+        compute = torch.float64 if x.dtype == torch.float64 else torch.float32
+
+        def build():
+            if inv_freq is None:
+                freqs = inv_frequencies(self.head_dim, self.base, dtype=compute, device=x.device)
+            else:
+                freqs = inv_freq.to(x.device)
+            angles = rope_angles(torch.arange(seq, device=x.device), freqs, compute)
+            if factor != 1.0:
+                return angles.cos() * factor, angles.sin() * factor
+            return angles.cos(), angles.sin()
+
+        if inv_freq is not None and inv_freq.requires_grad and torch.is_grad_enabled():
+            return build()  # the gradient flows to inv_freq: nothing to cache
+        # replacing module.rope, or changing inv_freq in place (its version counter), rebuilds
+        version = None if inv_freq is None else (id(inv_freq), inv_freq._version)
+        stamp = (version, factor, self.base, self.layout)
+        return self._cached("rope", seq, x, build, stamp, keep=inv_freq)
+
+    def _alibi_bias(self, positions: torch.Tensor | None, seq: int, x: torch.Tensor):
+        """-slope_h |p_i - p_j| (and -inf where j > i when causal): [batch or 1, heads, seq, seq]."""
+
+        def build(pos):
+            pos = pos.to(torch.float64 if x.dtype == torch.float64 else torch.float32)
+            distance = (pos[..., :, None] - pos[..., None, :]).abs()
+            slopes = self.slopes.to(device=x.device, dtype=distance.dtype)[:, None, None]
+            bias = -slopes * distance.unsqueeze(-3)
+            if self.causal:
+                future = torch.ones(seq, seq, dtype=torch.bool, device=x.device).triu(1)
+                bias = bias.masked_fill(future, float("-inf"))
+            bias = bias.to(x.dtype)
+            # 4 dimensions: with a 3-dimensional mask sdpa leaves its fused CPU kernel (2x slower)
+            return bias if bias.dim() == 4 else bias.unsqueeze(0)
+
+        if positions is None:
+            return self._cached("alibi", seq, x, lambda: build(torch.arange(seq, device=x.device)))
+        return build(positions)
+
+    # --- forward -----------------------------------------------------------------------------
+
+    def _check_positions(self, positions, batch: int, seq: int, x: torch.Tensor):
+        if positions is None:
+            return None
+        if not isinstance(positions, torch.Tensor):
+            raise TypeError(f"positions must be a torch.Tensor or None, got {type(positions).__name__}")
+        if positions.is_complex() or positions.dtype == torch.bool:
+            raise TypeError(f"positions must hold integers or real numbers, got dtype {positions.dtype}")
+        if positions.shape not in ((seq,), (batch, seq), (1, seq)):
+            raise ValueError(
+                f"positions must have shape [seq] = [{seq}] or [batch, seq] = [{batch}, {seq}] "
+                f"(x is [batch, seq, d_model] = {tuple(x.shape)}), got shape {tuple(positions.shape)}"
+            )
+        positions = positions.to(x.device)
+        if positions.is_floating_point() and positions.device.type != "meta":
+            if not bool(torch.isfinite(positions).all()):
+                raise ValueError("positions must be finite, got NaN or inf among them")
+        if self.position == "learned":
+            if positions.is_floating_point():
+                raise TypeError(
+                    f"positions must be integers for position='learned' (rows of the table), "
+                    f"got dtype {positions.dtype}"
+                )
+        if self.position in ("learned", "sinusoidal") and positions.numel() and positions.device.type != "meta":
+            low, high = int(positions.min()), positions.max().item()
+            if low < 0:
+                raise ValueError(
+                    f"positions must be >= 0 for position={self.position!r} (a table starts at "
+                    f"position 0), got minimum {low}"
+                )
+            if self.position == "learned" and high >= self.max_len:
+                raise ValueError(
+                    f"positions must be < max_len = {self.max_len} for position='learned' (the "
+                    f"table has no row past it), got maximum {high}"
+                )
+        return positions
 
     def forward(self, x: torch.Tensor, positions: torch.Tensor | None = None, return_weights: bool = False):
+        require_float_tensor("x", x)
+        if x.dim() != 3:
+            raise ValueError(f"x must be [batch, seq, d_model], got shape {tuple(x.shape)}")
         batch, seq, d_model = x.shape
         if d_model != self.d_model:
             raise ValueError(f"x.shape[-1] must be d_model = {self.d_model}, got {d_model}")
-        if positions is None:
-            positions = torch.arange(seq)
-        if self.position == "sinusoidal":
-            table = sinusoidal_encoding(int(positions.max()) + 1, d_model, self.base)
-            x = x + table[positions].to(x.dtype)
-        elif self.position == "learned":
-            x = self.learned(x)
+        require_bool("return_weights", return_weights)
+        positions = self._check_positions(positions, batch, seq, x)
 
-        q, k, v = self.qkv(x).view(batch, seq, 3, self.n_heads, self.head_dim).permute(2, 0, 3, 1, 4)
+        if self.position == "sinusoidal":
+            if positions is None:
+                table = self._cached(
+                    "sinusoidal", seq, x,
+                    lambda: _sinusoids(torch.arange(seq, device=x.device), d_model, self.base).to(x.dtype),
+                )
+            else:
+                table = _sinusoids(positions, d_model, self.base).to(x.dtype)
+            x = x + table
+        elif self.position == "learned":
+            x = self.learned(x, positions)
+
+        qkv = self.qkv(x).view(batch, seq, 3, self.n_heads, self.head_dim).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv[0], qkv[1], qkv[2]
         if self.position == "rope":
-            inv_freq, factor = self.rope if self.rope is not None else (None, 1.0)
-            kwargs = dict(inv_freq=inv_freq, base=self.base, layout=self.layout, attention_factor=factor)
-            q, k = apply_rope(q, positions, **kwargs), apply_rope(k, positions, **kwargs)
+            if positions is None:
+                cos, sin = self._default_cos_sin(seq, x)
+                qk = _rotate(qkv[:2], cos, sin, self.layout)  # q and k in one pass
+            else:
+                inv_freq, factor = self._rope_setting()
+                pos = positions.reshape(1, -1, 1, seq)  # [1, batch or 1, 1, seq]: x.dim()-1 dims
+                qk = apply_rope(
+                    qkv[:2], pos, inv_freq=inv_freq, base=self.base, layout=self.layout,
+                    attention_factor=factor,
+                )
+            q, k = qk[0], qk[1]
+
+        bias = None
+        if self.position == "alibi":
+            bias = self._alibi_bias(positions, seq, x)  # [batch or 1, heads, seq, seq]
+
+        if not return_weights:
+            if bias is not None:
+                heads = F.scaled_dot_product_attention(q, k, v, attn_mask=bias)
+            else:
+                heads = F.scaled_dot_product_attention(q, k, v, is_causal=self.causal and seq > 0)
+            return self.out(heads.transpose(1, 2).reshape(batch, seq, d_model))
 
         scores = q @ k.transpose(-1, -2) / math.sqrt(self.head_dim)
-        if self.position == "alibi":
-            distance = (positions[:, None] - positions[None, :]).abs().to(scores.dtype)
-            scores = scores - self.slopes[:, None, None] * distance
-        if self.causal:
-            future = torch.ones(seq, seq, dtype=torch.bool).triu(1)
+        if bias is not None:
+            scores = scores + bias  # the causal mask is folded into the bias
+        elif self.causal:
+            future = torch.ones(seq, seq, dtype=torch.bool, device=x.device).triu(1)
             scores = scores.masked_fill(future, float("-inf"))
         weights = scores.softmax(dim=-1)
         out = self.out((weights @ v).transpose(1, 2).reshape(batch, seq, d_model))
-        return (out, weights) if return_weights else out
+        return out, weights

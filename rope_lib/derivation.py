@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ._checks import require_positive_int, require_tensor
+from ._checks import as_real_float64, require_positive_int, require_tensor
 from .rotary import inv_frequencies
 
 
@@ -35,8 +35,10 @@ def from_polar(length, angle) -> torch.Tensor:
 
     `angle` is in radians, measured counter-clockwise from the x axis.
     """
-    r = torch.as_tensor(length, dtype=torch.float64)
-    a = torch.as_tensor(angle, dtype=torch.float64)
+    r = as_real_float64("length", length)
+    a = as_real_float64("angle", angle)
+    if r.device != a.device:
+        a = a.to(r.device)
     return torch.stack(torch.broadcast_tensors(r * a.cos(), r * a.sin()), -1)
 
 
@@ -45,7 +47,7 @@ def closed_form_score(q, k, m, n, theta) -> torch.Tensor:
 
         sum_i (q_a k_a + q_b k_b) cos((m - n) theta_i) + (q_a k_b - q_b k_a) sin((m - n) theta_i)
 
-    over the pairs (a, b) = (2i, 2i+1) (the interleaved layout). For one pair this is seed 002's
+    over the pairs (a, b) = (2i, 2i+1) (the interleaved layout). For one pair this is
     (q1 k1 + q2 k2) cos((m - n) theta) + (q1 k2 - q2 k1) sin((m - n) theta).
 
     q, k:   [..., d] with d even (d = 2 for one pair), broadcastable to each other.
@@ -53,18 +55,18 @@ def closed_form_score(q, k, m, n, theta) -> torch.Tensor:
     theta:  the frequency of each pair in radians per position: a number or a [d/2] tensor.
     Returns the scores, shape broadcast(q, k, m, n).shape[:-1], float64.
     """
-    q = torch.as_tensor(q, dtype=torch.float64)
-    k = torch.as_tensor(k, dtype=torch.float64)
+    q = as_real_float64("q", q)
+    k = as_real_float64("k", k).to(q.device)
     for name, x in (("q", q), ("k", k)):
         if x.dim() < 1 or x.shape[-1] % 2:
             raise ValueError(f"{name} must be [..., d] with d even (pairs), got shape {tuple(x.shape)}")
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(f"q and k must have the same last dimension, got {q.shape[-1]} and {k.shape[-1]}")
     half = q.shape[-1] // 2
-    theta = torch.as_tensor(theta, dtype=torch.float64)
+    theta = as_real_float64("theta", theta).to(q.device)
     if theta.dim() > 1 or (theta.dim() == 1 and theta.shape[0] != half):
         raise ValueError(f"theta must be a number or a [d/2] = [{half}] tensor, got shape {tuple(theta.shape)}")
-    offset = torch.as_tensor(m, dtype=torch.float64) - torch.as_tensor(n, dtype=torch.float64)
+    offset = as_real_float64("m", m).to(q.device) - as_real_float64("n", n).to(q.device)
     angle = offset.unsqueeze(-1) * theta  # [..., d/2]
     qa, qb = q[..., 0::2], q[..., 1::2]
     ka, kb = k[..., 0::2], k[..., 1::2]
@@ -78,13 +80,15 @@ def polar_score(q_length, q_angle, k_length, k_angle, m, n, theta) -> torch.Tens
     q' points at phi_q + m theta and k' at phi_k + n theta; a dot product is the product of the
     lengths times the cosine of the angle between, and that angle only sees m - n.
     """
-    args = [torch.as_tensor(v, dtype=torch.float64) for v in (q_length, q_angle, k_length, k_angle, m, n, theta)]
+    names = ("q_length", "q_angle", "k_length", "k_angle", "m", "n", "theta")
+    args = [as_real_float64(name, v) for name, v in zip(names, (q_length, q_angle, k_length, k_angle, m, n, theta))]
     ql, qa, kl, ka, m, n, theta = args
     return ql * kl * torch.cos(qa - ka + (m - n) * theta)
 
 
 def rope_by_steps(Q: torch.Tensor, K: torch.Tensor, n_heads: int, base: float = 10000.0) -> dict:
-    """Seed 000's six steps ("how to rotate"), one tensor per step, for reading the shapes.
+    """RoPE in six steps, as a common "how to rotate" write-up lists them, one tensor per step,
+    for reading the shapes.
 
     Q, K: projected queries and keys, [batch, len, n_heads * d_head]. Returns a dict (in step
     order) whose last entries "Q_rot", "K_rot" equal apply_rope(...) on the head-split tensors
@@ -178,7 +182,7 @@ def rotation_from_polar() -> PolarRotation:
 
 @dataclass(frozen=True)
 class ScoreDerivation:
-    """seed 002's expansion of q_m . k_n, one sympy expression per step."""
+    """The expansion of q_m . k_n, one sympy expression per step."""
 
     symbols: tuple  # (q1, q2, k1, k2, m, n, theta)
     q_m: object  # sympy Matrix [2, 1]: R(m theta) q
@@ -194,7 +198,7 @@ class ScoreDerivation:
 def score_derivation() -> ScoreDerivation:
     """Expand the rotated dot product symbolically and simplify it to the closed form (sympy).
 
-    Steps (seed 002, section 2.1): rotate q by m theta and k by n theta; multiply out the two
+    Steps (as a common derivation writes them): rotate q by m theta and k by n theta; multiply out the two
     products of sums into eight terms; group them by q1 k1, q2 k2, q1 k2, q2 k1; each group's
     coefficient is cos(m theta - n theta) or +-sin(m theta - n theta) by the angle-difference
     formulas; so the score is the closed form, and `difference` simplifies to 0.

@@ -10,7 +10,14 @@ from __future__ import annotations
 
 import torch
 
-from ._checks import require_even, require_positive_int, require_tensor
+from ._checks import (
+    require_even,
+    require_finite,
+    require_positive_float,
+    require_positive_int,
+    require_same_device,
+    require_tensor,
+)
 from .rotary import _check_x, _rotate, inv_frequencies, rope_angles
 
 
@@ -18,10 +25,11 @@ def precompute_freqs_cis(dim: int, end: int, theta: float = 10000.0) -> torch.Te
     """e^{i t theta_k} for t = 0 .. end-1 and k = 0 .. dim/2-1: complex64 [end, dim/2].
 
     theta_k = theta ** (-2k / dim); computed as Meta's reference does (float32 angles, then
-    torch.polar with modulus 1).
+    torch.polar with modulus 1). dim: even int >= 2; end: int >= 0; theta: finite number > 0.
     """
     require_even("dim", dim)
-    require_positive_int("end", end)
+    end = require_positive_int("end", end, minimum=0)
+    theta = require_positive_float("theta", theta)
     angles = rope_angles(torch.arange(end), inv_frequencies(dim, theta))
     return torch.polar(torch.ones_like(angles), angles)
 
@@ -32,10 +40,11 @@ def apply_rotary_emb(xq: torch.Tensor, xk: torch.Tensor, freqs_cis: torch.Tensor
     xq: [batch, seq, n_heads, head_dim]; xk: [batch, seq, n_kv_heads, head_dim] (grouped-query
     attention: fewer key heads is fine); freqs_cis: complex [seq, head_dim/2], usually
     precompute_freqs_cis(head_dim, max_len)[start:start + seq]. Returns (xq_out, xk_out) with the
-    shapes and dtypes of xq and xk; pairs are interleaved, (2i, 2i+1).
+    shapes and dtypes of xq and xk; pairs are interleaved, (2i, 2i+1). Any float dtype, strides
+    and device (freqs_cis follows each of them); complex128 freqs_cis gives a float64 rotation.
     """
     for name, x in (("xq", xq), ("xk", xk)):
-        _check_x(x)
+        _check_x(x, name)
         if x.dim() != 4:
             raise ValueError(f"{name} must be [batch, seq, heads, head_dim], got shape {tuple(x.shape)}")
     require_tensor("freqs_cis", freqs_cis)
@@ -49,6 +58,10 @@ def apply_rotary_emb(xq: torch.Tensor, xk: torch.Tensor, freqs_cis: torch.Tensor
             f"freqs_cis must be complex [seq, head_dim/2] = [{seq}, {head_dim // 2}], "
             f"got {freqs_cis.dtype} {tuple(freqs_cis.shape)}"
         )
-    # [seq, head_dim/2] -> [1, seq, 1, head_dim/2], Meta's reshape_for_broadcast
-    cis = freqs_cis[None, :, None, :]
-    return _rotate(xq, cis.real, cis.imag, "interleaved"), _rotate(xk, cis.real, cis.imag, "interleaved")
+    require_finite("freqs_cis", torch.view_as_real(freqs_cis.resolve_conj()))
+    out = []
+    for name, x in (("xq", xq), ("xk", xk)):
+        # [seq, head_dim/2] -> [1, seq, 1, head_dim/2], Meta's reshape_for_broadcast
+        cis = require_same_device("freqs_cis", freqs_cis, x.device).resolve_conj()[None, :, None, :]
+        out.append(_rotate(x, cis.real, cis.imag, "interleaved"))
+    return tuple(out)

@@ -10,21 +10,24 @@ proportional to the token's position m:
 so that <R_m q, R_n k> = <q, R_(n-m) k> depends on the offset m - n only.
 
 Two memory layouts name which coordinates (a, b) form pair i:
-- "interleaved": (2i, 2i+1). Meta's LLaMA reference, GPT-J, RoFormer and the seeds.
+- "interleaved": (2i, 2i+1). Meta's LLaMA reference, GPT-J, RoFormer.
 - "half":        (i, i + d/2). GPT-NeoX and Hugging Face's Llama (`rotate_half`).
 They are the same rotation up to a fixed permutation of the coordinates (`interleaved_to_half`).
 """
 
 from __future__ import annotations
 
-import math
-
 import torch
 from torch import nn
 
 from ._checks import (
+    _describe,
+    as_real_float64 as _as_real_float64,
+    check_inv_freq,
+    check_positions,
     require_even,
-    require_float_dtype,
+    require_float_tensor,
+    require_number,
     require_positive_float,
     require_positive_int,
     require_tensor,
@@ -37,17 +40,41 @@ LAYOUTS = ("interleaved", "half")
 _SLAB_BYTES = 1 << 20
 
 
-def inv_frequencies(head_dim: int, base: float = 10000.0) -> torch.Tensor:
-    """The RoPE frequencies theta_i = base ** (-2i / head_dim), i = 0 .. head_dim/2 - 1 (float32).
+def inv_frequencies(
+    head_dim: int, base: float = 10000.0, *, dtype: torch.dtype = torch.float32, device=None
+) -> torch.Tensor:
+    """The RoPE frequencies theta_i = base ** (-2i / head_dim), i = 0 .. head_dim/2 - 1.
 
     Pair 0 turns one radian per position (wavelength 2*pi tokens); the last pair turns about
-    1/base radians per position. Computed as Hugging Face transformers and Meta's LLaMA do, in
-    float32, so that results agree with theirs to the last bit.
+    1/base radians per position. float32 by default, computed as Hugging Face transformers and
+    Meta's LLaMA do, so that results agree with theirs to the last bit; dtype=torch.float64
+    computes them in float64 throughout (what apply_rope uses for float64 x). device: where to
+    build them (x's device).
     """
     require_even("head_dim", head_dim)
     base = require_positive_float("base", base)
-    exponents = torch.arange(0, head_dim, 2, dtype=torch.int64).to(torch.float32) / head_dim
-    return 1.0 / (base**exponents)
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise TypeError(f"dtype must be a floating-point torch.dtype, got {_describe(dtype)}")
+    work = torch.float64 if dtype == torch.float64 else torch.float32
+    exponents = torch.arange(0, head_dim, 2, dtype=torch.int64, device=device).to(work) / head_dim
+    return (1.0 / (base**exponents)).to(dtype)
+
+
+_DEFAULT_INV_FREQ: dict = {}
+
+
+def _default_inv_freq(head_dim: int, base, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """inv_frequencies(head_dim, base, dtype=dtype, device=device), kept for the next call (a
+    few small kernels less per apply_rope). Internal: callers must not modify the result."""
+    base = require_positive_float("base", base)
+    key = (head_dim, base, dtype, device)
+    inv_freq = _DEFAULT_INV_FREQ.get(key)
+    if inv_freq is None:
+        inv_freq = inv_frequencies(head_dim, base, dtype=dtype, device=device)
+        if len(_DEFAULT_INV_FREQ) > 64:
+            _DEFAULT_INV_FREQ.clear()
+        _DEFAULT_INV_FREQ[key] = inv_freq
+    return inv_freq
 
 
 def _angle_dtype(x_dtype: torch.dtype) -> torch.dtype:
@@ -57,45 +84,30 @@ def _angle_dtype(x_dtype: torch.dtype) -> torch.dtype:
 
 
 def rope_angles(positions: torch.Tensor, inv_freq: torch.Tensor, dtype=torch.float32) -> torch.Tensor:
-    """angles[..., i] = positions[...] * inv_freq[i], computed in `dtype` (float32 or float64)."""
-    return positions.to(dtype).unsqueeze(-1) * inv_freq.to(dtype)
+    """angles[..., i] = positions[...] * inv_freq[i], computed in `dtype` (float32 or float64),
+    on positions' device."""
+    return positions.to(dtype).unsqueeze(-1) * inv_freq.to(device=positions.device, dtype=dtype)
 
 
 def _check_layout(layout: str) -> str:
-    if layout not in LAYOUTS:
+    if not isinstance(layout, str) or layout not in LAYOUTS:
         raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
     return layout
 
 
 def _check_positions(positions, x: torch.Tensor) -> torch.Tensor:
-    """positions must be [seq] or broadcastable to x.shape[:-1]; returns it as a tensor."""
-    if not isinstance(positions, torch.Tensor):
-        raise TypeError(f"positions must be a torch.Tensor, got {type(positions).__name__}")
-    if positions.is_complex() or positions.dtype == torch.bool:
-        raise TypeError(f"positions must hold integers or real numbers, got dtype {positions.dtype}")
-    lead = x.shape[:-1]
-    try:
-        fits = torch.broadcast_shapes(positions.shape, lead) == lead
-    except RuntimeError:
-        fits = False
-    if not fits:
-        hint = ""
-        if positions.dim() == 2 and x.dim() == 4 and positions.shape[0] == x.shape[0]:
-            hint = " (for per-batch positions of x [batch, heads, seq, head_dim] pass positions[:, None, :])"
-        raise ValueError(
-            f"positions must have shape [seq] or be broadcastable to x.shape[:-1] = {tuple(lead)}, "
-            f"got shape {tuple(positions.shape)}{hint}"
-        )
-    return positions
+    """The library's one rule for positions (see rope_lib._checks.check_positions)."""
+    return check_positions(positions, x)
 
 
-def _check_x(x) -> torch.Tensor:
-    require_tensor("x", x)
-    require_float_dtype("x", x)
+def _check_x(x, name: str = "x") -> torch.Tensor:
+    require_float_tensor(name, x)
     if x.dim() < 2:
-        raise ValueError(f"x must be [..., seq, head_dim] (at least 2 dimensions), got shape {tuple(x.shape)}")
+        raise ValueError(
+            f"{name} must be [..., seq, head_dim] (at least 2 dimensions), got shape {tuple(x.shape)}"
+        )
     if x.shape[-1] % 2:
-        raise ValueError(f"head_dim (x.shape[-1]) must be even, got {x.shape[-1]}")
+        raise ValueError(f"head_dim ({name}.shape[-1]) must be even, got {x.shape[-1]}")
     return x
 
 
@@ -125,7 +137,8 @@ def _rotate_kernel(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout
     compute = cos.dtype
     half = x.shape[-1] // 2
     if layout == "interleaved" and not _complex_viewable(x):
-        x = x.contiguous()
+        # a fresh copy: x.contiguous() would return x itself when only its offset is odd
+        x = x.clone(memory_format=torch.contiguous_format)
     cos = cos.reshape((1,) * (x.dim() - cos.dim()) + tuple(cos.shape))
     sin = sin.reshape(cos.shape)
     out = torch.empty_like(x)
@@ -176,10 +189,27 @@ class _Rotation(torch.autograd.Function):
         return _rotate_kernel(grad_out.contiguous(), cos, -sin, ctx.layout), None, None, None
 
 
+def _rotate_autograd(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str) -> torch.Tensor:
+    """The same rotation in plain differentiable operations: used when the angles need a gradient
+    (an inv_freq, positions or attention factor that requires grad)."""
+    xs = x.to(cos.dtype)
+    half = x.shape[-1] // 2
+    if layout == "interleaved":
+        x_a, x_b = xs[..., 0::2], xs[..., 1::2]
+        out = torch.stack([x_a * cos - x_b * sin, x_b * cos + x_a * sin], dim=-1).flatten(-2)
+    else:
+        x_a, x_b = xs[..., :half], xs[..., half:]
+        out = torch.cat([x_a * cos - x_b * sin, x_b * cos + x_a * sin], dim=-1)
+    return out.to(x.dtype)
+
+
 def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str) -> torch.Tensor:
-    """_rotate_kernel, differentiable in x (the angles are constants)."""
-    if torch.is_grad_enabled() and x.requires_grad:
-        return _Rotation.apply(x, cos.detach(), sin.detach(), layout)
+    """_rotate_kernel, differentiable in x, and in the angles when they require grad."""
+    if torch.is_grad_enabled():
+        if cos.requires_grad or sin.requires_grad:
+            return _rotate_autograd(x, cos, sin, layout)
+        if x.requires_grad:
+            return _Rotation.apply(x, cos, sin, layout)
     return _rotate_kernel(x, cos, sin, layout)
 
 
@@ -194,32 +224,38 @@ def apply_rope(
 ) -> torch.Tensor:
     """Rotate every pair of x by positions * inv_freq (RoFormer, eq. 14-15).
 
-    x:          [..., seq, head_dim], e.g. [batch, heads, seq, head_dim]; any float dtype.
-    positions:  [seq], or broadcastable to x.shape[:-1] (e.g. [batch, 1, seq] for per-batch
-                positions). Integer or float: fractional positions are how Position
-                Interpolation works (m -> m / s).
-    inv_freq:   [head_dim/2] frequencies; default inv_frequencies(head_dim, base). Pass the
-                first element of rope_frequencies(...) to use a scaled variant.
+    x:          [..., seq, head_dim], e.g. [batch, heads, seq, head_dim]; any float dtype, any
+                device and strides (a slice, a transposed view, an odd storage offset).
+    positions:  integer or real (fractional positions are how Position Interpolation works,
+                m -> m / s), finite, on any device (moved to x's). Its shape:
+                - [seq]: shared by every batch and head;
+                - exactly x.dim() - 1 dimensions: broadcast against x.shape[:-1] as usual, e.g.
+                  [batch, 1, seq] for per-batch positions of x [batch, heads, seq, head_dim];
+                - between: e.g. [batch, seq] for x [batch, heads, seq, head_dim] is read
+                  batch-first when only that fits, right-aligned (per head) when only that fits,
+                  and refused (ValueError) when both fit, as when batch == heads: write
+                  positions[:, None, :] for per-batch, positions[None] for per-head.
+    inv_freq:   [head_dim/2] frequencies; default inv_frequencies(head_dim, base) (in float64
+                for float64 x). Pass the first element of rope_frequencies(...) to use a scaled
+                variant. A gradient flows to it when it requires one.
     layout:     "interleaved" pairs (2i, 2i+1); "half" pairs (i, i + head_dim/2).
     attention_factor: multiplies cos and sin (YaRN's sqrt(1/t)), so q.k gets its square.
 
-    Returns a tensor of x's shape and dtype. Angles are computed in float32 (float64 for float64
-    x), as transformers and Meta's reference do, whatever the input dtype.
+    Returns a tensor of x's shape, dtype and device. Angles are computed in float32 (float64,
+    from float64 frequencies, for float64 x), as transformers and Meta's reference do, whatever
+    the input dtype.
     """
     _check_x(x)
     _check_layout(layout)
     positions = _check_positions(positions, x)
     attention_factor = require_positive_float("attention_factor", attention_factor)
     head_dim = x.shape[-1]
+    compute = _angle_dtype(x.dtype)
     if inv_freq is None:
-        inv_freq = inv_frequencies(head_dim, base)
+        inv_freq = _default_inv_freq(head_dim, base, compute, x.device)
     else:
-        require_tensor("inv_freq", inv_freq)
-        if inv_freq.shape != (head_dim // 2,):
-            raise ValueError(
-                f"inv_freq must have shape [head_dim/2] = [{head_dim // 2}], got {tuple(inv_freq.shape)}"
-            )
-    angles = rope_angles(positions, inv_freq, _angle_dtype(x.dtype))
+        inv_freq = check_inv_freq("inv_freq", inv_freq, head_dim // 2, x.device)
+    angles = rope_angles(positions, inv_freq, compute)
     cos, sin = angles.cos(), angles.sin()
     if attention_factor != 1.0:
         cos, sin = cos * attention_factor, sin * attention_factor
@@ -252,9 +288,10 @@ def half_to_interleaved(x: torch.Tensor) -> torch.Tensor:
 def rotation_2d(angle) -> torch.Tensor:
     """The 2x2 rotation [[cos a, -sin a], [sin a, cos a]] (counter-clockwise by a), float64.
 
-    `angle` may be a number or a tensor; the result has shape angle.shape + (2, 2).
+    `angle` may be a number, a list of numbers or a real tensor (radians, finite); the result has
+    shape angle.shape + (2, 2), on angle's device.
     """
-    a = torch.as_tensor(angle, dtype=torch.float64)
+    a = _as_real_float64("angle", angle)
     c, s = a.cos(), a.sin()
     return torch.stack([torch.stack([c, -s], -1), torch.stack([s, c], -1)], -2)
 
@@ -271,16 +308,25 @@ def rotation_matrix(
 
     R_m x == apply_rope(x, m) for a vector x. In the interleaved layout the 2x2 blocks
     rotation_2d(m theta_i) sit on the diagonal; in the half layout the same entries sit at rows and
-    columns (i, i + head_dim/2).
+    columns (i, i + head_dim/2). position: a finite number (or a one-element tensor); inv_freq:
+    [head_dim/2], default inv_frequencies(head_dim, base) computed in float64.
     """
     require_even("head_dim", head_dim)
     _check_layout(layout)
+    if isinstance(position, torch.Tensor):
+        if position.numel() != 1:
+            raise ValueError(f"position must be one number, got a tensor of shape {tuple(position.shape)}")
+        position = _as_real_float64("position", position).item()
+    position = require_number("position", position)
     if inv_freq is None:
-        inv_freq = inv_frequencies(head_dim, base)
-    blocks = rotation_2d(float(position) * inv_freq.to(torch.float64))
+        inv_freq = inv_frequencies(head_dim, base, dtype=torch.float64)
+    else:
+        require_tensor("inv_freq", inv_freq)
+        inv_freq = check_inv_freq("inv_freq", inv_freq, head_dim // 2, inv_freq.device)
+    blocks = rotation_2d(position * inv_freq.detach().to(torch.float64))
     matrix = torch.block_diag(*blocks)
     if layout == "half":
-        order = interleaved_to_half(torch.arange(head_dim))
+        order = interleaved_to_half(torch.arange(head_dim, device=matrix.device))
         matrix = matrix[order][:, order]
     return matrix
 
@@ -288,13 +334,18 @@ def rotation_matrix(
 class RotaryEmbedding(nn.Module):
     """RoPE as a module with a cos/sin cache that grows on demand.
 
-    What seed 001's `RoPE` module set out to do, with its two bugs fixed: the rotation is
-    x'_a = x_a cos - x_b sin, x'_b = x_a sin + x_b cos (the seed's docstring had x cos - x sin),
-    and `positions` may be [seq] or [batch, seq] (the seed's unsqueeze(0) broke the latter).
+    A common write-up's `RoPE` module does this with two bugs, fixed here: the rotation is
+    x'_a = x_a cos - x_b sin, x'_b = x_a sin + x_b cos (its docstring had x cos - x sin), and
+    `positions` may be [seq] or [batch, seq] (its unsqueeze(0) broke the latter).
 
-    forward(x, positions=None): x is [..., seq, head_dim] with the batch first when positions is
-    [batch, seq]; positions defaults to 0 .. seq-1. Integer positions read the cache (grown by
-    doubling when a position is past its end); float positions are computed directly.
+    forward(x, positions=None): x is [..., seq, head_dim]; positions defaults to 0 .. seq-1 and
+    follows the same rule as apply_rope ([seq] shared; exactly x.dim() - 1 dimensions broadcast
+    as usual; [batch, seq] for x [batch, heads, seq, head_dim] is per-batch, and refused as
+    ambiguous when batch == heads: write positions[:, None, :]). Integer positions >= 0 read the
+    cache (grown by doubling when a position is past its end); float or negative positions are
+    computed directly. One cache per device and angle dtype (float32, or float64 for float64 x,
+    from float64 frequencies); growing it swaps cos and sin together, so threads may share a
+    module.
     """
 
     def __init__(
@@ -309,52 +360,71 @@ class RotaryEmbedding(nn.Module):
     ):
         super().__init__()
         require_even("head_dim", head_dim)
+        base = require_positive_float("base", base)
         self.layout = _check_layout(layout)
         self.attention_factor = require_positive_float("attention_factor", attention_factor)
-        require_positive_int("initial_cache", initial_cache)
+        self.initial_cache = require_positive_int("initial_cache", initial_cache)
         if inv_freq is None:
+            inv_freq64 = inv_frequencies(head_dim, base, dtype=torch.float64)
             inv_freq = inv_frequencies(head_dim, base)
+        else:
+            require_tensor("inv_freq", inv_freq)
+            inv_freq = check_inv_freq("inv_freq", inv_freq, head_dim // 2, inv_freq.device).detach()
+            inv_freq64 = inv_freq.to(torch.float64)
         # Plain attributes, not buffers: module.to(torch.bfloat16) must not round the frequencies
         # or the cache (angles stay float32); the cache follows x to its device in forward.
-        self.inv_freq = inv_freq.detach().to(torch.float32)
-        self._grow(initial_cache, self.inv_freq.device)
+        self.inv_freq = inv_freq.to(torch.float32)
+        self._inv_freq64 = inv_freq64
+        # (device, angle dtype) -> (cos, sin): a tuple replaced in one assignment
+        self._cache: dict = {}
+        self._table(self.initial_cache, self.inv_freq.device, torch.float32)
 
     @property
     def cached_positions(self) -> int:
-        return self.cos_cached.shape[0]
+        """How many positions the float32 cache on the frequencies' device holds."""
+        cos, _ = self._cache.get((self.inv_freq.device, torch.float32), (None, None))
+        return 0 if cos is None else cos.shape[0]
 
-    def _grow(self, length: int, device) -> None:
-        self.inv_freq = self.inv_freq.to(device)
-        angles = rope_angles(torch.arange(length, device=device), self.inv_freq)
-        self.cos_cached = angles.cos() * self.attention_factor
-        self.sin_cached = angles.sin() * self.attention_factor
+    def _frequencies(self, device, dtype) -> torch.Tensor:
+        return (self._inv_freq64 if dtype == torch.float64 else self.inv_freq).to(device)
+
+    def _table(self, needed: int, device, dtype):
+        """(cos, sin) covering positions 0 .. needed-1 on `device` in `dtype`, grown if needed."""
+        key = (torch.device(device), dtype)
+        table = self._cache.get(key)  # one read: cos and sin always belong together
+        if table is not None and table[0].shape[0] >= needed:
+            return table
+        have = 0 if table is None else table[0].shape[0]
+        length = max(needed, 2 * have, self.initial_cache)
+        angles = rope_angles(
+            torch.arange(length, device=device), self._frequencies(device, dtype), dtype
+        )
+        table = (angles.cos() * self.attention_factor, angles.sin() * self.attention_factor)
+        self._cache[key] = table
+        return table
 
     def forward(self, x: torch.Tensor, positions: torch.Tensor | None = None) -> torch.Tensor:
         _check_x(x)
-        if x.shape[-1] != 2 * self.inv_freq.shape[0]:
-            raise ValueError(f"x.shape[-1] must be head_dim = {2 * self.inv_freq.shape[0]}, got {x.shape[-1]}")
+        head_dim = 2 * self.inv_freq.shape[0]
+        if x.shape[-1] != head_dim:
+            raise ValueError(f"x.shape[-1] must be head_dim = {head_dim}, got {x.shape[-1]}")
         seq = x.shape[-2]
         if positions is None:
             positions = torch.arange(seq, device=x.device)
-        require_tensor("positions", positions)
-        if positions.dim() == 2:  # [batch, seq]: line the batch up with x's first dimension
-            if positions.shape[0] not in (1, x.shape[0]) or positions.shape[1] != seq or x.dim() < 3:
-                raise ValueError(
-                    f"positions of shape [batch, seq] must match x's batch and seq, "
-                    f"x.shape = {tuple(x.shape)}, got positions of shape {tuple(positions.shape)}"
-                )
-            positions = positions.reshape(positions.shape[0], *([1] * (x.dim() - 3)), seq)
         positions = _check_positions(positions, x)
-        if positions.is_floating_point():
-            angles = rope_angles(positions, self.inv_freq.to(x.device), _angle_dtype(x.dtype))
-            cos, sin = angles.cos() * self.attention_factor, angles.sin() * self.attention_factor
+        compute = _angle_dtype(x.dtype)
+        direct = (
+            positions.is_floating_point()
+            or x.device.type == "meta"
+            or (positions.numel() and int(positions.min()) < 0)
+        )
+        if direct:
+            angles = rope_angles(positions, self._frequencies(x.device, compute), compute)
+            cos, sin = angles.cos(), angles.sin()
+            if self.attention_factor != 1.0:
+                cos, sin = cos * self.attention_factor, sin * self.attention_factor
         else:
-            if positions.numel() and int(positions.min()) < 0:
-                raise ValueError(f"integer positions must be >= 0, got minimum {int(positions.min())}")
             needed = int(positions.max()) + 1 if positions.numel() else 0
-            if needed > self.cached_positions or self.cos_cached.device != x.device:
-                self._grow(max(needed, 2 * self.cached_positions), x.device)
-            cos, sin = self.cos_cached[positions], self.sin_cached[positions]
-            if x.dtype == torch.float64:
-                cos, sin = cos.double(), sin.double()
+            table_cos, table_sin = self._table(needed, x.device, compute)
+            cos, sin = table_cos[positions], table_sin[positions]
         return _rotate(x, cos, sin, self.layout)

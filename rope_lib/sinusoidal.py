@@ -2,12 +2,12 @@
 
 Vaswani et al. (2017, "Attention Is All You Need", section 3.5):
 
-    PE[pos, 2i]   = sin(pos / base ** (2i / d_model))
-    PE[pos, 2i+1] = cos(pos / base ** (2i / d_model))
+    PE[m, 2i]   = sin(m / b ** (2i / d_model))   (m: the position, i: the pair)
+    PE[m, 2i+1] = cos(m / b ** (2i / d_model))
 
 Each column pair (2i, 2i+1) is a point on a circle turning at frequency base ** (-2i/d_model), so
-PE[pos + k] is PE[pos] rotated pair by pair by k times those frequencies: a linear map M_k that
-does not depend on pos (sinusoidal_shift_matrix). That property is the bridge to RoPE.
+PE[m + Delta] is PE[m] rotated pair by pair by Delta times those frequencies: a linear map
+M_Delta that does not depend on m (sinusoidal_shift_matrix). That property is the bridge to RoPE.
 """
 
 from __future__ import annotations
@@ -15,18 +15,34 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ._checks import require_even, require_positive_float, require_positive_int
+from ._checks import (
+    as_real_float64,
+    require_even,
+    require_number,
+    require_float_tensor,
+    require_positive_float,
+    require_positive_int,
+    require_tensor,
+)
 from .rotary import rotation_2d
 
 
 def _frequencies(d_model: int, base: float) -> torch.Tensor:
-    """w_i = base ** (-2i / d_model) in float64 (the same numbers as inv_frequencies, more digits)."""
+    """theta_i = base ** (-2i / d_model) in float64 (the same numbers as inv_frequencies, more digits)."""
     return base ** (-torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)
 
 
+def _sinusoids(positions: torch.Tensor, d_model: int, base: float) -> torch.Tensor:
+    """PE rows at `positions` (any shape), float64 [*positions.shape, d_model], on positions'
+    device: column 2i = sin(m theta_i), column 2i+1 = cos(m theta_i)."""
+    freqs = _frequencies(d_model, base).to(positions.device)
+    angles = positions.to(torch.float64).unsqueeze(-1) * freqs
+    return torch.stack([angles.sin(), angles.cos()], dim=-1).flatten(-2)
+
+
 def sinusoidal_encoding(seq_len: int, d_model: int, base: float = 10000.0) -> torch.Tensor:
-    """The sinusoidal table, float32 [seq_len, d_model]: column 2i = sin(pos * w_i),
-    column 2i+1 = cos(pos * w_i), w_i = base ** (-2i / d_model). Angles in float64."""
+    """The sinusoidal table, float32 [seq_len, d_model]: column 2i = sin(m theta_i),
+    column 2i+1 = cos(m theta_i), theta_i = base ** (-2i / d_model). Angles in float64."""
     require_positive_int("seq_len", seq_len)
     require_even("d_model", d_model)
     base = require_positive_float("base", base)
@@ -35,22 +51,26 @@ def sinusoidal_encoding(seq_len: int, d_model: int, base: float = 10000.0) -> to
 
 
 def sinusoidal_shift_matrix(offset: float, d_model: int, base: float = 10000.0) -> torch.Tensor:
-    """M_k with PE[pos + k] = M_k @ PE[pos] for every pos, float64 [d_model, d_model].
+    """M_Delta with PE[m + Delta] = M_Delta @ PE[m] for every m, float64 [d_model, d_model].
 
-    For the pair (sin a, cos a), a = pos * w, shifting by k gives (sin(a + kw), cos(a + kw)) =
-    [[cos kw, sin kw], [-sin kw, cos kw]] @ (sin a, cos a): a rotation by -k w in the (sin, cos)
+    For the pair (sin a, cos a), a = m theta, shifting by Delta gives (sin(a + Delta theta),
+    cos(a + Delta theta)) = [[cos Delta theta, sin Delta theta], [-sin Delta theta, cos Delta theta]]
+    @ (sin a, cos a): a rotation by -Delta theta in the (sin, cos)
     coordinates. M_k is block-diagonal with one such block per pair.
     """
+    offset = require_number("offset", offset.item() if isinstance(offset, torch.Tensor) and offset.numel() == 1 else offset)
     require_even("d_model", d_model)
     base = require_positive_float("base", base)
-    return torch.block_diag(*rotation_2d(-float(offset) * _frequencies(d_model, base)))
+    return torch.block_diag(*rotation_2d(-offset * _frequencies(d_model, base)))
 
 
 class LearnedPositionEmbedding(nn.Module):
     """A trainable table of max_len position vectors, added to the token embeddings (BERT, GPT-2).
 
-    forward(x) adds rows 0 .. seq-1 to x [batch, seq, d_model]. Past max_len there is no row to
-    read: it raises a ValueError saying so, since the table has simply never seen such a position.
+    forward(x, positions=None) adds rows 0 .. seq-1 (or the rows at `positions`: integers
+    [seq] or [batch, seq]) to x [batch, seq, d_model] and returns x's dtype. Past max_len there
+    is no row to read: it raises a ValueError saying so, since the table has simply never seen
+    such a position.
     """
 
     def __init__(self, max_len: int, d_model: int, init_std: float = 0.02):
@@ -60,40 +80,62 @@ class LearnedPositionEmbedding(nn.Module):
         self.max_len = max_len
         self.table = nn.Parameter(torch.randn(max_len, d_model) * init_std)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, positions: torch.Tensor | None = None) -> torch.Tensor:
+        require_float_tensor("x", x)
+        d_model = self.table.shape[1]
+        if x.dim() < 2 or x.shape[-1] != d_model:
+            raise ValueError(f"x must be [..., seq, d_model = {d_model}], got shape {tuple(x.shape)}")
         seq = x.shape[-2]
-        if seq > self.max_len:
+        if positions is None:
+            if seq > self.max_len:
+                raise ValueError(
+                    f"x.shape[-2] (seq) must be <= max_len = {self.max_len}, the rows of the learned "
+                    f"table (positions past the training length have no embedding), got {seq}"
+                )
+            return x + self.table[:seq].to(device=x.device, dtype=x.dtype)
+        require_tensor("positions", positions)
+        if positions.is_floating_point() or positions.is_complex() or positions.dtype == torch.bool:
+            raise TypeError(f"positions must be integers (rows of the table), got dtype {positions.dtype}")
+        if positions.dim() < 1 or positions.shape[-1] != seq:
             raise ValueError(
-                f"x.shape[-2] (seq) must be <= max_len = {self.max_len}, the rows of the learned table "
-                f"(positions past the training length have no embedding), got {seq}"
+                f"positions must be [seq] or [batch, seq] with seq = x.shape[-2] = {seq}, "
+                f"got shape {tuple(positions.shape)}"
             )
-        return x + self.table[:seq]
+        positions = positions.to(x.device)
+        if positions.numel() and positions.device.type != "meta":
+            low, high = int(positions.min()), int(positions.max())
+            if low < 0 or high >= self.max_len:
+                raise ValueError(
+                    f"positions must be in 0 .. max_len - 1 = {self.max_len - 1}, the rows of the "
+                    f"learned table, got values from {low} to {high}"
+                )
+        return x + self.table.to(x.device)[positions].to(x.dtype)
 
 
-# --- Lesson 01: the offset dot product and a tiny attention head that reads positions ----------
+# --- The offset dot product and a tiny attention head that reads positions ----------
 
 
 def sinusoidal_offset_dot(offset, d_model: int, base: float = 10000.0) -> torch.Tensor:
-    """PE[p] . PE[p + k] for the sinusoidal table, float64 with the shape of `offset`.
+    """PE[m] . PE[m + Delta] for the sinusoidal table (Delta = `offset`), float64, shaped as
+    `offset`. Each pair contributes
+    sin(a) sin(a + Delta theta_i) + cos(a) cos(a + Delta theta_i) = cos(Delta theta_i), so
 
-    Each pair contributes sin(a) sin(a + kw_i) + cos(a) cos(a + kw_i) = cos(k w_i), so
+        PE[m] . PE[m + Delta] = sum_i cos(Delta theta_i),   theta_i = base ** (-2i / d_model),
 
-        PE[p] . PE[p + k] = sum_i cos(k * w_i),   w_i = base ** (-2i / d_model),
-
-    which does not depend on p and is even in k (it cannot tell k from -k); at k = 0 it is
-    d_model / 2, the squared length of every PE row (Vaswani et al. 2017, section 3.5).
+    which does not depend on m and is even in Delta (it cannot tell Delta from -Delta); at
+    Delta = 0 it is d_model / 2, the squared length of every PE row (Vaswani et al. 2017, section 3.5).
     """
     require_even("d_model", d_model)
     base = require_positive_float("base", base)
-    k = torch.as_tensor(offset, dtype=torch.float64)
-    return torch.cos(k.unsqueeze(-1) * _frequencies(d_model, base)).sum(-1)
+    k = as_real_float64("offset", offset)
+    return torch.cos(k.unsqueeze(-1) * _frequencies(d_model, base).to(k.device)).sum(-1)
 
 
 def _check_table(table) -> torch.Tensor:
-    if not isinstance(table, torch.Tensor) or table.dim() != 2:
-        shape = tuple(table.shape) if isinstance(table, torch.Tensor) else type(table).__name__
-        raise ValueError(f"table must be a 2-D tensor [positions, d_model], got {shape}")
-    return table.to(torch.float64)
+    require_tensor("table", table)
+    if table.dim() != 2 or table.is_complex() or table.dtype == torch.bool:
+        raise ValueError(f"table must be a 2-D tensor [positions, d_model] of real numbers, got {table.dtype} {tuple(table.shape)}")
+    return as_real_float64("table", table.detach())
 
 
 def offset_head_attends_to(table: torch.Tensor, A: torch.Tensor) -> torch.Tensor:
@@ -107,7 +149,8 @@ def offset_head_attends_to(table: torch.Tensor, A: torch.Tensor) -> torch.Tensor
     if not isinstance(A, torch.Tensor) or tuple(A.shape) != (d, d):
         shape = tuple(A.shape) if isinstance(A, torch.Tensor) else type(A).__name__
         raise ValueError(f"A must be a tensor of shape ({d}, {d}) to match table, got {shape}")
-    scores = table @ A.detach().to(torch.float64) @ table.T
+    A = as_real_float64("A", A.detach()).to(table.device)
+    scores = table @ A @ table.T
     future = torch.ones_like(scores, dtype=torch.bool).triu(1)
     return scores.masked_fill(future, float("-inf")).argmax(-1)
 
@@ -122,7 +165,7 @@ def train_offset_head(
     sequences of train_len tokens would. Deterministic: no random initialisation. The result can
     then be tested past train_len with offset_head_attends_to. For sinusoids an exact solution
     that works at every position exists, A = M_offset = sinusoidal_shift_matrix(offset, d), since
-    table[m] @ M_o @ table[n] = (M_o^T table[m]) . table[n] = PE[m - o] . PE[n]; lesson 01 shows
+    table[m] @ M_o @ table[n] = (M_o^T table[m]) . table[n] = PE[m - o] . PE[n]; lesson 2 shows
     that training on a short range does not find it.
     """
     table = _check_table(table)
@@ -161,9 +204,8 @@ def train_offset_head(
 
 def sinusoidal_at(positions, d_model: int, base: float = 10000.0) -> torch.Tensor:
     """PE at any positions (negative or fractional too), float64 [*positions.shape, d_model]:
-    the same columns as sinusoidal_encoding (2i = sin(pos w_i), 2i+1 = cos(pos w_i)) without
+    the same columns as sinusoidal_encoding (2i = sin(m theta_i), 2i+1 = cos(m theta_i)) without
     building a table from 0."""
     require_even("d_model", d_model)
     base = require_positive_float("base", base)
-    angles = torch.as_tensor(positions, dtype=torch.float64).unsqueeze(-1) * _frequencies(d_model, base)
-    return torch.stack([angles.sin(), angles.cos()], dim=-1).flatten(-2)
+    return _sinusoids(as_real_float64("positions", positions), d_model, base)

@@ -13,7 +13,12 @@ CASES = [
     ("x not a tensor", lambda: rope_lib.apply_rope([[1.0, 2.0]], torch.arange(1)), TypeError, "x"),
     ("integer x", lambda: rope_lib.apply_rope(torch.ones(3, 4, dtype=torch.int64), torch.arange(3)), TypeError, "x"),
     ("positions too long", lambda: rope_lib.apply_rope(x, torch.arange(7)), ValueError, "positions"),
-    ("positions [batch, seq]", lambda: rope_lib.apply_rope(x, torch.zeros(2, 6)), ValueError, "positions[:, None, :]"),
+    (
+        "positions [batch, seq] with batch == heads",
+        lambda: rope_lib.apply_rope(torch.randn(2, 2, 6, 8), torch.zeros(2, 6)),
+        ValueError,
+        "positions[:, None, :]",
+    ),
     ("positions a list", lambda: rope_lib.apply_rope(x, list(range(6))), TypeError, "positions"),
     ("unknown layout", lambda: rope_lib.apply_rope(x, p, layout="neox"), ValueError, "layout"),
     ("inv_freq wrong shape", lambda: rope_lib.apply_rope(x, p, inv_freq=torch.ones(3)), ValueError, "inv_freq"),

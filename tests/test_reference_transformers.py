@@ -154,3 +154,55 @@ def test_alibi_slopes_match_bloom(n_heads):
     alibi = build_alibi_tensor(torch.ones(1, seq), n_heads, torch.float32)  # [heads, 1, seq] = slope * j
     torch.testing.assert_close(alibi[:, 0, 1], rope_lib.alibi_slopes(n_heads))
     torch.testing.assert_close(alibi, rope_lib.alibi_key_bias(seq, n_heads))
+
+
+# --- edges where transformers accepts (or only warns about) an odd input: do what it does -----
+
+
+def _yarn_config(**extra):
+    return llama_config(
+        64, max_position_embeddings=8192, rope_type="yarn", factor=4.0,
+        original_max_position_embeddings=2048, **extra,
+    )
+
+
+@pytest.mark.parametrize("truncate", [None, True, False])
+def test_yarn_truncate_none_true_false_match_transformers(truncate):
+    # transformers reads rope_parameters.get("truncate", True): an explicit None rounds nothing
+    want, _ = ROPE_INIT_FUNCTIONS["yarn"](_yarn_config(truncate=truncate, beta_fast=20, beta_slow=1.5), "cpu")
+    got, _ = rope_lib.rope_frequencies(
+        "yarn", 64, factor=4.0, original_max_position_embeddings=2048, truncate=truncate,
+        beta_fast=20, beta_slow=1.5,
+    )
+    assert torch.equal(got, want)
+
+
+def test_yarn_reversed_betas_warn_and_match_transformers():
+    want, want_factor = ROPE_INIT_FUNCTIONS["yarn"](_yarn_config(beta_fast=1.0, beta_slow=32.0), "cpu")
+    with pytest.warns(UserWarning, match="beta_fast"):
+        got, factor = rope_lib.rope_frequencies(
+            "yarn", 64, factor=4.0, original_max_position_embeddings=2048, beta_fast=1.0, beta_slow=32.0
+        )
+    assert torch.equal(got, want) and factor == want_factor
+
+
+def test_llama3_low_above_high_warns_and_matches_transformers():
+    config = llama_config(
+        64, max_position_embeddings=8192, rope_type="llama3", factor=8.0, low_freq_factor=4.0,
+        high_freq_factor=1.0, original_max_position_embeddings=2048,
+    )
+    want, _ = ROPE_INIT_FUNCTIONS["llama3"](config, "cpu")
+    with pytest.warns(UserWarning, match="high_freq_factor"):
+        got, _ = rope_lib.rope_frequencies(
+            "llama3", 64, factor=8.0, low_freq_factor=4.0, high_freq_factor=1.0,
+            original_max_position_embeddings=2048,
+        )
+    assert torch.equal(torch.nan_to_num(got), torch.nan_to_num(want))
+
+
+@pytest.mark.parametrize("seq_len", [torch.tensor(5000), torch.tensor([3000]), torch.tensor(100)])
+def test_dynamic_ntk_takes_a_tensor_seq_len_as_transformers_does(seq_len):
+    config = llama_config(64, max_position_embeddings=2048, rope_type="dynamic", factor=4.0)
+    want, _ = ROPE_INIT_FUNCTIONS["dynamic"](config, "cpu", seq_len=seq_len.reshape(()))
+    got, _ = rope_lib.rope_frequencies("dynamic", 64, factor=4.0, max_position_embeddings=2048, seq_len=seq_len)
+    assert torch.equal(got, want)
