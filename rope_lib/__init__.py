@@ -6,9 +6,15 @@ Public API (see README and each module's docstrings for formulas and sources):
 and, for the lessons: rotation_2d, rotation_matrix, RotaryEmbedding, LearnedPositionEmbedding,
 PositionalSelfAttention, YaRN's pieces, and each lesson's analysis functions (sinusoidal.py,
 derivation.py, analysis.py, alibi.py, scaling.py).
+
+RoPE in today's models: rope_frequencies("proportional", ...) (Gemma 4's p-RoPE) and
+partial_rotary_factor for every type, apply_rope(..., rotary_dim=r) (partial rotary),
+apply_mrope and mrope_position_ids (multimodal RoPE, rope_lib.multimodal),
+apply_2d_rope and patch_positions (2D RoPE for image patches, rope_lib.vision),
+read_rope_config (what each layer of a real model's config does, rope_lib.configs).
 """
 
-from . import analysis, derivation
+from . import analysis, configs, derivation, multimodal, vision
 from .alibi import alibi_bias, alibi_key_bias, alibi_query_attention, alibi_slopes, alibi_span
 from .analysis import angle_error, decay_bound_constant, long_term_decay_bound, pair_turns, rope_cost_per_token
 from .attention import POSITION_SCHEMES, PositionalSelfAttention
@@ -20,7 +26,9 @@ from .derivation import (
     rotation_from_polar,
     score_derivation,
 )
+from .configs import LayerRope, read_rope_config
 from .llama import apply_rotary_emb, precompute_freqs_cis
+from .multimodal import apply_mrope, mrope_position_ids
 from .rotary import (
     LAYOUTS,
     RotaryEmbedding,
@@ -51,6 +59,7 @@ from .scaling import (
     yarn_get_mscale,
     ramp_by_pair,
 )
+from .vision import apply_2d_rope, patch_positions
 from .sinusoidal import (
     LearnedPositionEmbedding,
     offset_head_attends_to,
@@ -63,6 +72,7 @@ from .sinusoidal import (
 
 __all__ = [
     "LAYOUTS",
+    "LayerRope",
     "LearnedPositionEmbedding",
     "POSITION_SCHEMES",
     "PositionalSelfAttention",
@@ -77,9 +87,12 @@ __all__ = [
     "analysis",
     "angle_coverage",
     "angle_error",
+    "apply_2d_rope",
+    "apply_mrope",
     "apply_rope",
     "apply_rotary_emb",
     "closed_form_score",
+    "configs",
     "decay_bound_constant",
     "derivation",
     "first_pair_longer_than",
@@ -91,11 +104,15 @@ __all__ = [
     "inv_frequencies",
     "implied_ramp",
     "long_term_decay_bound",
+    "mrope_position_ids",
+    "multimodal",
     "offset_head_attends_to",
     "pair_regimes",
     "pair_turns",
+    "patch_positions",
     "polar_score",
     "precompute_freqs_cis",
+    "read_rope_config",
     "relative_score",
     "rope_angles",
     "rope_by_steps",
@@ -111,6 +128,7 @@ __all__ = [
     "sinusoidal_shift_matrix",
     "train_offset_head",
     "ramp_by_turns",
+    "vision",
     "wavelengths",
     "yarn_attention_factor",
     "yarn_correction_dim",

@@ -26,6 +26,7 @@ from ._checks import (
     check_inv_freq,
     check_positions,
     require_even,
+    require_int,
     require_float_tensor,
     require_number,
     require_positive_float,
@@ -221,6 +222,7 @@ def apply_rope(
     base: float = 10000.0,
     layout: str = "interleaved",
     attention_factor: float = 1.0,
+    rotary_dim: int | None = None,
 ) -> torch.Tensor:
     """Rotate every pair of x by positions * inv_freq (RoFormer, eq. 14-15).
 
@@ -240,6 +242,12 @@ def apply_rope(
                 variant. A gradient flows to it when it requires one.
     layout:     "interleaved" pairs (2i, 2i+1); "half" pairs (i, i + head_dim/2).
     attention_factor: multiplies cos and sin (YaRN's sqrt(1/t)), so q.k gets its square.
+    rotary_dim: rotate only the first rotary_dim coordinates of each head (an even
+                int, 0 .. head_dim; default: all), in the given layout within them
+                (half: pairs (i, i + rotary_dim/2)), and pass the rest through
+                unchanged: partial rotary as GPT-NeoX, Phi and GLM do
+                (r = int(head_dim * partial_rotary_factor)). inv_freq is then
+                [rotary_dim/2], by default inv_frequencies(rotary_dim, base).
 
     Returns a tensor of x's shape, dtype and device. Angles are computed in float32 (float64,
     from float64 frequencies, for float64 x), as transformers and Meta's reference do, whatever
@@ -247,6 +255,27 @@ def apply_rope(
     """
     _check_x(x)
     _check_layout(layout)
+    if rotary_dim is not None:
+        rotary_dim = require_int("rotary_dim", rotary_dim)
+        if rotary_dim % 2 or not 0 <= rotary_dim <= x.shape[-1]:
+            raise ValueError(
+                "rotary_dim must be an even number of coordinates between 0 and "
+                f"head_dim = {x.shape[-1]}, got {rotary_dim}"
+            )
+        if rotary_dim == 0:  # nothing rotated: still check what came
+            _check_positions(positions, x)
+            require_positive_float("attention_factor", attention_factor)
+            return x.clone()
+        if rotary_dim < x.shape[-1]:
+            rotated = apply_rope(
+                x[..., :rotary_dim],
+                positions,
+                inv_freq=inv_freq,
+                base=base,
+                layout=layout,
+                attention_factor=attention_factor,
+            )
+            return torch.cat([rotated, x[..., rotary_dim:]], dim=-1)
     positions = _check_positions(positions, x)
     attention_factor = require_positive_float("attention_factor", attention_factor)
     head_dim = x.shape[-1]

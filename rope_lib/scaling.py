@@ -12,6 +12,15 @@ factor that multiplies cos and sin (so the attention logits get its square).
               attention factor 0.1 ln(s) + 1                       (YaRN, Peng et al. 2023)
     llama3    wavelength cutoffs L/low_freq_factor, L/high_freq_factor (Meta, Llama 3.1, 2024)
     longrope  theta_i / lambda_i with searched per-pair factors    (LongRoPE, Ding et al. 2024)
+    proportional  p-RoPE: the first p*d/2 pairs keep base ** (-2i/d), the others
+              get frequency 0, all divided by factor  (Gemma 4; Barbero et al. 2024)
+
+Partial rotary (partial_rotary_factor = p, as transformers reads it): every type but
+"proportional" computes its frequencies for the rotated width r = int(p * d) alone,
+so its exponents are 2i/r (GPT-NeoX, Phi, GLM: r coordinates rotated, the rest passed
+through, see apply_rope's rotary_dim). "proportional" keeps the whole head and the
+denominator d: the rotated pairs turn exactly as they would in a fully rotated head,
+the others not at all.
 """
 
 from __future__ import annotations
@@ -51,6 +60,7 @@ PARAMETERS = (
     "high_freq_factor",
     "short_factor",
     "long_factor",
+    "partial_rotary_factor",
 )
 
 
@@ -130,18 +140,29 @@ def wavelengths(inv_freq: torch.Tensor) -> torch.Tensor:
     return 2 * math.pi / inv_freq
 
 
+def _exponent_frequencies(dim: int, base: float) -> torch.Tensor:
+    """base ** (-2i/dim) for i = 0 .. ceil(dim/2) - 1, float32, as transformers
+    computes them (an odd rotated width, e.g. int(20 * 0.25) = 5, gives ceil(5/2) = 3
+    frequencies, with exponents over 5)."""
+    exponents = torch.arange(0, dim, 2, dtype=torch.int64).to(torch.float32) / dim
+    return 1.0 / (base**exponents)
+
+
+# In the functions below `head_dim` is the rotated width,
+# int(head_dim * partial_rotary_factor).
 def _default(head_dim, base, params):
-    return inv_frequencies(head_dim, base), 1.0
+    return _exponent_frequencies(head_dim, base), 1.0
 
 
 def _linear(head_dim, base, params):
     factor = require_positive_float("factor", _need(params, "factor", "linear"))
-    return inv_frequencies(head_dim, base) / factor, 1.0
+    return _exponent_frequencies(head_dim, base) / factor, 1.0
 
 
 def _ntk(head_dim, base, params):
     factor = require_positive_float("factor", _need(params, "factor", "ntk"))
-    return inv_frequencies(head_dim, base * factor ** (head_dim / (head_dim - 2))), 1.0
+    scaled_base = base * factor ** (head_dim / (head_dim - 2))
+    return _exponent_frequencies(head_dim, scaled_base), 1.0
 
 
 def _dynamic(head_dim, base, params):
@@ -149,7 +170,8 @@ def _dynamic(head_dim, base, params):
     max_len = _need(params, "max_position_embeddings", "dynamic")
     seq_len = max(params.get("seq_len") or max_len, max_len)  # a tensor seq_len arrives as a number
     scaled = factor * seq_len / max_len - (factor - 1)
-    return inv_frequencies(head_dim, base * scaled ** (head_dim / (head_dim - 2))), 1.0
+    scaled_base = base * scaled ** (head_dim / (head_dim - 2))
+    return _exponent_frequencies(head_dim, scaled_base), 1.0
 
 
 def yarn_get_mscale(scale: float, mscale: float = 1.0) -> float:
@@ -259,6 +281,12 @@ def _ramp(low: float, high: float, n_pairs: int) -> torch.Tensor:
 
 
 def _yarn(head_dim, base, params):
+    if head_dim % 2:
+        raise ValueError(
+            "yarn needs an even rotated width int(head_dim * partial_rotary_factor), "
+            "got "
+            f"{head_dim} (transformers' ramp has head_dim // 2 entries and fails)"
+        )
     original = _original_length(params, "yarn")
     factor = params.get("factor")
     if factor is None:
@@ -296,7 +324,7 @@ def _llama3(head_dim, base, params):
             UserWarning,
             stacklevel=3,
         )
-    inv_freq = inv_frequencies(head_dim, base)
+    inv_freq = _exponent_frequencies(head_dim, base)
     wavelen = wavelengths(inv_freq)
     low_freq_wavelen, high_freq_wavelen = original / low_freq_factor, original / high_freq_factor
     # long wavelengths (> L / low_freq_factor) are interpolated, short ones (< L / high) kept
@@ -311,8 +339,15 @@ def _longrope(head_dim, base, params):
     short_factor = _need(params, "short_factor", "longrope")
     long_factor = _need(params, "long_factor", "longrope")
     original = _original_length(params, "longrope")
-    short_factor = check_factor_list("short_factor", short_factor, head_dim // 2)
-    long_factor = check_factor_list("long_factor", long_factor, head_dim // 2)
+    n_pairs = (head_dim + 1) // 2
+    for name, value in (("short_factor", short_factor), ("long_factor", long_factor)):
+        if isinstance(value, (list, tuple)) and len(value) != n_pairs:
+            raise ValueError(
+                f"{name} must have one entry per rotated pair, int(head_dim * "
+                f"partial_rotary_factor) / 2 = {n_pairs}, got {len(value)}"
+            )
+    short_factor = check_factor_list("short_factor", short_factor, n_pairs)
+    long_factor = check_factor_list("long_factor", long_factor, n_pairs)
     factor = params.get("factor")
     if factor is None:
         factor = _need(params, "max_position_embeddings", "longrope") / original
@@ -325,6 +360,25 @@ def _longrope(head_dim, base, params):
     return 1.0 / (ext * base**exponents), attention_factor
 
 
+def _proportional(head_dim, base, params, partial_rotary_factor):
+    """Gemma 4's p-RoPE: the first int(p * d/2) pairs keep base ** (-2i/d) (the whole
+    head's denominator), the other pairs get frequency 0; everything divided by factor
+    (default 1). Barbero et al. 2024 ("Round and Round We Go! What makes Rotary
+    Positional Encodings useful?", arXiv:2410.06205) found the slowest pairs carry
+    meaning rather than position and proposed rotating only the fast ones. As
+    transformers' ROPE_INIT_FUNCTIONS["proportional"]."""
+    factor = params.get("factor")
+    factor = 1.0 if factor is None else factor
+    p = 1.0 if partial_rotary_factor is None else partial_rotary_factor
+    rotated = int(p * head_dim // 2)
+    exponents = torch.arange(0, 2 * rotated, 2, dtype=torch.int64).to(torch.float32)
+    exponents = exponents / head_dim
+    inv_freq = 1.0 / (base**exponents)
+    if head_dim // 2 > rotated:
+        inv_freq = torch.cat([inv_freq, torch.zeros(head_dim // 2 - rotated)])
+    return inv_freq / factor, 1.0
+
+
 ROPE_FREQUENCY_FUNCTIONS = {
     "default": _default,
     "linear": _linear,
@@ -333,24 +387,60 @@ ROPE_FREQUENCY_FUNCTIONS = {
     "yarn": _yarn,
     "llama3": _llama3,
     "longrope": _longrope,
+    "proportional": _proportional,
 }
 
 
+def _check_partial(value) -> float:
+    """partial_rotary_factor: a number in [0, 1] (wider fails in transformers)."""
+    value = require_number("partial_rotary_factor", value)
+    if not 0 <= value <= 1:
+        raise ValueError(
+            "partial_rotary_factor must be between 0 and 1 (the share of each head "
+            f"that is rotated), got {value}"
+        )
+    return value
+
+
 def rope_frequencies(rope_type: str, head_dim: int, base: float = 10000.0, **params):
-    """(inv_freq [head_dim/2] float32, attention_factor float) for a RoPE variant.
+    """(inv_freq float32, attention_factor float) for a RoPE variant.
 
     rope_type is one of ROPE_FREQUENCY_FUNCTIONS; params are named as in transformers'
     rope_parameters (factor, original_max_position_embeddings, max_position_embeddings, seq_len,
     beta_fast, beta_slow, mscale, mscale_all_dim, attention_factor, truncate, low_freq_factor,
-    high_freq_factor, short_factor, long_factor). Pass the result on:
+    high_freq_factor, short_factor, long_factor, partial_rotary_factor). Pass the result
+    on:
         inv_freq, attention_factor = rope_frequencies("yarn", 128, factor=4, original_max_position_embeddings=4096)
         apply_rope(q, positions, inv_freq=inv_freq, attention_factor=attention_factor)
+
+    partial_rotary_factor = p (default: not set, the whole head): every type but
+    "proportional" computes its frequencies for the rotated width r = int(p * head_dim)
+    as if the head were r wide (theta_i = base ** (-2i/r), GPT-NeoX's partial rotary),
+    giving ceil(r/2) frequencies; rotate with
+    apply_rope(..., rotary_dim=2 * len(inv_freq)).
+    "proportional" (Gemma 4's p-RoPE) returns head_dim/2 frequencies:
+    base ** (-2i/head_dim) for the first int(p * head_dim / 2) pairs, 0 for the rest.
+    A rotated width of 0 gives no frequencies (transformers accepts it and rotates
+    nothing) with a warning.
     """
     if not isinstance(rope_type, str) or rope_type not in ROPE_FREQUENCY_FUNCTIONS:
         raise ValueError(f"rope_type must be one of {list(ROPE_FREQUENCY_FUNCTIONS)}, got {rope_type!r}")
-    require_even("head_dim", head_dim)
-    if head_dim < 4 and rope_type in ("ntk", "dynamic"):
-        raise ValueError(f"head_dim must be >= 4 for rope_type {rope_type!r} (d/(d-2)), got {head_dim}")
+    partial = params.pop("partial_rotary_factor", None)
+    if partial is not None:
+        partial = _check_partial(partial)
+    head_dim = require_positive_int("head_dim", head_dim)
+    width = head_dim
+    if partial is not None and rope_type != "proportional":
+        width = int(head_dim * partial)
+    if width == head_dim:
+        require_even("head_dim", head_dim)
+    if width in (1, 2) and rope_type in ("ntk", "dynamic"):
+        name = "head_dim"
+        if width != head_dim:
+            name = "int(head_dim * partial_rotary_factor)"
+        raise ValueError(
+            f"{name} must be >= 4 for rope_type {rope_type!r} (d/(d-2)), got {width}"
+        )
     base = require_positive_float("base", base)
     unknown = sorted(set(params) - set(PARAMETERS))
     if unknown:
@@ -364,7 +454,18 @@ def rope_frequencies(rope_type: str, head_dim: int, base: float = 10000.0, **par
             f"params must be named as in transformers' rope_parameters {PARAMETERS}, "
             f"got unknown {unknown}{hint}"
         )
-    return ROPE_FREQUENCY_FUNCTIONS[rope_type](head_dim, base, _check_params(params))
+    checked = _check_params(params)
+    if rope_type == "proportional":
+        return _proportional(head_dim, base, checked, partial)
+    if width == 0:
+        warnings.warn(
+            f"partial_rotary_factor={partial} rotates int({head_dim} * {partial}) = 0 "
+            "coordinates: no frequencies, no position (transformers does the same)",
+            UserWarning,
+            stacklevel=2,
+        )
+        return torch.zeros(0), 1.0
+    return ROPE_FREQUENCY_FUNCTIONS[rope_type](width, base, checked)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,0 +1,392 @@
+"""RoPE over positions with several axes: multimodal RoPE (M-RoPE) for text, images and
+video.
+
+A text token has one position m. An image patch has two (its row h and column w), a
+video
+patch three (its frame t, h and w). Axial RoPE gives every pair i of the head one axis
+a(i)
+and turns it by that coordinate:
+
+    angle_i = p[a(i)] * theta_i            theta_i = base ** (-2i/d), p = (t, h, w)
+
+Each axis then behaves as an ordinary RoPE on its own pairs, so the score of a query at
+p and
+a key at p' depends on the offset p - p' only, axis by axis.
+
+M-RoPE (Qwen2-VL, Wang et al. 2024, arXiv:2409.12191) splits the d/2 pairs by
+`mrope_section` = [s_t, s_h, s_w] (s_t + s_h + s_w = d/2):
+- contiguous (Qwen2-VL, Qwen2.5-VL): pairs 0 .. s_t-1 follow t, the next s_h follow h,
+the
+  last s_w follow w; the slowest pairs therefore all belong to w;
+- interleaved (Qwen3-VL): pair i follows h when i % 3 == 1 and i < 3 s_h, w when
+  i % 3 == 2 and i < 3 s_w, t otherwise: t, h, w, t, h, w, ..., t, t. Every axis gets
+  fast and
+  slow pairs.
+A text token has t = h = w = m, which makes M-RoPE on text exactly the ordinary 1D RoPE.
+
+Position ids (Qwen2-VL's get_rope_index in Hugging Face transformers): text tokens count
+up
+from 0; an image or video of grid (T, H, W) (after merging patches) starting at position
+s gets
+t = s + frame * time_interval, h = s + row, w = s + column; the text after it continues
+at
+s + max(H, W).
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import torch
+
+from ._checks import (
+    _describe,
+    check_inv_freq,
+    check_positions,
+    require_float_tensor,
+    require_int,
+    require_positive_float,
+    require_positive_int,
+    require_real_tensor,
+    require_same_device,
+)
+from .rotary import LAYOUTS, apply_rope, inv_frequencies
+
+MROPE_AXES = ("t", "h", "w")
+
+
+def _check_x(x) -> torch.Tensor:
+    require_float_tensor("x", x)
+    if x.dim() < 2:
+        raise ValueError(
+            "x must be [..., seq, head_dim] (at least 2 dimensions), got shape "
+            f"{tuple(x.shape)}"
+        )
+    if x.shape[-1] % 2:
+        raise ValueError(f"head_dim (x.shape[-1]) must be even, got {x.shape[-1]}")
+    return x
+
+
+def _check_layout(layout) -> str:
+    if not isinstance(layout, str) or layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+    return layout
+
+
+def apply_axial_rope(
+    x: torch.Tensor,
+    positions: torch.Tensor,
+    pair_axes: torch.Tensor,
+    *,
+    inv_freq: torch.Tensor | None = None,
+    base: float = 10000.0,
+    layout: str = "half",
+    attention_factor: float = 1.0,
+) -> torch.Tensor:
+    """Rotate pair i of x by positions[pair_axes[i]] * inv_freq[i] (axial RoPE).
+
+    x:         [..., seq, head_dim], any float dtype, device and strides.
+    positions: [A, ...]: one row per axis (A >= 1); each row follows apply_rope's rule
+    for
+               positions against x ([seq], or broadcastable to x.shape[:-1]).
+    pair_axes: integer [head_dim/2], values in 0 .. A-1: the axis each pair follows.
+    inv_freq:  [head_dim/2] frequencies (default inv_frequencies(head_dim, base)).
+    layout:    "half" (pairs (i, i + d/2), as every model here uses) or "interleaved".
+    attention_factor: multiplies cos and sin, as in apply_rope.
+
+    It is apply_rope once per axis, with the frequencies of the other axes' pairs set to
+    0
+    (a rotation by angle 0 is exactly the identity), so dtype, device and gradient
+    behaviour
+    are apply_rope's. Returns a tensor of x's shape, dtype and device.
+    """
+    _check_x(x)
+    _check_layout(layout)
+    require_real_tensor("positions", positions)
+    if positions.dim() < 1 or positions.shape[0] < 1:
+        raise ValueError(
+            f"positions must be [n_axes, ...] with one row per axis, got shape "
+            f"{tuple(positions.shape)}"
+        )
+    n_axes = positions.shape[0]
+    n_pairs = x.shape[-1] // 2
+    require_real_tensor("pair_axes", pair_axes)
+    if pair_axes.is_floating_point() or tuple(pair_axes.shape) != (n_pairs,):
+        raise ValueError(
+            "pair_axes must be an integer tensor of shape [head_dim/2] = "
+            f"[{n_pairs}], got "
+            f"{pair_axes.dtype} {tuple(pair_axes.shape)}"
+        )
+    if (
+        pair_axes.device.type != "meta"
+        and n_pairs
+        and (int(pair_axes.min()) < 0 or int(pair_axes.max()) >= n_axes)
+    ):
+        raise ValueError(
+            f"pair_axes must hold axis numbers 0 .. {n_axes - 1} (positions has "
+            f"{n_axes} rows), "
+            f"got values from {int(pair_axes.min())} to {int(pair_axes.max())}"
+        )
+    pair_axes = require_same_device("pair_axes", pair_axes, x.device)
+    rows = [
+        check_positions(positions[a], x, name=f"positions[{a}]") for a in range(n_axes)
+    ]
+    compute = torch.float64 if x.dtype == torch.float64 else torch.float32
+    if inv_freq is None:
+        inv_freq = inv_frequencies(x.shape[-1], base, dtype=compute, device=x.device)
+    else:
+        inv_freq = check_inv_freq("inv_freq", inv_freq, n_pairs, x.device)
+    attention_factor = require_positive_float("attention_factor", attention_factor)
+    zero = torch.zeros((), dtype=inv_freq.dtype, device=inv_freq.device)
+    out = x
+    for a in range(n_axes):
+        mine = pair_axes == a
+        if a and x.device.type != "meta" and not bool(mine.any()):
+            # no pair follows this axis (axis 0 always runs: it carries the factor)
+            continue
+        out = apply_rope(
+            out,
+            rows[a],
+            inv_freq=torch.where(mine, inv_freq, zero),
+            layout=layout,
+            attention_factor=attention_factor if a == 0 else 1.0,
+        )
+    return out
+
+
+def _check_section(mrope_section) -> list[int]:
+    if isinstance(mrope_section, torch.Tensor):
+        mrope_section = mrope_section.tolist()
+    if not isinstance(mrope_section, (list, tuple)) or len(mrope_section) != 3:
+        raise ValueError(
+            "mrope_section must be 3 numbers of pairs [t, h, w], got "
+            f"{_describe(mrope_section)}"
+        )
+    section = [
+        require_int(f"mrope_section[{i}]", v) for i, v in enumerate(mrope_section)
+    ]
+    for i, v in enumerate(section):
+        if v < 0:
+            raise ValueError(
+                f"mrope_section[{i}] must be >= 0 (a number of pairs), got {v}"
+            )
+    return section
+
+
+def mrope_pair_axes(
+    mrope_section, *, interleaved: bool = False, n_pairs: int | None = None
+):
+    """The axis (0 = t, 1 = h, 2 = w) that each pair follows in M-RoPE, int64 [n_pairs].
+
+    mrope_section = [s_t, s_h, s_w], numbers of pairs (Qwen2-VL: [16, 24, 24] for d =
+    128;
+    Qwen3-VL: [24, 20, 20]); n_pairs defaults to their sum (= head_dim/2).
+    - contiguous (interleaved=False; Qwen2-VL, Qwen2.5-VL): [t]*s_t + [h]*s_h + [w]*s_w,
+    as
+      transformers' `freq.split(mrope_section)` takes chunk i from axis i % 3; the
+      sections
+      must add up to n_pairs (torch.split needs it);
+    - interleaved (Qwen3-VL): pair i is h if i % 3 == 1 and i < 3 s_h, w if i % 3 == 2
+    and
+      i < 3 s_w, else t (transformers'
+      Qwen3VLTextRotaryEmbedding.recomposition_frequencies,
+      which reads only s_h and s_w: a sum other than n_pairs is accepted, with a
+      warning).
+    """
+    section = _check_section(mrope_section)
+    if not isinstance(interleaved, bool):
+        raise TypeError(
+            f"interleaved must be True or False, got {_describe(interleaved)}"
+        )
+    n_pairs = (
+        sum(section) if n_pairs is None else require_positive_int("n_pairs", n_pairs)
+    )
+    if not interleaved:
+        if sum(section) != n_pairs:
+            raise ValueError(
+                f"mrope_section must add up to head_dim/2 = {n_pairs} pairs, got "
+                f"{section} "
+                f"(sum {sum(section)})"
+            )
+        return torch.repeat_interleave(torch.arange(3), torch.tensor(section))
+    if sum(section) != n_pairs:
+        warnings.warn(
+            f"mrope_section {section} adds up to {sum(section)} pairs, not "
+            "head_dim/2 = "
+            f"{n_pairs}; as in transformers the t axis takes every pair h and w do not",
+            UserWarning,
+            stacklevel=2,
+        )
+    i = torch.arange(n_pairs)
+    axes = torch.zeros(n_pairs, dtype=torch.int64)
+    axes[(i % 3 == 1) & (i < 3 * section[1])] = 1
+    axes[(i % 3 == 2) & (i < 3 * section[2])] = 2
+    return axes
+
+
+def apply_mrope(
+    x: torch.Tensor,
+    positions: torch.Tensor,
+    mrope_section,
+    *,
+    interleaved: bool = False,
+    inv_freq: torch.Tensor | None = None,
+    base: float = 10000.0,
+    layout: str = "half",
+    attention_factor: float = 1.0,
+) -> torch.Tensor:
+    """Multimodal RoPE: rotate x by 3D positions (t, h, w), pairs split by
+    mrope_section.
+
+        angle_i = p[a(i)] * theta_i,   a = mrope_pair_axes(mrope_section,
+        interleaved=...)
+
+    x:             [..., seq, head_dim] (e.g. [batch, heads, seq, head_dim]).
+    positions:     [3, ...]: rows t, h and w, each [seq] or broadcastable to
+                   x.shape[:-1]
+                   (e.g. [3, batch, 1, seq]); mrope_position_ids builds them. [1, ...]
+                   gives
+                   every axis the same id, as transformers does for text-only input.
+    mrope_section: [s_t, s_h, s_w] pairs, adding up to head_dim/2.
+    interleaved:   False: Qwen2-VL / Qwen2.5-VL (contiguous sections); True: Qwen3-VL.
+    inv_freq, base, attention_factor: as in apply_rope (inv_freq from rope_frequencies
+    for a
+                   scaled variant).
+    layout:        "half" by default: Qwen's code pairs (i, i + d/2) (rotate_half).
+
+    Matches transformers' Qwen2VLRotaryEmbedding / Qwen3VLTextRotaryEmbedding followed
+    by
+    apply_rotary_pos_emb. Returns a tensor of x's shape, dtype and device.
+    """
+    _check_x(x)
+    require_real_tensor("positions", positions)
+    if positions.dim() < 2 or positions.shape[0] not in (1, 3):
+        raise ValueError(
+            "positions must be [3, ...] (rows t, h, w), or [1, ...] for one id on "
+            "every "
+            f"axis, got shape {tuple(positions.shape)}"
+        )
+    if positions.shape[0] == 1:
+        positions = positions.expand(3, *positions.shape[1:])
+    axes = mrope_pair_axes(
+        mrope_section, interleaved=interleaved, n_pairs=x.shape[-1] // 2
+    )
+    return apply_axial_rope(
+        x,
+        positions,
+        axes,
+        inv_freq=inv_freq,
+        base=base,
+        layout=layout,
+        attention_factor=attention_factor,
+    )
+
+
+def _check_segment(i: int, segment):
+    if isinstance(segment, numbers.Integral) and not isinstance(segment, bool):
+        if segment < 0:
+            raise ValueError(
+                f"segments[{i}] (a number of text tokens) must be >= 0, got {segment}"
+            )
+        return int(segment)
+    if isinstance(segment, torch.Tensor):
+        segment = segment.tolist()
+    if isinstance(segment, (list, tuple)) and len(segment) == 3:
+        grid = tuple(
+            require_int(f"segments[{i}][{j}]", v) for j, v in enumerate(segment)
+        )
+        for j, v in enumerate(grid):
+            if v < 1:
+                raise ValueError(
+                    f"segments[{i}][{j}] (a grid size) must be >= 1, got {v}"
+                )
+        return grid
+    raise TypeError(
+        f"segments[{i}] must be an int (text tokens) or a grid (T, H, W), got "
+        f"{_describe(segment)}"
+    )
+
+
+def mrope_position_ids(
+    segments,
+    *,
+    spatial_merge_size: int = 1,
+    time_interval: float = 1.0,
+    device=None,
+) -> torch.Tensor:
+    """M-RoPE position ids (rows t, h, w) for text and image/video grids, int64 [3,
+    seq].
+
+    segments: a list whose items are an int n (n text tokens) or a grid (T, H, W) (an
+    image,
+              T = 1, or a video) in patches, as transformers' image_grid_thw /
+              video_grid_thw.
+              E.g. [4, (1, 4, 6), 3]: 4 text tokens, an image of 4 x 6 patches, 3 text
+              tokens.
+    spatial_merge_size: patches merged per side before the language model (Qwen2-VL: 2);
+              the grid then has T x H/m x W/m tokens.
+    time_interval: frame spacing in position units (Qwen2.5-VL: tokens_per_second *
+              seconds per grid step; 1 for Qwen2-VL); frame k gets t = s + int(k *
+              interval).
+
+    Rule (transformers' Qwen2VLModel.get_rope_index / get_vision_position_ids): a text
+    run
+    starting at s gets s, s+1, ... on all three rows; a grid starting at s gets
+    t = s + int(frame * time_interval), h = s + row, w = s + column, tokens in frame,
+    row,
+    column order; the next segment starts at s + max(H, W) / m. (Qwen3-VL splits a video
+    into
+    single frames with timestamp text between them: pass each frame as its own (1, H,
+    W).)
+    The id of the next generated token is ids.max() + 1.
+    """
+    if not isinstance(segments, (list, tuple)):
+        raise TypeError(
+            "segments must be a list of ints and (T, H, W) grids, got "
+            f"{_describe(segments)}"
+        )
+    merge = require_positive_int("spatial_merge_size", spatial_merge_size)
+    if isinstance(time_interval, torch.Tensor):
+        if time_interval.numel() != 1:
+            raise ValueError(
+                "time_interval must be one number, got a tensor of shape "
+                f"{tuple(time_interval.shape)}"
+            )
+        time_interval = time_interval.item()
+    if isinstance(time_interval, bool) or not isinstance(time_interval, numbers.Real):
+        raise TypeError(
+            f"time_interval must be a number, got {_describe(time_interval)}"
+        )
+    if not (time_interval >= 0 and time_interval != float("inf")):
+        raise ValueError(
+            f"time_interval must be a finite number >= 0, got {time_interval}"
+        )
+    pieces = []
+    start = 0
+    for i, segment in enumerate(segments):
+        segment = _check_segment(i, segment)
+        if isinstance(segment, int):
+            pieces.append(
+                torch.arange(segment, device=device).view(1, -1).expand(3, -1) + start
+            )
+            start += segment
+            continue
+        frames, rows, cols = segment[0], segment[1] // merge, segment[2] // merge
+        if rows < 1 or cols < 1:
+            raise ValueError(
+                f"segments[{i}] = {segment}: H and W must be at least "
+                "spatial_merge_size = "
+                f"{merge}"
+            )
+        t = (torch.arange(frames, device=device) * time_interval).long()
+        h = torch.arange(rows, device=device) + start
+        w = torch.arange(cols, device=device) + start
+        grid_t, grid_h, grid_w = torch.meshgrid(t, h, w, indexing="ij")
+        ids = torch.stack([grid_t, grid_h, grid_w], dim=0).reshape(3, -1)
+        ids[0] += start
+        pieces.append(ids)
+        start += max(segment[1], segment[2]) // merge
+    if not pieces:
+        return torch.zeros(3, 0, dtype=torch.int64, device=device)
+    return torch.cat(pieces, dim=1)
