@@ -1,0 +1,569 @@
+"""Teacher notes (notebooks/teacher_notes/NN_*.md): one per lesson, with the sections a
+teacher needs, and nothing in them that the lesson or its library does not back up.
+
+- every lesson notebook has notes named after it, titled like the lesson, with the
+  required sections, a 45-minute plan whose timings add up, questions with expected
+  answers, readable in about five minutes, and no trace of the source notes;
+- the live-demo script is run against the lesson's widget, built exactly as the notebook
+  builds it: every setting it names (`control description = value`, in order) must
+  exist, be in range, take effect and redraw without error. Lessons without a widget
+  say so, and every variable the script tells the teacher to edit is assigned in the
+  notebook;
+- every misconception listed (the checker says `hint`) is produced by the lesson's own
+  checker when it is called with a wrong answer from _wrong_answers() below, and every
+  wrong answer there is listed in the notes.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+import re
+from pathlib import Path
+
+import matplotlib
+import pytest
+import torch
+
+matplotlib.use("Agg")
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = ROOT / "notebooks"
+NOTES = NOTEBOOKS / "teacher_notes"
+LESSONS = sorted(p.stem for p in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+
+SECTIONS = (
+    "Goals",
+    "Plan for 45 minutes",
+    "Stop and ask",
+    "Live demo",
+    "Misconceptions the checkers catch",
+    "If you are short of time",
+    "As a slideshow",
+)
+MIN_WORDS, MAX_WORDS = 500, 1250  # "readable in about five minutes"
+FORBIDDEN = re.compile(
+    r"\bseed notes?\b|\bthe seeds\b|\bsource notes\b|\bseed \d{3}\b|\bnote \d{3}\b",
+    re.I,
+)
+
+
+# --- reading notebooks and notes -----------------------------------------------------
+def _notebook(lesson: str) -> dict:
+    return json.loads((NOTEBOOKS / f"{lesson}.ipynb").read_text(encoding="utf-8"))
+
+
+def _source(cell) -> str:
+    return (
+        "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+    )
+
+
+def _code_cells(lesson: str) -> list[str]:
+    return [_source(c) for c in _notebook(lesson)["cells"] if c["cell_type"] == "code"]
+
+
+def _python(source: str) -> ast.Module:
+    """A code cell as Python: IPython magics and shell lines dropped."""
+    lines = [
+        line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))
+    ]
+    return ast.parse("\n".join(lines))
+
+
+def _widget_cells(lesson: str) -> list[str]:
+    """Code cells showing a live widget: tag nbval-ignore-output, calling .widget()."""
+    cells = []
+    for cell in _notebook(lesson)["cells"]:
+        tags = cell.get("metadata", {}).get("tags", [])
+        if (
+            cell["cell_type"] == "code"
+            and "nbval-ignore-output" in tags
+            and ".widget()" in _source(cell)
+        ):
+            cells.append(_source(cell))
+    return cells
+
+
+def _notes(lesson: str) -> str:
+    return (NOTES / f"{lesson}.md").read_text(encoding="utf-8")
+
+
+def _sections(lesson: str) -> dict[str, str]:
+    parts = re.split(r"^## ", _notes(lesson), flags=re.M)
+    return {
+        part.split("\n", 1)[0].strip(): part.split("\n", 1)[1] if "\n" in part else ""
+        for part in parts[1:]
+    }
+
+
+def _words(text: str) -> int:
+    return len(re.findall(r"[A-Za-z][A-Za-z'’-]*", text))
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.split())
+
+
+# --- every lesson has notes with the required sections -------------------------------
+def test_every_lesson_has_notes_and_every_notes_file_a_lesson():
+    assert LESSONS, "no lesson notebooks found"
+    notes = sorted(p.stem for p in NOTES.glob("*.md"))
+    assert notes == LESSONS, f"notes {notes} against lessons {LESSONS}"
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_title_matches_the_lesson(lesson):
+    first = next(c for c in _notebook(lesson)["cells"] if c["cell_type"] == "markdown")
+    title = _source(first).splitlines()[0]
+    assert title.startswith("# Lesson "), title
+    heading = _notes(lesson).splitlines()[0]
+    assert heading == "# Teacher notes · " + title[2:], (heading, title)
+    assert f"`notebooks/{lesson}.ipynb`" in _notes(lesson)
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_required_sections_in_order_and_readable_in_five_minutes(lesson):
+    sections = _sections(lesson)
+    assert tuple(sections) == SECTIONS, f"{lesson}: sections {list(sections)}"
+    for name, body in sections.items():
+        assert _words(body) >= 30, (
+            f"{lesson}: section {name!r} has only {_words(body)} words"
+        )
+    total = _words(_notes(lesson))
+    assert MIN_WORDS <= total <= MAX_WORDS, f"{lesson}: {total} words"
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_plan_covers_45_minutes_without_gaps(lesson):
+    rows = re.findall(
+        r"^\|\s*(\d+)\s*[–-]\s*(\d+)\s*\|",
+        _sections(lesson)["Plan for 45 minutes"],
+        flags=re.M,
+    )
+    assert len(rows) >= 4, f"{lesson}: plan has {len(rows)} timed rows"
+    spans = [(int(a), int(b)) for a, b in rows]
+    assert spans[0][0] == 0 and spans[-1][1] == 45, (
+        f"{lesson}: plan runs {spans[0][0]}..{spans[-1][1]}"
+    )
+    for (a, b), (c, _) in zip(spans, spans[1:]):
+        assert a < b == c, f"{lesson}: plan rows {a}–{b} then {c}–..."
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_questions_come_with_expected_answers(lesson):
+    items = re.split(r"^\d+\. ", _sections(lesson)["Stop and ask"], flags=re.M)[1:]
+    assert len(items) >= 3, f"{lesson}: {len(items)} questions"
+    for item in items:
+        assert "?" in item and "Expected:" in item, (
+            f"{lesson}: question without expected answer: {item[:80]}"
+        )
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_no_trace_of_the_source_notes_and_slides_explained(lesson):
+    text = _notes(lesson)
+    assert not FORBIDDEN.search(text), FORBIDDEN.search(text).group(0)
+    assert "ω" not in text and "omega" not in text.lower(), (
+        "course notation: theta_i, never omega_i"
+    )
+    slides = _sections(lesson)["As a slideshow"]
+    assert "Alt+R" in slides and "RISE" in slides
+    if _widget_cells(lesson):
+        assert "kernel" in slides, (
+            f"{lesson}: say that the widget slide needs the kernel running"
+        )
+
+
+# --- the demo script runs against the lesson's widget --------------------------------
+SETTING = re.compile(r"`([^`=]+?) = ([^`]+)`")
+
+
+def _build_widget(lesson: str):
+    """The lesson's widget, constructed exactly as its widget cell does (same class,
+    same arguments), with the notebook's own rope_lib.widgets imports."""
+    (cell,) = _widget_cells(lesson)
+    namespace: dict = {}
+    imports = []
+    for source in _code_cells(lesson):
+        for node in ast.walk(_python(source)):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                "rope_lib.widgets"
+            ):
+                imports.append(node)
+    exec(compile(ast.Module(body=imports, type_ignores=[]), lesson, "exec"), namespace)
+    tree = _python(cell)
+    shown = {
+        node.func.value.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "widget"
+        and isinstance(node.func.value, ast.Name)
+    }
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id in shown for t in node.targets
+        ):
+            return eval(compile(ast.Expression(node.value), lesson, "eval"), namespace)
+    raise AssertionError(
+        f"{lesson}: no `name = Widget(...)` before `name.widget()` in the widget cell"
+    )
+
+
+def _number(text: str):
+    try:
+        return float(text.replace(",", "").replace("_", ""))
+    except ValueError:
+        return None
+
+
+def _apply(control, text: str) -> None:
+    """Set one control as the demo script says, and check that it took the value."""
+    name = control.description
+    if hasattr(control, "_options_labels"):  # Dropdown, SelectionSlider
+        labels, values = list(control._options_labels), list(control._options_values)
+        number = _number(text)
+        matches = [
+            i
+            for i, (label, value) in enumerate(zip(labels, values))
+            if label == text
+            or (
+                number is not None
+                and isinstance(value, (int, float))
+                and value == number
+            )
+        ]
+        assert matches, f"{name!r} has no option {text!r}; options {labels}"
+        control.value = values[matches[0]]
+        assert control.value == values[matches[0]]
+        return
+    number = _number(text)
+    assert number is not None, f"{name!r} is a slider; {text!r} is not a number"
+    low, high = control.min, control.max
+    if type(control).__name__ == "FloatLogSlider":
+        low, high = control.base**low, control.base**high
+    assert low <= number <= high, (
+        f"{name!r} = {number} is outside its range {low}..{high}"
+    )
+    control.value = number
+    assert math.isclose(control.value, number, rel_tol=1e-9, abs_tol=1e-9), (
+        name,
+        control.value,
+        number,
+    )
+
+
+WIDGET_LESSONS = [lesson for lesson in LESSONS if _widget_cells(lesson)]
+PLAIN_LESSONS = [lesson for lesson in LESSONS if not _widget_cells(lesson)]
+
+
+@pytest.mark.parametrize("lesson", WIDGET_LESSONS)
+def test_demo_script_runs_on_the_lessons_widget(lesson):
+    import matplotlib.pyplot as plt
+
+    settings = SETTING.findall(_sections(lesson)["Live demo"])
+    assert len(settings) >= 4, (
+        f"{lesson}: the demo names {len(settings)} widget settings"
+    )
+    widget = _build_widget(lesson)
+    try:
+        by_description = {c.description: c for c in widget.controls.values()}
+        for name, value in settings:
+            assert name in by_description, (
+                f"{lesson}: the demo sets {name!r}; "
+                f"the widget's controls are {sorted(by_description)}"
+            )
+            _apply(by_description[name], value.strip())
+        widget.figure.canvas.draw()  # the last state draws
+    finally:
+        plt.close(widget.figure)
+
+
+@pytest.mark.parametrize("lesson", PLAIN_LESSONS)
+def test_demo_without_widget_edits_real_variables(lesson):
+    demo = _sections(lesson)["Live demo"]
+    assert "no live widget" in _notes(lesson).lower() or "no widget" in demo.lower()
+    assigned = set()
+    for source in _code_cells(lesson):
+        for node in ast.walk(_python(source)):
+            for target in getattr(node, "targets", []) + [
+                getattr(node, "target", None)
+            ]:
+                for name in ast.walk(target) if target is not None else []:
+                    if isinstance(name, ast.Name):
+                        assigned.add(name.id)
+    edits = SETTING.findall(demo)
+    assert edits, f"{lesson}: the demo names no value to edit"
+    for left, _ in edits:
+        for variable in (v.strip() for v in left.split(",")):
+            assert variable in assigned, (
+                f"{lesson}: the demo edits {variable!r}, never assigned in the notebook"
+            )
+
+
+# --- misconceptions are the checkers' own hints --------------------------------------
+def _wrong_answers():
+    """lesson -> [(checker module, checker name, wrong answer)]: the listed mistakes."""
+    from rope_lib import (
+        apply_rope,
+        half_to_interleaved,
+        interleaved_to_half,
+        inv_frequencies,
+        rotation_2d,
+        sinusoidal_encoding,
+        sinusoidal_shift_matrix,
+    )
+    from rope_lib.exercises import (
+        absolute,
+        alibi,
+        complex_rope,
+        context_extension,
+        rotation,
+        why_position,
+    )
+    from rope_lib.sinusoidal import train_offset_head
+
+    f64 = torch.float64
+    i32 = torch.arange(32, dtype=f64)
+    offsets = torch.arange(32, dtype=f64)[:, None]
+    theta16 = 10000.0 ** (-torch.arange(0, 16, 2, dtype=f64) / 16)
+    dots = torch.cos(offsets * theta16).sum(1)
+    i64 = torch.arange(64, dtype=f64)
+    q = torch.tensor([0.5, -1.0], dtype=f64)
+    (q1, q2), (k1, k2), angle = (0.8, 0.6), (-0.3, 1.1), 1.5
+    dot, cross = q1 * k1 + q2 * k2, q1 * k2 - q2 * k1
+    qa, ka, va, pos = rotation.rope_attention_inputs()
+    rq, rk, rv = (apply_rope(t, pos) for t in (qa, ka, va))
+    relative = 8 * inv_frequencies(8).to(f64)
+    pair = torch.tensor(3 + 4j)
+    turned = pair * torch.polar(torch.tensor(1.0), torch.tensor(0.5))
+    w_half = complex_rope.meta_layout_weights()
+    heads = torch.arange(1, 9, dtype=f64)
+    m5, n5 = torch.arange(5)[:, None], torch.arange(5)[None, :]
+    causal = (-0.25 * (m5 - n5)).to(f64).masked_fill(n5 > m5, float("-inf"))
+    keys = torch.arange(8, dtype=f64)
+    symmetric = torch.exp(-0.5 * (5 - keys).abs())
+    yarn = context_extension.yarn_by_hand
+    mscale16 = 0.1 * math.log(16) + 1
+    return {
+        "00_why_position": [
+            (why_position, "check_swap_last_token", True),
+            (
+                why_position,
+                "check_where_position_goes",
+                {
+                    "sinusoidal": "input",
+                    "learned": "input",
+                    "rope": "input",
+                    "alibi": "scores",
+                },
+            ),
+            (
+                why_position,
+                "check_where_position_goes",
+                {
+                    "sinusoidal": "input",
+                    "learned": "qk",
+                    "rope": "qk",
+                    "alibi": "scores",
+                },
+            ),
+        ],
+        "01_sinusoidal": [
+            (absolute, "check_wavelengths", 10000 ** (2 * i32 / 64)),
+            (absolute, "check_wavelengths", 10000 ** (-2 * i32 / 64)),
+            (absolute, "check_wavelengths", torch.ones(64)),
+            (absolute, "check_wavelengths", 2 * math.pi * 10000 ** (i32 / 64)),
+            (absolute, "check_shift_block", rotation_2d(0.5)),
+            (absolute, "check_shift_block", rotation_2d(0.1).T),
+            (absolute, "check_offset_dots", dots / 8),
+            (absolute, "check_offset_dots", 2 * dots),
+            (absolute, "check_offset_dots", torch.sin(offsets * theta16).sum(1)),
+        ],
+        "02_learned_positions": [
+            (
+                absolute,
+                "check_unfinished_pairs",
+                int((10000 ** (2 * i64 / 128) > 512).sum()),
+            ),
+            (absolute, "check_unfinished_pairs", 31),
+            (absolute, "check_unfinished_pairs", 66),
+            (absolute, "check_previous_token_head", torch.eye(16)),
+            (absolute, "check_previous_token_head", sinusoidal_shift_matrix(1, 16).T),
+            (
+                absolute,
+                "check_previous_token_head",
+                train_offset_head(sinusoidal_encoding(256, 16), offset=1, train_len=32),
+            ),
+        ],
+        "03_rotation_2d": [
+            (rotation, "check_rotated_query", rotation_2d(-1.5) @ q),
+            (rotation, "check_rotated_query", rotation_2d(math.radians(1.5)) @ q),
+            (
+                rotation,
+                "check_closed_form_score",
+                dot * math.cos(-angle) + cross * math.sin(-angle),
+            ),
+            (rotation, "check_closed_form_score", dot * math.cos(angle)),
+            (
+                rotation,
+                "check_rope_attention",
+                (rq @ rk.transpose(-1, -2) / 2).softmax(-1) @ rv,
+            ),
+            (
+                rotation,
+                "check_rope_attention",
+                (rq @ ka.transpose(-1, -2) / 2).softmax(-1) @ va,
+            ),
+            (rotation, "check_shifted_positions", (10, 14)),
+            (rotation, "check_shifted_positions", (35, 15)),
+            (rotation, "check_relative_angles", relative.repeat_interleave(2)),
+            (rotation, "check_relative_angles", torch.remainder(relative, 2 * math.pi)),
+        ],
+        "04_rope_complex": [
+            (
+                complex_rope,
+                "check_complex_rotation",
+                pair * torch.polar(torch.tensor(1.0), torch.tensor(-0.5)),
+            ),
+            (
+                complex_rope,
+                "check_complex_rotation",
+                pair * torch.polar(torch.tensor(1.0), torch.tensor(0.1)),
+            ),
+            (
+                complex_rope,
+                "check_complex_rotation",
+                [turned.imag.item(), turned.real.item()],
+            ),
+            (
+                complex_rope,
+                "check_meta_layout_weights",
+                w_half.view(2, 8, 16)[
+                    :, interleaved_to_half(torch.arange(8)), :
+                ].reshape(16, 16),
+            ),
+            (
+                complex_rope,
+                "check_meta_layout_weights",
+                half_to_interleaved(w_half.T).T,
+            ),
+            (complex_rope, "check_meta_layout_weights", half_to_interleaved(w_half)),
+        ],
+        "05_rope_in_practice": [
+            (complex_rope, "check_slow_pairs", 35),
+            (complex_rope, "check_slow_pairs", 14),
+            (
+                complex_rope,
+                "check_slow_pairs",
+                int((8192 * 500000.0 ** (-2 * i64 / 128) < 1).sum()),
+            ),
+            (complex_rope, "check_bfloat16_angle_error", 9 / (2 * math.pi)),
+            (complex_rope, "check_bfloat16_angle_error", 9 - 2 * math.pi),
+            (complex_rope, "check_bfloat16_angle_error", 4992),
+            (complex_rope, "check_bfloat16_angle_error", 1.0),
+        ],
+        "06_alibi": [
+            (alibi, "check_power_of_two_slopes", 0.1 * heads),
+            (alibi, "check_power_of_two_slopes", -(2.0**-heads)),
+            (alibi, "check_power_of_two_slopes", (2.0**-heads).flip(0)),
+            (
+                alibi,
+                "check_twelve_head_slopes",
+                2.0 ** (-8 * torch.arange(1, 13, dtype=f64) / 12),
+            ),
+            (
+                alibi,
+                "check_twelve_head_slopes",
+                2.0 ** (-8 * torch.arange(1, 13, dtype=f64) / 16),
+            ),
+            (alibi, "check_causal_bias", -0.25 * (m5 - n5).abs().to(f64)),
+            (alibi, "check_causal_bias", causal.masked_fill(n5 > m5, 0.0)),
+            (alibi, "check_causal_bias", causal.T),
+            (alibi, "check_query_weights", symmetric / symmetric.sum()),
+            (
+                alibi,
+                "check_query_weights",
+                (-0.5 * (5 - keys)).masked_fill(keys > 5, float("-inf")),
+            ),
+        ],
+        "07_context_extension": [
+            (context_extension, "check_first_long_pair", 45),
+            (context_extension, "check_first_long_pair", 92),
+            (
+                context_extension,
+                "check_first_long_pair",
+                int((1 / inv_frequencies(128, 10000.0) > 4096).nonzero()[0]),
+            ),
+            (context_extension, "check_ntk_base", 80000.0),
+            (context_extension, "check_ntk_base", 10000 * 8 ** (126 / 128)),
+            (
+                context_extension,
+                "check_yarn_frequencies",
+                yarn(64, 10000.0, 8.0, 2048, invert=True),
+            ),
+            (
+                context_extension,
+                "check_yarn_frequencies",
+                inv_frequencies(64, 10000.0) / 8,
+            ),
+            (
+                context_extension,
+                "check_yarn_frequencies",
+                yarn(64, 10000.0, 8.0, 2048, truncate=False),
+            ),
+            (context_extension, "check_logit_multiplier", mscale16),
+            (
+                context_extension,
+                "check_logit_multiplier",
+                (0.1 * math.log10(16) + 1) ** 2,
+            ),
+            (context_extension, "check_llama3_pair_counts", (29, 0, 35)),
+            (
+                context_extension,
+                "check_llama3_pair_counts",
+                {
+                    "kept": range(35, 64),
+                    "blended": range(29, 35),
+                    "interpolated": range(0, 29),
+                },
+            ),
+        ],
+    }
+
+
+@pytest.fixture(scope="module")
+def wrong_answers():
+    return _wrong_answers()
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_misconceptions_are_the_lessons_checker_hints(lesson, wrong_answers):
+    assert lesson in wrong_answers, (
+        f"{lesson}: no wrong answers recorded for its misconceptions"
+    )
+    section = _sections(lesson)["Misconceptions the checkers catch"]
+    quoted = [_squash(h) for h in re.findall(r"checker\s+says\s+`([^`]+)`", section)]
+    assert len(quoted) >= 3, f"{lesson}: {len(quoted)} checker hints quoted"
+    sources = "\n".join(_code_cells(lesson))
+    messages = []
+    for module, name, answer in wrong_answers[lesson]:
+        module_name = module.__name__.rsplit(".", 1)[1]
+        assert f"exercises import {module_name} as ex" in sources, (
+            f"{lesson} does not use {module_name}"
+        )
+        assert f"ex.{name}(" in sources, f"{lesson} never calls {name}"
+        feedback = getattr(module, name)(answer)
+        assert not feedback.ok, f"{lesson}: {name} accepts the wrong answer {answer!r}"
+        messages.append(_squash(feedback.message))
+    for hint in quoted:
+        assert any(hint in message for message in messages), (
+            f"{lesson}: no recorded wrong answer makes the checker say {hint!r}"
+        )
+    for (_, name, answer), message in zip(wrong_answers[lesson], messages):
+        assert any(hint in message for hint in quoted), (
+            f"{lesson}: the notes do not list {name}'s hint for a recorded wrong "
+            f"answer: {message!r}"
+        )
