@@ -370,7 +370,7 @@ def test_widget_limits_hold_the_curve_for_a_base_set_from_code():
 
 def test_static_png_shows_the_moving_artists_and_leaves_the_live_picture_intact():
     w = EncodingExplorer()
-    png = rope_lib.widgets.static_png(w.figure).data           # dpi 80, not the figure's 100
+    png = rope_lib.widgets.static_png(w.figure, dpi=80).data   # dpi 80, not the figure's 100
     image = np.asarray(PIL.Image.open(io.BytesIO(png)).convert("RGB")).astype(int)
 
     def near(rgb):

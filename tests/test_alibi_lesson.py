@@ -217,7 +217,11 @@ def test_widget_update_changes_the_artists():
     ii, jj = np.meshgrid(np.arange(40), np.arange(40), indexing="ij")
     expected = np.where(jj <= ii, -m * (ii - jj), np.nan)
     np.testing.assert_allclose(data, expected, rtol=1e-5, atol=1e-6)
-    assert np.allclose(w.image.get_clim(), (-m * 39, 0.0))
+    # one colour range for every head: the steepest head's (head 9 of 12, slope 2^-0.5)
+    assert np.allclose(w.image.get_clim(), (-(2.0**-0.5) * 39, 0.0))
+    w.update(head=1)
+    assert np.allclose(w.image.get_clim(), (-(2.0**-0.5) * 39, 0.0))
+    w.update(head=10)
 
     x, y = w.attn_line.get_data()
     r = math.exp(-m)
@@ -255,6 +259,7 @@ def test_widget_clamps_and_syncs_controls():
     assert abs(w.bars[0].get_height() - (math.log2(2.0**-2) + 9)) < 1e-9  # 4 heads: m_1 = 2^-2
     descriptions = {name: c.description for name, c in w.controls.items()}
     assert descriptions == {"heads": "heads", "head": "head", "query": "query m", "seq_len": "seq len", "scores": "scores"}
+    assert w.colorbar.mappable is w.image  # the colour bar reads the bias image's fixed range
     with pytest.raises(ValueError, match="scores"):
         w.update(scores="ones")
 

@@ -345,7 +345,7 @@ def test_widget_static_png_shows_the_moving_artists_and_leaves_no_ghosts():
     w = WavelengthCutoffExplorer()
     w.update(L=2048)
     canvas = np.asarray(w.figure.canvas.buffer_rgba())[..., :3].copy()
-    png = np.asarray(Image.open(io.BytesIO(static_png(w.figure, dpi=80).data)).convert("RGB"))
+    png = np.asarray(Image.open(io.BytesIO(static_png(w.figure, dpi=100).data)).convert("RGB"))
     assert png.shape == canvas.shape
     assert (png != canvas).any(axis=-1).sum() < 50
     red = np.array(matplotlib.colors.to_rgb(METHOD_COLORS["YaRN"])) * 255  # the bold YaRN line

@@ -319,7 +319,7 @@ def test_widget_static_png_shows_the_moving_artists(widget):
     from PIL import Image
 
     widget.update(m=8, n=3, theta=0.4)
-    png = np.asarray(Image.open(io.BytesIO(static_png(widget.figure, dpi=80).data)).convert("RGB"))
+    png = np.asarray(Image.open(io.BytesIO(static_png(widget.figure, dpi=100).data)).convert("RGB"))
     widget.figure.canvas.draw()
     drawn = canvas_pixels(widget.figure)[..., :3]
     assert png.shape == drawn.shape

@@ -46,7 +46,9 @@ def test_static_png_includes_the_moving_artists():
     # drawn once, exactly as the same figure without a Redrawer saves (no second, darker copy)
     plain, plain_ax = plt.subplots(figsize=(3, 2), dpi=50)
     plain_ax.plot([0, 1], [0, 1], lw=5, color="red")
-    plain_image = np.asarray(Image.open(io.BytesIO(static_png(plain, dpi=50).data)).convert("RGBA"))
+    plain_image = np.asarray(
+        Image.open(io.BytesIO(static_png(plain, dpi=50).data)).convert("RGBA")
+    )
     assert np.array_equal(image, plain_image)
     plt.close(fig), plt.close(plain)
 
@@ -70,5 +72,199 @@ def test_show_png_displays_a_png_and_closes_the_figure(monkeypatch):
     monkeypatch.setattr("IPython.display.display", lambda obj: shown.append(obj))
     fig = plt.figure(figsize=(2, 1))
     show_png(fig)
-    assert len(shown) == 1 and shown[0].format == "png" and shown[0].data[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (
+        len(shown) == 1
+        and shown[0].format == "png"
+        and shown[0].data[:8] == b"\x89PNG\r\n\x1a\n"
+    )
     assert not plt.fignum_exists(fig.number)
+
+
+# --- every lesson widget: quiet when idle, sized for the projector, short text output ------
+import importlib  # noqa: E402
+import json  # noqa: E402
+import pkgutil  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import textwrap  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+import rope_lib.widgets  # noqa: E402
+from rope_lib.widgets import LIVE_TEXT  # noqa: E402
+
+
+def lesson_widgets():
+    """(module name, widget name, factory, steps) of every rope_lib.widgets module's WIDGETS."""
+    found = []
+    for info in sorted(
+        pkgutil.iter_modules(rope_lib.widgets.__path__), key=lambda i: i.name
+    ):
+        module = importlib.import_module(f"rope_lib.widgets.{info.name}")
+        for name, (factory, steps) in getattr(module, "WIDGETS", {}).items():
+            found.append(pytest.param(factory, steps, id=f"{info.name}.{name}"))
+    return found
+
+
+@pytest.mark.parametrize("factory, steps", lesson_widgets())
+def test_a_drawn_widget_is_clean_and_asks_for_no_more_draws(
+    factory, steps, monkeypatch
+):
+    # ipympl's conditions in Agg: pyplot figures, interactive mode on (pyplot then asks for a
+    # draw whenever a figure goes stale), and a canvas whose draw_idle only asks (as ipympl's
+    # does: the browser answers later with a full draw). A widget whose figure is stale after
+    # a draw would ask again after every draw: it redraws forever while nobody touches it.
+    monkeypatch.setattr(matplotlib, "is_interactive", lambda: True)
+    widget = factory()
+    canvas = widget.figure.canvas
+    requests = []
+    monkeypatch.setattr(canvas, "draw_idle", lambda *a, **k: requests.append(1))
+    for step in [{}, *steps[:: max(1, len(steps) // 6)]]:
+        widget.update(**step)
+        for _ in range(3):  # the browser answers every request with a full draw
+            requests.clear()
+            canvas.draw()
+            assert not widget.figure.stale, step
+            assert requests == [], step
+    plt.close(widget.figure)
+
+
+IDLE_SCRIPT = textwrap.dedent("""
+    import importlib, json, pkgutil
+    import matplotlib
+    matplotlib.use("module://ipympl.backend_nbagg")
+    matplotlib.interactive(True)
+    import matplotlib.pyplot as plt
+    import rope_lib.widgets
+
+    def idle_messages(factory, steps, turns=10):
+        widget = factory()
+        box = widget.widget()
+        canvas = widget.figure.canvas
+        sent = []
+        canvas.send = lambda content=None, buffers=None: sent.append(
+            json.loads(content["data"])["type"])
+        def turn():  # the browser: every "draw" request is answered with one full draw
+            count, asked = len(sent), "draw" in sent
+            sent.clear()
+            if asked:
+                canvas.manager.handle_json({"type": "draw"})
+            return count
+        canvas.manager.handle_json({"type": "refresh"})  # shown on the page
+        for _ in range(3):
+            turn()
+        plt.draw_all()  # the cell ends
+        shown = sum(turn() for _ in range(turns))
+        for step in steps[:6]:
+            widget.update(**step)
+            for _ in range(3):
+                turn()
+        plt.draw_all()
+        moved = sum(turn() for _ in range(turns))
+        return dict(shown=shown, moved=moved, header=canvas.header_visible,
+                    footer=canvas.footer_visible, toolbar=canvas.toolbar_visible,
+                    text=box._repr_mimebundle_()["text/plain"])
+
+    result = {}
+    for info in pkgutil.iter_modules(rope_lib.widgets.__path__):
+        module = importlib.import_module(f"rope_lib.widgets.{info.name}")
+        for name, (factory, steps) in getattr(module, "WIDGETS", {}).items():
+            result[f"{info.name}.{name}"] = idle_messages(factory, steps)
+    print(json.dumps(result))
+""")
+
+
+def test_under_ipympl_no_widget_sends_messages_while_idle():
+    # the real ipympl canvas, a simulated browser: after the widget is shown, and again after
+    # a few slider moves, ten turns of the event loop without input send nothing (before the
+    # fix the ALiBi widget sent about 93 messages a turn: a draw request after each full draw)
+    root = Path(__file__).resolve().parent.parent
+    out = subprocess.run(
+        [sys.executable, "-c", IDLE_SCRIPT],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert {
+        "alibi.alibi",
+        "sinusoidal.encoding_explorer",
+        "rotation.rotate_pair",
+        "clock_dials.clock_dials",
+        "context_extension.wavelength_cutoffs",
+    } <= set(result)
+    for name, r in result.items():
+        assert r["shown"] == 0 and r["moved"] == 0, (name, r)
+        assert (
+            r["header"] is False and r["footer"] is False and r["toolbar"] is False
+        ), name
+        assert r["text"] == LIVE_TEXT, name
+
+
+@pytest.mark.parametrize("factory, steps", lesson_widgets())
+def test_live_figures_and_controls_fit_the_projector(factory, steps):
+    import ipywidgets as w
+
+    widget = factory()
+    width, height = widget.figure.get_size_inches()
+    assert widget.figure.dpi == 100 and width <= 6.4 + 1e-9 and height <= 3.3 + 1e-9
+    box = widget.widget()
+    assert box._repr_mimebundle_()["text/plain"] == LIVE_TEXT and repr(box) == LIVE_TEXT
+    # the controls: at most two rows (HBoxes of one VBox), every control in them, the canvas
+    # last; the readout beside them (or one short line under them), at most four lines
+    controls = {id(c) for c in widget.controls.values()}
+
+    def boxes(node):
+        yield node
+        for child in getattr(node, "children", ()):
+            yield from boxes(child)
+
+    panels = [
+        b
+        for b in boxes(box)
+        if isinstance(b, w.VBox)
+        and b is not box
+        and any(
+            isinstance(r, w.HBox) and controls & {id(c) for c in r.children}
+            for r in b.children
+        )
+    ]
+    assert len(panels) == 1
+    rows = [r for r in panels[0].children if isinstance(r, w.HBox)]
+    assert 1 <= len(rows) <= 2
+    assert {id(c) for r in rows for c in r.children} >= controls
+    assert widget.readout in list(boxes(box)) and box.children[-1] is not panels[0]
+    assert widget.readout.value.count("<br>") <= 3
+    plt.close(widget.figure)
+
+
+def test_the_course_style_is_applied_on_import_and_pngs_are_dpi_100():
+    from rope_lib.widgets.style import COURSE_RC, course_style
+
+    for key, value in COURSE_RC.items():
+        expected = list(value) if isinstance(value, tuple) else value
+        assert matplotlib.rcParams[key] == expected, key
+    assert (
+        matplotlib.rcParams["font.size"] == 12
+        and matplotlib.rcParams["axes.titlesize"] == 13
+    )
+    assert matplotlib.rcParams["xtick.labelsize"] == 11
+    fig = plt.figure(figsize=(2, 1), dpi=100)
+    image = Image.open(io.BytesIO(static_png(fig).data))
+    assert image.size == (200, 100)
+    plt.close(fig)
+    with matplotlib.rc_context({"font.size": 8}), course_style():
+        assert matplotlib.rcParams["font.size"] == 12
+
+
+@pytest.mark.parametrize(
+    "name", ["alibi", "clock_dials", "context_extension", "rotation", "sinusoidal"]
+)
+def test_thumbnails_are_at_most_6_4_in_wide(name):
+    module = importlib.import_module(f"rope_lib.widgets.{name}")
+    fig = module.thumbnail()
+    assert fig.get_size_inches()[0] <= 6.4
+    plt.close(fig)

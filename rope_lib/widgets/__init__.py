@@ -1,23 +1,37 @@
 """Live widgets for the lessons, one module per lesson, and what they share.
 
 Every widget is a class with
-    .figure     a matplotlib Figure whose artists are created once
+    .figure     a matplotlib Figure whose artists are created once (at most 6.4 x 3.3 in at
+                dpi 100: it fits a projector's output area together with its controls)
     .controls   dict name -> ipywidgets control (sliders, dropdowns, buttons)
-    .readout    an ipywidgets.HTML with the numbers the picture shows
+    .readout    an ipywidgets.HTML with the numbers the picture shows (short: it sits beside
+                the controls)
     .update(**values)   recompute and change the artists in place (set_data and friends), then
                         draw; the controls call it, and so do the tests and the benchmark
-    .widget()   the controls, the readout and the figure's canvas in one box, to display
+    .widget()   the controls, the readout and the figure's canvas in one LiveBox, to display
 In a notebook with `%matplotlib widget` (ipympl) the canvas redraws in place in the browser;
 `static_png(figure)` gives the PNG shown beside it for readers without a kernel; `show_png(figure)`
 shows a finished figure as a PNG and closes it.
+
+Importing this package applies the course's figure style (rope_lib.widgets.style: 12 pt text,
+13 pt titles, 11 pt tick labels, dpi 100); `course_style()` is the same as a context manager.
+A LiveBox stores a short plain-text line as its text output (LIVE_TEXT), not the widget repr:
+that line is what GitHub, nbviewer and a not-yet-run notebook show.
 """
 
 from __future__ import annotations
 
 import io
 
+from .style import DPI, LIVE_SIZE, MAX_WIDTH, apply_course_style, course_style
 
-def static_png(figure, dpi: int = 80):
+apply_course_style()
+
+#: The plain-text output a widget cell stores (what a reader without a kernel sees).
+LIVE_TEXT = "Live widget: drag the sliders (run this cell in JupyterLab to use it)"
+
+
+def static_png(figure, dpi: int = DPI):
     """The figure as an IPython PNG image, for notebooks read without a kernel."""
     from IPython.display import Image
 
@@ -26,7 +40,7 @@ def static_png(figure, dpi: int = 80):
     return Image(data=buffer.getvalue(), format="png")
 
 
-def show_png(figure, dpi: int = 80) -> None:
+def show_png(figure, dpi: int = DPI) -> None:
     """Show a finished (not live) figure in a notebook as a plain PNG, then close it, so that
     it reads without a kernel and no widget canvas is left behind under `%matplotlib widget`."""
     import matplotlib.pyplot as plt
@@ -39,6 +53,111 @@ def show_png(figure, dpi: int = 80) -> None:
 def redraw(figure) -> None:
     """Draw the figure now. With ipympl this sends the new picture to the browser."""
     figure.canvas.draw_idle()
+
+
+def live_figure(figsize=LIVE_SIZE, dpi: int = DPI):
+    """A new figure for a live widget: pyplot's (so that ipympl gives it a canvas widget),
+    not shown by the cell that makes it (ioff), at most LIVE_SIZE."""
+    import matplotlib.pyplot as plt
+
+    width, height = figsize
+    if width > LIVE_SIZE[0] + 1e-9 or height > LIVE_SIZE[1] + 1e-9:
+        raise ValueError(
+            f"a live figure is at most {LIVE_SIZE} in, got figsize={figsize}"
+        )
+    with plt.ioff():
+        return plt.figure(figsize=figsize, dpi=dpi)
+
+
+def canvas_widget(figure):
+    """The figure's canvas ready to sit in a LiveBox: under ipympl the canvas itself, with no
+    header ("Figure 1"), toolbar or footer and a fixed size; under any other backend an
+    Output that shows the picture once as a PNG."""
+    import ipywidgets as w
+
+    canvas = figure.canvas
+    if isinstance(canvas, w.DOMWidget):  # ipympl
+        canvas.header_visible = False
+        canvas.footer_visible = False
+        canvas.toolbar_visible = False
+        canvas.resizable = False
+        canvas.capture_scroll = False
+        return canvas
+    from IPython.display import display
+
+    out = w.Output()
+    with out:
+        display(static_png(figure))
+    return out
+
+
+def _live_box_class():
+    import ipywidgets as w
+
+    class LiveBox(w.VBox):
+        """A VBox whose stored plain-text output is LIVE_TEXT instead of the widget repr."""
+
+        def _repr_mimebundle_(self, **kwargs):
+            bundle = super()._repr_mimebundle_(**kwargs)
+            if bundle is not None:
+                bundle["text/plain"] = LIVE_TEXT
+            return bundle
+
+        def __repr__(self) -> str:
+            return LIVE_TEXT
+
+    return LiveBox
+
+
+_LIVE_BOX = None
+
+
+def live_box(
+    rows, readout, figure, readout_width: str = "200px", beside: str = "controls"
+):
+    """Controls, readout and figure in one LiveBox: at most two rows of controls with the
+    readout beside them, the canvas below.
+
+    rows: a list of one or two lists of controls; the readout (readout_width wide) stands
+    right of all the rows (beside="controls"), at the end of the last row (beside="last
+    row"), or, for a widget whose controls fill both rows, as one short line under them
+    (beside="below")."""
+    global _LIVE_BOX
+    import ipywidgets as w
+
+    if not 1 <= len(rows) <= 2:
+        raise ValueError(
+            f"a live widget has one or two rows of controls, got {len(rows)}"
+        )
+    if beside not in ("controls", "last row", "below"):
+        raise ValueError(
+            f'beside must be "controls", "last row" or "below", got {beside!r}'
+        )
+    if _LIVE_BOX is None:
+        _LIVE_BOX = _live_box_class()
+    readout.layout.width = readout_width
+    readout.layout.margin = "0 0 0 8px"
+    rows = [list(row) for row in rows]
+    if beside == "last row":
+        rows[-1].append(readout)
+    row_layout = w.Layout(flex_flow="row nowrap", align_items="center")
+    controls = w.VBox([w.HBox(row, layout=row_layout) for row in rows])
+    if beside == "below":
+        readout.layout.margin = "0"
+        return _LIVE_BOX([controls, readout, canvas_widget(figure)])
+    top = (
+        controls
+        if beside == "last row"
+        else w.HBox([controls, readout], layout=row_layout)
+    )
+    return _LIVE_BOX([top, canvas_widget(figure)])
+
+
+def compact(control, width: str, description_width: str):
+    """Size a control for a compact row: its total width and its description's width."""
+    control.layout.width = width
+    control.style.description_width = description_width
+    return control
 
 
 class Redrawer:
@@ -56,20 +175,40 @@ class Redrawer:
     The moving artists are drawn in list order, on top of the background: list them lowest
     zorder first, and include any frame or tick they overlap, so that a blit paints exactly what
     a full draw would (the lessons' tests compare the two pixel for pixel).
+
+    The Redrawer decides when the figure is drawn: it takes over the figure's stale callback
+    (pyplot's, which asks for a full draw whenever any artist changes), and after every draw,
+    full or blitted, it leaves the figure clean. Otherwise drawing a moving axis (its ticks
+    mark the axes stale while they are laid out) would ask for another full draw after each
+    one, forever: a widget that redraws while nobody touches it. A change made from a notebook
+    cell (a new title, say) still shows: the figure is stale when the cell ends, and pyplot
+    draws stale figures then.
     """
 
     def __init__(self, figure, moving):
         self.figure = figure
         self.moving = list(moving)
         for artist in self.moving:
-            artist.set_animated(True)  # left out of full draws: drawn by _draw_moving instead
+            artist.set_animated(
+                True
+            )  # left out of full draws: drawn by _draw_moving instead
         self.background = None
         self._canvas = figure.canvas
+        # the widget's update() ends with a call to this Redrawer: no automatic draw requests
+        figure.stale_callback = None
         figure.canvas.mpl_connect("draw_event", self._on_draw)
 
     def _draw_moving(self):
         for artist in self.moving:
             self.figure.draw_artist(artist)
+        self._clean()
+
+    def _clean(self):
+        """Everything is drawn: nothing is stale (drawing an axis marks its axes stale)."""
+        for artist in self.moving:
+            if artist.axes is not None:
+                artist.axes.stale = False
+        self.figure.stale = False
 
     def _on_draw(self, event):
         # A full draw (first display, resize, full=True): keep the static background, then put
@@ -92,5 +231,19 @@ class Redrawer:
         canvas.restore_region(self.background)
         self._draw_moving()
         canvas.blit(self.figure.bbox)
-        # Drawn: otherwise pyplot's after-each-message hook would redraw the whole stale figure.
-        self.figure.stale = False
+
+
+__all__ = [
+    "LIVE_TEXT",
+    "MAX_WIDTH",
+    "LIVE_SIZE",
+    "Redrawer",
+    "canvas_widget",
+    "compact",
+    "course_style",
+    "live_box",
+    "live_figure",
+    "redraw",
+    "show_png",
+    "static_png",
+]

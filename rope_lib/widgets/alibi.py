@@ -23,11 +23,11 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
+from matplotlib.ticker import FormatStrFormatter, MaxNLocator
 from matplotlib.transforms import offset_copy
 
 from ..alibi import alibi_bias, alibi_query_attention, alibi_slopes, alibi_span
-from . import Redrawer
+from . import LIVE_SIZE, Redrawer, compact, live_box, live_figure
 
 MAX_HEADS = 16
 MAX_SEQ_LEN = 128
@@ -45,68 +45,114 @@ class AlibiWidget:
     """Choose the number of heads, a head, a query position and a sequence length; see the slopes,
     the head's bias matrix and the query's attention over the past."""
 
-    def __init__(self, heads: int = 8, head: int = 4, query: int = 31, seq_len: int = 32, scores: str = "zeros"):
+    def __init__(
+        self,
+        heads: int = 8,
+        head: int = 4,
+        query: int = 31,
+        seq_len: int = 32,
+        scores: str = "zeros",
+    ):
         self.random_scores = _random_scores(0)
         self._bias_cache = {}  # (seq_len, heads) -> the bias of every head: changes on full redraws only
         self.values = {}
         self._syncing = False
-        with plt.ioff():
-            self.figure = plt.figure(figsize=(10.5, 3.4), dpi=80)
-        if hasattr(self.figure.canvas, "header_visible"):
-            self.figure.canvas.header_visible = False
-        grid = self.figure.add_gridspec(1, 3, width_ratios=(1.0, 1.0, 1.35), wspace=0.35)
-        ax_slopes, ax_bias, ax_attn = (self.figure.add_subplot(grid[0, k]) for k in range(3))
-        self.figure.subplots_adjust(left=0.06, right=0.98, bottom=0.16, top=0.86)
+        self.figure = live_figure(LIVE_SIZE)
+        # fixed panel positions (figure fractions, 640 x 330 px): no layout engine at each draw
+        # (the bias panel is square: 0.31 x 640 = 0.60 x 330 px)
+        ax_slopes = self.figure.add_axes((0.085, 0.18, 0.09, 0.60))
+        ax_bias = self.figure.add_axes((0.275, 0.18, 0.31, 0.60))
+        ax_cbar = self.figure.add_axes((0.595, 0.18, 0.016, 0.60))
+        ax_attn = self.figure.add_axes((0.795, 0.18, 0.19, 0.60))
 
         # slopes: one bar per possible head, hidden beyond the chosen head count; drawn on a log2
         # axis by hand (bars from log2 = -9 up to log2(slope), fixed ticks) because a log-scale
         # axis recomputes its many ticks at every draw
         self.floor = -9.0
         self.bars = ax_slopes.bar(
-            np.arange(1, MAX_HEADS + 1), np.ones(MAX_HEADS), bottom=self.floor, width=0.8, color=OTHER_COLOR
+            np.arange(1, MAX_HEADS + 1),
+            np.ones(MAX_HEADS),
+            bottom=self.floor,
+            width=0.7,
+            color=OTHER_COLOR,
         )
         ax_slopes.set_ylim(self.floor, 0.0)
         ax_slopes.set_yticks([0, -2, -4, -6, -8], ["1", "1/4", "1/16", "1/64", "1/256"])
         ax_slopes.set_xlabel("head h")
-        ax_slopes.set_title("slope (log scale)", y=1.02)
+        ax_slopes.set_title("slope μ_h")
         self.ax_slopes = ax_slopes
 
-        # bias matrix of the chosen head; NaN (the masked future) drawn in gray
+        # bias matrix of the chosen head; NaN (the masked future) drawn in gray. One colour range
+        # for every head (that of the steepest head, for this head count and length) and a colour
+        # bar: steep heads go dark within a few keys, gentle heads stay bright.
         cmap = plt.get_cmap("viridis").with_extremes(bad="#d9d9d9")
-        self.image = ax_bias.imshow(np.zeros((2, 2)), cmap=cmap, interpolation="nearest", aspect="equal")
-        (self.row_line,) = ax_bias.plot([], [], color=HEAD_COLOR, lw=1.2)
+        self.image = ax_bias.imshow(
+            np.zeros((2, 2)), cmap=cmap, interpolation="nearest", aspect="equal"
+        )
+        (self.row_line,) = ax_bias.plot([], [], color=HEAD_COLOR, lw=1.4)
         ax_bias.set_xlabel("key n")
         ax_bias.set_ylabel("query m")
-        self.bias_title = ax_bias.set_title(" ", y=1.02)
+        self.bias_title = ax_bias.set_title(" ")
         self.ax_bias = ax_bias
+        self.colorbar = self.figure.colorbar(self.image, cax=ax_cbar)
+        ax_cbar.tick_params(labelsize=10, length=2, pad=2)
+        ax_cbar.yaxis.set_major_locator(MaxNLocator(nbins=3, integer=True))
 
         # attention of the query over the keys (gray dashed: the same head with zero scores;
         # green dotted: the key at distance span from the query)
-        (self.zero_line,) = ax_attn.plot([], [], color="0.6", lw=1.0, ls="--")
-        (self.attn_line,) = ax_attn.plot([], [], color=HEAD_COLOR, lw=1.3, marker="o", ms=2.5)
-        self.span_line = ax_attn.axvline(0.0, color=SPAN_COLOR, lw=1.4, ls=":")
+        (self.zero_line,) = ax_attn.plot([], [], color="0.6", lw=1.2, ls="--")
+        (self.attn_line,) = ax_attn.plot(
+            [], [], color=HEAD_COLOR, lw=1.5, marker="o", ms=2.5
+        )
+        self.span_line = ax_attn.axvline(0.0, color=SPAN_COLOR, lw=1.6, ls=":")
         ax_attn.set_xlabel("key n")
-        ax_attn.set_ylabel("attention weight")
+        ax_attn.set_ylabel("weight")
         # the y axis is redrawn at every step (its range follows the largest weight), its label
         # need not be: the axis' own label is hidden and a static copy stands at a fixed place,
         # where the automatic one sits beside the widest tick labels ("0.000"): left of the axes
         # by tick length + pad + label width + labelpad
+        ax_attn.yaxis.set_major_formatter(FormatStrFormatter("%.3f"))
         ylabel, tick = ax_attn.yaxis.label, ax_attn.yaxis.get_major_ticks()[0]
         width, _, _ = self.figure.canvas.get_renderer().get_text_width_height_descent(
             "0.000", tick.label1.get_fontproperties(), ismath=False
         )
-        offset = tick.get_tick_padding() + tick.get_pad() + width * 72 / self.figure.dpi + ax_attn.yaxis.labelpad
-        ylabel.set_visible(False)
-        ax_attn.yaxis.set_label_coords(0.0, 0.5)  # hidden: no automatic placement (it measures every tick label)
-        ax_attn.text(
-            0.0, 0.5, ylabel.get_text(), transform=offset_copy(ax_attn.transAxes, self.figure, x=-offset, units="points"),
-            rotation=90, rotation_mode="anchor", ha="center", va="bottom", fontproperties=ylabel.get_fontproperties(),
+        offset = (
+            tick.get_tick_padding()
+            + tick.get_pad()
+            + width * 72 / self.figure.dpi
+            + ax_attn.yaxis.labelpad
         )
-        self.attn_title = ax_attn.set_title(" ", y=1.02)
+        ylabel.set_visible(False)
+        ax_attn.yaxis.set_label_coords(
+            0.0, 0.5
+        )  # hidden: no automatic placement (it measures every tick label)
+        ax_attn.text(
+            0.0,
+            0.5,
+            ylabel.get_text(),
+            transform=offset_copy(
+                ax_attn.transAxes, self.figure, x=-offset, units="points"
+            ),
+            rotation=90,
+            rotation_mode="anchor",
+            ha="center",
+            va="bottom",
+            fontproperties=ylabel.get_fontproperties(),
+        )
+        self.attn_title = ax_attn.set_title(" ")
         self.ax_attn = ax_attn
-        # few tick labels: text is most of the cost of a redraw
-        for axis in (ax_slopes.xaxis, ax_bias.xaxis, ax_bias.yaxis, ax_attn.xaxis, ax_attn.yaxis):
-            axis.set_major_locator(MaxNLocator(nbins=4, integer=axis is not ax_attn.yaxis))
+        # few tick labels (text is most of the cost of a redraw); heads, keys and queries at integers
+        for axis in (
+            ax_slopes.xaxis,
+            ax_bias.xaxis,
+            ax_bias.yaxis,
+            ax_attn.xaxis,
+            ax_attn.yaxis,
+        ):
+            axis.set_major_locator(
+                MaxNLocator(nbins=4, integer=axis is not ax_attn.yaxis)
+            )
+        ax_slopes.xaxis.set_major_locator(MaxNLocator(nbins=3, integer=True))
 
         # blitting: what changes at every step is drawn on top of a background drawn once. Per
         # panel in the order of a normal draw (zorder: y axis 1.5 < bars, image, lines < spines <
@@ -115,14 +161,25 @@ class AlibiWidget:
         # moving artists touch them (the bars' feet, the image, the zero weights and the span
         # line), since a normal draw puts the frame on top; the attention panel's y axis moves
         # because its range follows the largest weight (its tick labels change at most steps).
-        moving = [*self.bars, ax_slopes.spines["bottom"]]
+        # The colour bar is static: its range changes with the head count and length only.
+        moving = [*self.bars, *ax_slopes.spines.values()]
         moving += [self.image, self.row_line, *ax_bias.spines.values(), self.bias_title]
-        moving += [ax_attn.yaxis, self.zero_line, self.attn_line, self.span_line, *ax_attn.spines.values()]
+        moving += [
+            ax_attn.yaxis,
+            self.zero_line,
+            self.attn_line,
+            self.span_line,
+            *ax_attn.spines.values(),
+        ]
         moving += [self.attn_title]
         self.redraw = Redrawer(self.figure, moving)
-        self._static_key = None  # (heads, seq_len) of the background: the x ranges depend on them
+        self._static_key = (
+            None  # (heads, seq_len) of the background: the x ranges depend on them
+        )
 
-        self.values = self._clamped(dict(heads=heads, head=head, query=query, seq_len=seq_len, scores=scores))
+        self.values = self._clamped(
+            dict(heads=heads, head=head, query=query, seq_len=seq_len, scores=scores)
+        )
         self._build_controls()
         self.update()
 
@@ -131,7 +188,9 @@ class AlibiWidget:
         """The new values, each kept in range: head <= heads, query <= seq_len - 1."""
         unknown = set(values) - {"heads", "head", "query", "seq_len", "scores"}
         if unknown:
-            raise ValueError(f"update() takes heads, head, query, seq_len, scores; got {sorted(unknown)}")
+            raise ValueError(
+                f"update() takes heads, head, query, seq_len, scores; got {sorted(unknown)}"
+            )
         v = {**self.values, **values}
         v["heads"] = int(min(max(int(v["heads"]), 1), MAX_HEADS))
         v["head"] = int(min(max(int(v["head"]), 1), v["heads"]))
@@ -196,11 +255,12 @@ class AlibiWidget:
             self.ax_bias.set_xlim(-0.5, n - 0.5)
             self.ax_bias.set_ylim(n - 0.5, -0.5)
             self.ax_attn.set_xlim(-0.5, n - 0.5)
+            # one colour range for all heads: the steepest head's, so heads look different
+            low = -float(s["slopes"].max()) * (n - 1)
+            self.image.set_clim(low if low < 0 else -1.0, 0.0)
 
         self.image.set_data(self._all_biases(n, n_heads)[1][head - 1])
         self.image.set_extent((-0.5, n - 0.5, n - 0.5, -0.5))
-        low = -s["slope"] * (n - 1)
-        self.image.set_clim(low if low < 0 else -1.0, 0.0)
         self.row_line.set_data([-0.5, i + 0.5], [i, i])
         self.bias_title.set_text(f"head {head}: -{s['slope']:.4g}·(m - n)")
 
@@ -213,20 +273,23 @@ class AlibiWidget:
         self.span_line.set_xdata([edge, edge])
         self.span_line.set_visible(edge >= -0.5)
         top = float(max(weights.max(), s["zero_weights"].max()))
-        self.ax_attn.set_ylim(0.0, 1.12 * top)  # its y axis is a moving artist: no full draw
-        self.attn_title.set_text(f"query m = {i}, scores: {v['scores']}")
+        self.ax_attn.set_ylim(
+            0.0, 1.12 * top
+        )  # its y axis is a moving artist: no full draw
+        self.attn_title.set_text(f"query m = {i}")
 
         self._sync_controls()
         self.readout.value = self.readout_text()
         self.redraw(full=full)
 
     def readout_text(self) -> str:
+        """The readout: three short lines (HTML, lines joined by <br>)."""
         v, s = self.values, self._state
         return (
-            f"head {v['head']} of {v['heads']}, query m = {v['query']} of seq len {v['seq_len']} &nbsp; "
-            f"slope = {s['slope']:.4f} &nbsp; span = {s['span']:.4f} &nbsp; "
-            f"weight on n = m: {float(s['weights'][v['query']]):.4f} &nbsp; "
-            f"attention within the span = {s['within_span']:.4f}"
+            f"head {v['head']} of {v['heads']}, query m = {v['query']} of seq len {v['seq_len']}<br>"
+            f"slope = {s['slope']:.4f}, span = {s['span']:.4f}<br>"
+            f"weight on n = m: {float(s['weights'][v['query']]):.4f}, "
+            f"within the span = {s['within_span']:.4f}"
         )
 
     # ------------------------------------------------------------------ ipywidgets
@@ -234,15 +297,19 @@ class AlibiWidget:
         import ipywidgets as w
 
         v = self.values
-        layout = w.Layout(width="230px")
-        style = {"description_width": "55px"}
         self.controls = {
-            "heads": w.IntSlider(v["heads"], 1, MAX_HEADS, description="heads", layout=layout, style=style),
-            "head": w.IntSlider(v["head"], 1, v["heads"], description="head", layout=layout, style=style),
-            "query": w.IntSlider(v["query"], 0, v["seq_len"] - 1, description="query m", layout=layout, style=style),
-            "seq_len": w.IntSlider(v["seq_len"], 2, MAX_SEQ_LEN, description="seq len", layout=layout, style=style),
-            "scores": w.Dropdown(options=SCORES, value=v["scores"], description="scores", layout=layout, style=style),
+            "heads": w.IntSlider(v["heads"], 1, MAX_HEADS, description="heads"),
+            "head": w.IntSlider(v["head"], 1, v["heads"], description="head"),
+            "query": w.IntSlider(
+                v["query"], 0, v["seq_len"] - 1, description="query m"
+            ),
+            "seq_len": w.IntSlider(v["seq_len"], 2, MAX_SEQ_LEN, description="seq len"),
+            "scores": w.Dropdown(
+                options=SCORES, value=v["scores"], description="scores"
+            ),
         }
+        for name, control in self.controls.items():
+            compact(control, "205px", "58px")
         self.readout = w.HTML("")
         self.readout.add_class("rope-readout")
         for name, control in self.controls.items():
@@ -270,12 +337,12 @@ class AlibiWidget:
             self._syncing = False
 
     def widget(self):
-        import ipywidgets as w
-
+        """Two rows of controls, the readout beside the second, the figure below (a LiveBox)."""
         c = self.controls
-        row1 = w.HBox([c["heads"], c["head"], c["scores"]])
-        row2 = w.HBox([c["seq_len"], c["query"]])
-        return w.VBox([row1, row2, self.readout, self.figure.canvas])
+        rows = [[c["heads"], c["head"], c["scores"]], [c["seq_len"], c["query"]]]
+        return live_box(
+            rows, self.readout, self.figure, readout_width="210px", beside="last row"
+        )
 
 
 def _steps() -> list[dict]:
@@ -283,14 +350,36 @@ def _steps() -> list[dict]:
     changes of the sequence length and of the number of heads (7 full redraws), every control
     through its range."""
     moves = [
-        {"query": 24}, {"query": 16}, {"query": 8}, {"query": 0},
-        {"head": 1}, {"head": 3}, {"head": 6}, {"head": 8},
-        {"seq_len": 128}, {"query": 127}, {"query": 96}, {"query": 64},
-        {"scores": "random"}, {"head": 1}, {"head": 4}, {"head": 8},
-        {"heads": 12}, {"head": 10}, {"head": 12}, {"query": 100}, {"query": 40},
-        {"scores": "zeros"}, {"seq_len": 64}, {"query": 63},
-        {"heads": 16, "head": 16}, {"head": 9}, {"head": 2},
-        {"heads": 1, "head": 1}, {"seq_len": 8, "query": 5}, {"heads": 8, "head": 4, "seq_len": 32, "query": 31},
+        {"query": 24},
+        {"query": 16},
+        {"query": 8},
+        {"query": 0},
+        {"head": 1},
+        {"head": 3},
+        {"head": 6},
+        {"head": 8},
+        {"seq_len": 128},
+        {"query": 127},
+        {"query": 96},
+        {"query": 64},
+        {"scores": "random"},
+        {"head": 1},
+        {"head": 4},
+        {"head": 8},
+        {"heads": 12},
+        {"head": 10},
+        {"head": 12},
+        {"query": 100},
+        {"query": 40},
+        {"scores": "zeros"},
+        {"seq_len": 64},
+        {"query": 63},
+        {"heads": 16, "head": 16},
+        {"head": 9},
+        {"head": 2},
+        {"heads": 1, "head": 1},
+        {"seq_len": 8, "query": 5},
+        {"heads": 8, "head": 4, "seq_len": 32, "query": 31},
     ]
     state = dict(heads=8, head=4, query=31, seq_len=32, scores="zeros")
     steps = []

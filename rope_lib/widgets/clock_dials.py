@@ -20,29 +20,38 @@ from matplotlib.transforms import Affine2D
 
 from .._checks import require_even
 from ..rotary import inv_frequencies, rope_angles
-from . import redraw
+from . import LIVE_SIZE, Redrawer, compact, live_box, live_figure
 
 BASES = (10000.0, 500000.0)
 _CIRCLE = np.linspace(0.0, 2.0 * math.pi, 97)
 _FONT = FontProperties(family="DejaVu Sans")
+LABEL_SIZE = 0.3  # data units: about 11 pt in the live figure (a dial's radius is 1)
 
 
-def _dial_centres(n_pairs: int, columns: int, dx: float = 2.7, dy: float = 3.1) -> np.ndarray:
-    return np.array([((i % columns) * dx, -(i // columns) * dy) for i in range(n_pairs)], dtype=float)
+def _dial_centres(
+    n_pairs: int, columns: int, dx: float = 3.5, dy: float = 3.25
+) -> np.ndarray:
+    return np.array(
+        [((i % columns) * dx, -(i // columns) * dy) for i in range(n_pairs)],
+        dtype=float,
+    )
 
 
-def _text_path(x: float, y: float, text: str, size: float = 0.24):
+def _text_path(x: float, y: float, text: str, size: float = LABEL_SIZE):
     """`text` as a filled outline in data units, centred on x, top at y.
 
     The dials label themselves with outlines rather than Text artists: a path draws as fast as a
     line, while each Text is laid out and rasterised glyph by glyph on every draw (most of the
     drawing time with 17 labels)."""
     path = TextPath((0, 0), text, size=size, prop=_FONT)
-    lo, hi = path.vertices.min(axis=0), path.vertices.max(axis=0)  # control points: quick, close enough
+    lo, hi = (
+        path.vertices.min(axis=0),
+        path.vertices.max(axis=0),
+    )  # control points: quick, close enough
     return Affine2D().translate(x - (lo[0] + hi[0]) / 2, y - hi[1]).transform_path(path)
 
 
-def _label(ax, x: float, y: float, text: str, color="black", size: float = 0.24):
+def _label(ax, x: float, y: float, text: str, color="black", size: float = LABEL_SIZE):
     return ax.add_patch(PathPatch(_text_path(x, y, text, size), lw=0, fc=color))
 
 
@@ -51,9 +60,13 @@ def _draw_dials(ax, centres: np.ndarray):
     hands = []
     for cx, cy in centres:
         ax.plot(cx + np.cos(_CIRCLE), cy + np.sin(_CIRCLE), color="0.55", lw=1.2)
-        ax.plot([cx + 0.88, cx + 1.0], [cy, cy], color="0.3", lw=1.5)  # angle 0 (position 0)
+        ax.plot(
+            [cx + 0.88, cx + 1.0], [cy, cy], color="0.3", lw=1.5
+        )  # angle 0 (position 0)
         ax.plot([cx], [cy], "o", color="0.25", ms=3)
-        (hand,) = ax.plot([cx, cx + 1.0], [cy, cy], color="tab:red", lw=2.2, solid_capstyle="round")
+        (hand,) = ax.plot(
+            [cx, cx + 1.0], [cy, cy], color="tab:red", lw=2.2, solid_capstyle="round"
+        )
         hands.append(hand)
     ax.set_aspect("equal")
     ax.axis("off")
@@ -68,7 +81,13 @@ class ClockDials:
     radians (unwrapped: position * theta_i) and in full turns, e.g. `pair 0 angle = 3.0000 rad`.
     """
 
-    def __init__(self, head_dim: int = 16, position: int = 0, base: float = 10000.0, max_position: int = 4096):
+    def __init__(
+        self,
+        head_dim: int = 16,
+        position: int = 0,
+        base: float = 10000.0,
+        max_position: int = 4096,
+    ):
         import ipywidgets as widgets
 
         self.head_dim = require_even("head_dim", head_dim)
@@ -76,34 +95,50 @@ class ClockDials:
         self.position, self.base = int(position), float(base)
         columns = 4 if self.n_pairs > 4 else self.n_pairs
         self.centres = _dial_centres(self.n_pairs, columns)
-        rows = math.ceil(self.n_pairs / columns)
 
-        with plt.ioff():
-            self.figure = plt.figure(figsize=(1.9 * columns + 0.2, 2.1 * rows + 0.4), dpi=80)
-        ax = self.figure.add_axes([0.01, 0.01, 0.98, 0.9])
+        self.figure = live_figure(LIVE_SIZE)
+        ax = self.figure.add_axes((0.0, 0.0, 1.0, 0.88))
         self.ax = ax
         self.hands = _draw_dials(ax, self.centres)
-        self.labels = [_label(ax, cx, cy + 1.42, "pair") for cx, cy in self.centres]
-        self.turn_texts = [_label(ax, cx, cy - 1.12, "turns", color="0.25") for cx, cy in self.centres]
-        ax.set_xlim(self.centres[:, 0].min() - 1.3, self.centres[:, 0].max() + 1.3)
-        ax.set_ylim(self.centres[:, 1].min() - 1.45, self.centres[:, 1].max() + 1.5)
-        self.title = self.figure.suptitle("", fontsize=11)
+        self.labels = [_label(ax, cx, cy + 1.5, "pair") for cx, cy in self.centres]
+        self.turn_texts = [
+            _label(ax, cx, cy - 1.12, "turns", color="0.25") for cx, cy in self.centres
+        ]
+        ax.set_xlim(self.centres[:, 0].min() - 1.9, self.centres[:, 0].max() + 1.9)
+        ax.set_ylim(self.centres[:, 1].min() - 1.5, self.centres[:, 1].max() + 1.55)
+        # an axes title, not a suptitle: savefig (static_png) draws the axes' animated artists
+        self.title = ax.set_title(" ", pad=6)
         self._labelled_base = None
+        # blitting: the faces are drawn once; labels, hands and the title on top at each update
+        self.redraw = Redrawer(
+            self.figure, [*self.labels, *self.turn_texts, *self.hands, self.title]
+        )
 
         self.controls = {
             "position": widgets.IntSlider(
-                value=self.position, min=0, max=max_position, step=1, description="position",
+                value=self.position,
+                min=0,
+                max=max_position,
+                step=1,
+                description="position",
                 continuous_update=True,
             ),
             "base": widgets.Dropdown(
-                options=[(f"{b:,.0f}", b) for b in BASES], value=self.base, description="base",
+                options=[(f"{b:,.0f}", b) for b in BASES],
+                value=self.base,
+                description="base",
             ),
         }
+        compact(self.controls["position"], "380px", "62px")
+        compact(self.controls["base"], "200px", "40px")
         self.readout = widgets.HTML()
         self.readout.add_class("rope-readout")
         self._syncing = False
         for name, control in self.controls.items():
-            control.observe(lambda change, name=name: self._on_change(name, change["new"]), names="value")
+            control.observe(
+                lambda change, name=name: self._on_change(name, change["new"]),
+                names="value",
+            )
         self.update()
 
     def _on_change(self, name, value) -> None:
@@ -112,14 +147,18 @@ class ClockDials:
 
     def angles(self) -> torch.Tensor:
         """position * theta_i for every pair, float32 [n_pairs] (as rope_lib computes them)."""
-        return rope_angles(torch.tensor([self.position]), inv_frequencies(self.head_dim, self.base))[0]
+        return rope_angles(
+            torch.tensor([self.position]), inv_frequencies(self.head_dim, self.base)
+        )[0]
 
     def update(self, position=None, base=None) -> None:
         if position is not None:
             self.position = int(position)
         if base is not None:
             self.base = float(base)
-        self._syncing = True  # keep the controls in step when update() is called from code
+        self._syncing = (
+            True  # keep the controls in step when update() is called from code
+        )
         try:
             self.controls["position"].value = self.position
             self.controls["base"].value = self.base
@@ -128,16 +167,22 @@ class ClockDials:
         angles = self.angles().to(torch.float64).numpy()
         speeds = inv_frequencies(self.head_dim, self.base).numpy()
         for hand, (cx, cy), angle in zip(self.hands, self.centres, angles):
-            hand.set_data([cx, cx + 0.95 * math.cos(angle)], [cy, cy + 0.95 * math.sin(angle)])
+            hand.set_data(
+                [cx, cx + 0.95 * math.cos(angle)], [cy, cy + 0.95 * math.sin(angle)]
+            )
         if self._labelled_base != self.base:  # the labels change with the base only
-            for i, ((cx, cy), label, speed) in enumerate(zip(self.centres, self.labels, speeds)):
-                label.set_path(_text_path(cx, cy + 1.42, f"pair {i}: θ = {speed:.2g}"))
+            for i, ((cx, cy), label, speed) in enumerate(
+                zip(self.centres, self.labels, speeds)
+            ):
+                label.set_path(_text_path(cx, cy + 1.5, f"pair {i}: θ = {speed:.2g}"))
             self._labelled_base = self.base
         for (cx, cy), text, angle in zip(self.centres, self.turn_texts, angles):
-            text.set_path(_text_path(cx, cy - 1.12, f"{angle / (2 * math.pi):.2f} turns"))
+            text.set_path(
+                _text_path(cx, cy - 1.12, f"{angle / (2 * math.pi):.2f} turns")
+            )
         self.title.set_text(f"position m = {self.position}, base = {self.base:,.0f}")
-        self.readout.value = "<br>".join(self.readout_lines())
-        redraw(self.figure)
+        self.readout.value = self.readout_html()
+        self.redraw()
 
     def readout_lines(self) -> list[str]:
         """The readout as plain text, one line per pair: its angle m theta_i in radians
@@ -148,19 +193,26 @@ class ClockDials:
             for i, angle in enumerate(angles)
         ]
 
+    def readout_html(self) -> str:
+        """The readout beside the dials: every pair's angle m theta_i in radians, two lines."""
+        angles = self.angles().to(torch.float64).tolist()
+        half = (len(angles) + 1) // 2
+        lines = []
+        for start, stop in ((0, half), (half, len(angles))):
+            if start < stop:
+                values = ", ".join(f"{a:.4f}" for a in angles[start:stop])
+                lines.append(f"pairs {start}-{stop - 1}: {values} rad")
+        return "m θ_i: " + "<br>".join(lines)
+
     def widget(self):
-        import ipywidgets as widgets
-
-        canvas = self.figure.canvas
-        if not isinstance(canvas, widgets.DOMWidget):  # not under ipympl: show a still picture
-            from IPython.display import display
-
-            from . import static_png
-
-            canvas = widgets.Output()
-            with canvas:
-                display(static_png(self.figure))
-        return widgets.VBox([widgets.HBox(list(self.controls.values())), self.readout, canvas])
+        """The two controls in one row, the angles (two lines) under them, the dials below."""
+        return live_box(
+            [list(self.controls.values())],
+            self.readout,
+            self.figure,
+            readout_width="640px",
+            beside="below",
+        )
 
 
 def _steps() -> list[dict]:
@@ -185,9 +237,18 @@ def thumbnail():
     hands = _draw_dials(ax, centres)
     for hand, (cx, cy), s in zip(hands, centres, speeds):
         _label(ax, cx, cy + 1.55, f"θ = {s:.3g}", size=0.34)
-        hand.set_data([cx, cx + 0.95 * math.cos(position * s)], [cy, cy + 0.95 * math.sin(position * s)])
+        hand.set_data(
+            [cx, cx + 0.95 * math.cos(position * s)],
+            [cy, cy + 0.95 * math.sin(position * s)],
+        )
     ax.set_xlim(-1.3, centres[-1, 0] + 1.3)
     ax.set_ylim(-1.1, 1.65)
     figure.suptitle("RoPE: each pair is a complex number", fontsize=10)
-    figure.text(0.5, 0.04, f"turned by e^(i m θ) at position m = {position}", ha="center", fontsize=9)
+    figure.text(
+        0.5,
+        0.04,
+        f"turned by e^(i m θ) at position m = {position}",
+        ha="center",
+        fontsize=9,
+    )
     return figure

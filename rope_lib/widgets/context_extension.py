@@ -19,9 +19,7 @@ from __future__ import annotations
 import re
 
 import matplotlib.colors
-import matplotlib.pyplot as plt
 import numpy as np
-import torch
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 from matplotlib.transforms import offset_copy
@@ -35,11 +33,17 @@ from ..scaling import (
     wavelengths,
     yarn_correction_range,
 )
-from . import Redrawer
+from . import LIVE_SIZE, Redrawer, live_box, live_figure
+from .style import integer_ticks
 
 METHODS = ("PI", "NTK", "YaRN", "Llama 3")
 REGIME_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c")  # extrapolated, blended, interpolated
-METHOD_COLORS = {"PI": "#9467bd", "NTK": "#8c564b", "YaRN": "#d62728", "Llama 3": "#17becf"}
+METHOD_COLORS = {
+    "PI": "#9467bd",
+    "NTK": "#8c564b",
+    "YaRN": "#d62728",
+    "Llama 3": "#17becf",
+}
 LENGTHS = (512, 1024, 2048, 4096, 8192, 16384, 32768)
 BASES = (1000.0, 10000.0, 50000.0, 100000.0, 500000.0, 1000000.0)
 HEAD_DIMS = (16, 32, 64, 96, 128, 256)
@@ -48,10 +52,26 @@ HEAD_DIMS = (16, 32, 64, 96, 128, 256)
 # from L/beta >= 512/64 = 8 to s L <= 32 * 32768 ~ 1.05e6; new/old frequency from 1/32 to 1.
 WAVE_YLIM = (3.0, 1.5e7)
 FREQ_YLIM = (1 / 32 / 1.4, 1.4)
-DEFAULTS = {"scale s": 4.0, "L": 4096, "alpha": 1.0, "beta": 32.0, "base": 10000.0, "head_dim": 128, "method": "YaRN"}
+DEFAULTS = {
+    "scale s": 4.0,
+    "L": 4096,
+    "alpha": 1.0,
+    "beta": 32.0,
+    "base": 10000.0,
+    "head_dim": 128,
+    "method": "YaRN",
+}
 
 
-def method_frequencies(method: str, head_dim: int, base: float, factor: float, length: int, alpha: float, beta: float):
+def method_frequencies(
+    method: str,
+    head_dim: int,
+    base: float,
+    factor: float,
+    length: int,
+    alpha: float,
+    beta: float,
+):
     """(inv_freq, attention_factor) of one of METHODS, through rope_frequencies."""
     if method == "PI":
         return rope_frequencies("linear", head_dim, base, factor=factor)
@@ -59,13 +79,23 @@ def method_frequencies(method: str, head_dim: int, base: float, factor: float, l
         return rope_frequencies("ntk", head_dim, base, factor=factor)
     if method == "YaRN":
         return rope_frequencies(
-            "yarn", head_dim, base, factor=factor, original_max_position_embeddings=length,
-            beta_fast=beta, beta_slow=alpha,
+            "yarn",
+            head_dim,
+            base,
+            factor=factor,
+            original_max_position_embeddings=length,
+            beta_fast=beta,
+            beta_slow=alpha,
         )
     if method == "Llama 3":
         return rope_frequencies(
-            "llama3", head_dim, base, factor=factor, original_max_position_embeddings=length,
-            low_freq_factor=alpha, high_freq_factor=beta,
+            "llama3",
+            head_dim,
+            base,
+            factor=factor,
+            original_max_position_embeddings=length,
+            low_freq_factor=alpha,
+            high_freq_factor=beta,
         )
     raise ValueError(f"method must be one of {METHODS}, got {method!r}")
 
@@ -77,7 +107,9 @@ class WavelengthCutoffExplorer:
         self.values = dict(DEFAULTS)
         unknown = set(values) - set(DEFAULTS)
         if unknown:
-            raise ValueError(f"unknown control(s) {sorted(unknown)}; expected {list(DEFAULTS)}")
+            raise ValueError(
+                f"unknown control(s) {sorted(unknown)}; expected {list(DEFAULTS)}"
+            )
         self.values.update(values)
         self._build_figure()
         self.controls = self._build_controls()
@@ -89,104 +121,223 @@ class WavelengthCutoffExplorer:
 
     # --- figure, built once ---------------------------------------------------------------
     def _build_figure(self):
-        with plt.ioff():
-            fig = plt.figure(figsize=(10, 3.8), dpi=80)
+        fig = live_figure(LIVE_SIZE)
         self.figure = fig
-        gs = fig.add_gridspec(1, 3, left=0.08, right=0.98, bottom=0.14, top=0.8, wspace=0.3)
-        self.ax_wave, self.ax_keep, self.ax_freq = (fig.add_subplot(gs[0, i]) for i in range(3))
-        # Fixed positions for titles and axis labels, few ticks: matplotlib then skips measuring
-        # every tick label on every draw (most of a redraw's cost).
-        for ax, y_label_x in ((self.ax_wave, -0.16), (self.ax_keep, -0.14), (self.ax_freq, -0.16)):
-            ax.xaxis.set_label_coords(0.5, -0.1)
-            ax.yaxis.set_label_coords(y_label_x, 0.5)
+        # 640 x 330 px: three panels under a two-row legend; each panel's title names its y axis
+        gs = fig.add_gridspec(
+            1, 3, left=0.075, right=0.985, bottom=0.15, top=0.70, wspace=0.42
+        )
+        self.ax_wave, self.ax_keep, self.ax_freq = (
+            fig.add_subplot(gs[0, i]) for i in range(3)
+        )
+        # Fixed positions for the axis labels, few ticks: matplotlib then skips measuring every
+        # tick label on every draw (most of a redraw's cost). Pairs tick at integers.
+        for ax in (self.ax_wave, self.ax_keep, self.ax_freq):
+            ax.xaxis.set_label_coords(0.5, -0.12)
+            integer_ticks(ax.xaxis, nbins=4)
 
         ax = self.ax_wave
         ax.set_yscale("log")
         ax.yaxis.set_major_locator(LogLocator(numticks=8))  # every decade of WAVE_YLIM
         ax.yaxis.set_minor_locator(NullLocator())
+        ax.yaxis.set_major_locator(
+            LogLocator(numticks=4)
+        )  # every other decade: 10^1, 10^3, ...
         ax.set_xlabel("pair i")
-        ax.set_ylabel("wavelength (tokens)")
         ax.set_ylim(*WAVE_YLIM)
         self.wave_points = ax.scatter([], [], s=14, zorder=3)
         self.line_L = ax.axhline(1.0, color="black", lw=1.5)  # L
         self.line_alpha = ax.axhline(1.0, color="gray", lw=1, ls="--")  # L / alpha
         self.line_beta = ax.axhline(1.0, color="gray", lw=1, ls="--")  # L / beta
         self.line_new = ax.axhline(1.0, color="black", lw=1, ls=":")  # s L
-        ax.set_title("wavelength; L (solid), L/alpha, L/beta (--), sL (:)", fontsize=9, y=1.0)
+        ax.set_title("wavelength (tokens)")
         # the changing part as a short moving label on the L line (text is the costly part of a draw)
         self.label_L = ax.text(
-            0.02, 1.0, "", transform=offset_copy(ax.get_yaxis_transform(), fig, y=2, units="points"),
-            ha="left", va="bottom", fontsize=8,
-            bbox=dict(boxstyle="square,pad=0.1", fc="white", ec="none", alpha=0.8),  # over nearby lines
+            0.02,
+            1.0,
+            "",
+            transform=offset_copy(ax.get_yaxis_transform(), fig, y=2, units="points"),
+            ha="left",
+            va="bottom",
+            fontsize=11,
+            bbox=dict(
+                boxstyle="square,pad=0.1", fc="white", ec="none", alpha=0.8
+            ),  # over nearby lines
         )
 
         ax = self.ax_keep
         ax.set_xlabel("pair i")
-        ax.set_ylabel("fraction of frequency kept")
         ax.set_ylim(-0.05, 1.05)
         (self.keep_line,) = ax.plot([], [], color="gray", lw=1)
         self.keep_points = ax.scatter([], [], s=14, zorder=3)
-        title = ax.set_title("what each pair keeps", fontsize=10, x=0.6, y=1.0)
+        title = ax.set_title("freq. kept", x=0.68, y=1.0)
         # "<method>:" in front of the static title, as a short moving text
         self.label_method = ax.annotate(
-            "", xy=(0, 0), xycoords=title, xytext=(-3, 0), textcoords="offset points", ha="right", va="bottom", fontsize=10
+            "",
+            xy=(0, 0),
+            xycoords=title,
+            xytext=(-3, 0),
+            textcoords="offset points",
+            ha="right",
+            va="bottom",
+            fontsize=matplotlib.rcParams["axes.titlesize"],
         )
 
         ax = self.ax_freq
         ax.set_yscale("log")
         ax.yaxis.set_major_locator(LogLocator(base=2, numticks=7))
         ax.yaxis.set_minor_locator(NullLocator())
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: "1" if y >= 1 else f"1/{1 / y:.3g}"))
+        ax.yaxis.set_major_formatter(
+            FuncFormatter(lambda y, _: "1" if y >= 1 else f"1/{1 / y:.3g}")
+        )
+        ax.yaxis.set_major_locator(LogLocator(base=2, numticks=4))  # 1, 1/4, 1/16
         ax.set_xlabel("pair i")
-        ax.set_ylabel("new / old frequency")
         ax.set_ylim(*FREQ_YLIM)
-        self.guide_same = ax.axhline(1.0, color="black", lw=0.8, ls=":")  # unchanged (extrapolated)
-        self.guide_div = ax.axhline(1.0, color="black", lw=0.8, ls="--")  # divided by s (interpolated)
+        # the guides thin and gray, under the methods: PI's line (1/s for every pair) lies on the
+        # 1/s guide and must stay visible, so it is dashed with markers and drawn above it
+        self.guide_same = ax.axhline(
+            1.0, color="0.55", lw=0.8, ls=":", zorder=1
+        )  # unchanged
+        self.guide_div = ax.axhline(
+            1.0, color="0.55", lw=0.8, ls=":", zorder=1
+        )  # divided by s
         self.method_lines = {}
         for method in METHODS:
-            (self.method_lines[method],) = ax.plot([], [], color=METHOD_COLORS[method], label=method)
-        ax.set_title("all four methods: 1 (:) and 1/s (--)", fontsize=10, y=1.0)
-        # one legend for the whole figure, above the panels
-        regime_handles = [Line2D([], [], ls="", marker="o", color=c, label=r) for r, c in zip(REGIMES, REGIME_COLORS)]
-        handles = regime_handles + list(self.method_lines.values())
-        fig.legend(handles=handles, loc="upper center", ncol=7, fontsize=8, frameon=False)
+            style = (
+                dict(ls="--", marker="s", ms=3, markevery=4) if method == "PI" else {}
+            )
+            (self.method_lines[method],) = ax.plot(
+                [], [], color=METHOD_COLORS[method], label=method, **style
+            )
+        ax.set_title("new / old freq.")
+        # one legend for the whole figure, above the panels: what each pair gets, the methods,
+        # and the guide lines of the left panel
+        regime_handles = [
+            Line2D([], [], ls="", marker="o", color=c, label=r)
+            for r, c in zip(REGIMES, REGIME_COLORS)
+        ]
+        guide_handles = [
+            Line2D([], [], color="black", lw=1.5, label="L"),
+            Line2D([], [], color="gray", lw=1, ls="--", label="L/α, L/β"),
+            Line2D([], [], color="black", lw=1, ls=":", label="sL"),
+        ]
+        handles = regime_handles + guide_handles + list(self.method_lines.values())
+        fig.legend(
+            handles=handles,
+            loc="upper center",
+            ncol=5,
+            frameon=False,
+            fontsize=11,
+            handlelength=1.6,
+            columnspacing=1.0,
+            handletextpad=0.4,
+            borderaxespad=0.2,
+        )
         # Everything above is static except these, redrawn on top of a saved background each update;
         # only a new head_dim (the x range of all three panels) redraws the whole figure.
         self._moving = [
-            self.line_L, self.line_alpha, self.line_beta, self.line_new, self.wave_points, self.label_L,
-            self.keep_line, self.keep_points, self.label_method,
-            self.guide_div, *self.method_lines.values(),
+            self.line_L,
+            self.line_alpha,
+            self.line_beta,
+            self.line_new,
+            self.wave_points,
+            self.label_L,
+            self.keep_line,
+            self.keep_points,
+            self.label_method,
+            self.guide_div,
+            *self.method_lines.values(),
         ]
         self.redraw = Redrawer(fig, self._moving)
         self._regime_rgba = matplotlib.colors.to_rgba_array(REGIME_COLORS)
-        self._drawn_head_dim = None  # the head_dim the static parts (x limits, ticks) show
+        self._drawn_head_dim = (
+            None  # the head_dim the static parts (x limits, ticks) show
+        )
 
     def _build_controls(self):
         import ipywidgets as w
 
-        style = {"description_width": "70px"}
-        layout = w.Layout(width="260px")
+        style = {"description_width": "60px"}
+        layout = w.Layout(width="160px")
         v = self.values
         controls = {
-            "scale s": w.FloatSlider(value=v["scale s"], min=1.5, max=32, step=0.5, description="scale s", style=style, layout=layout),
-            "L": w.SelectionSlider(options=LENGTHS, value=v["L"], description="L", style=style, layout=layout),
-            "alpha": w.FloatSlider(value=v["alpha"], min=0.25, max=3, step=0.25, description="alpha", style=style, layout=layout),
-            "beta": w.FloatSlider(value=v["beta"], min=4, max=64, step=1, description="beta", style=style, layout=layout),
-            "base": w.SelectionSlider(options=BASES, value=v["base"], description="base", style=style, layout=layout),
-            "head_dim": w.SelectionSlider(options=HEAD_DIMS, value=v["head_dim"], description="head_dim", style=style, layout=layout),
-            "method": w.Dropdown(options=METHODS, value=v["method"], description="method", style=style, layout=layout),
+            "scale s": w.FloatSlider(
+                value=v["scale s"],
+                min=1.5,
+                max=32,
+                step=0.5,
+                description="scale s",
+                style=style,
+                layout=layout,
+            ),
+            "L": w.SelectionSlider(
+                options=LENGTHS,
+                value=v["L"],
+                description="L",
+                style=style,
+                layout=layout,
+            ),
+            "alpha": w.FloatSlider(
+                value=v["alpha"],
+                min=0.25,
+                max=3,
+                step=0.25,
+                description="alpha",
+                style=style,
+                layout=layout,
+            ),
+            "beta": w.FloatSlider(
+                value=v["beta"],
+                min=4,
+                max=64,
+                step=1,
+                description="beta",
+                style=style,
+                layout=layout,
+            ),
+            "base": w.SelectionSlider(
+                options=BASES,
+                value=v["base"],
+                description="base",
+                style=style,
+                layout=layout,
+            ),
+            "head_dim": w.SelectionSlider(
+                options=HEAD_DIMS,
+                value=v["head_dim"],
+                description="head_dim",
+                style=style,
+                layout=layout,
+            ),
+            "method": w.Dropdown(
+                options=METHODS,
+                value=v["method"],
+                description="method",
+                style=style,
+                layout=layout,
+            ),
         }
         for name, control in controls.items():
-            control.observe(lambda change, name=name: self.update(**{name: change["new"]}), names="value")
+            control.observe(
+                lambda change, name=name: self.update(**{name: change["new"]}),
+                names="value",
+            )
         return controls
 
     # --- update: recompute, change artists in place -----------------------------------------
     def update(self, **values):
         unknown = set(values) - set(DEFAULTS)
         if unknown:
-            raise ValueError(f"unknown control(s) {sorted(unknown)}; expected {list(DEFAULTS)}")
+            raise ValueError(
+                f"unknown control(s) {sorted(unknown)}; expected {list(DEFAULTS)}"
+            )
         v = {**self.values, **values}
-        s, L, alpha, beta = float(v["scale s"]), int(v["L"]), float(v["alpha"]), float(v["beta"])
+        s, L, alpha, beta = (
+            float(v["scale s"]),
+            int(v["L"]),
+            float(v["alpha"]),
+            float(v["beta"]),
+        )
         base, d, method = float(v["base"]), int(v["head_dim"]), v["method"]
         if method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {method!r}")
@@ -199,7 +350,9 @@ class WavelengthCutoffExplorer:
         chosen, attention_factor = new[method]
         regimes = pair_regimes(old, chosen, s)
         keep = implied_ramp(old, chosen, s).numpy()
-        colors = self._regime_rgba[regimes.numpy()]  # RGBA rows: no color-name parsing per point
+        colors = self._regime_rgba[
+            regimes.numpy()
+        ]  # RGBA rows: no color-name parsing per point
         pairs = np.arange(d // 2)
         wave = wavelengths(old).numpy()
 
@@ -221,29 +374,42 @@ class WavelengthCutoffExplorer:
         for m, line in self.method_lines.items():
             line.set_data(pairs, new[m][0].numpy() / old_np)
             bold = m == method
-            line.set_linewidth(2.8 if bold else 1.0)
-            line.set_alpha(1.0 if bold else 0.45)
+            line.set_linewidth(2.8 if bold else 1.2)
+            line.set_alpha(1.0 if bold else 0.6)
             line.set_zorder(3 if bold else 2)
         self.guide_div.set_ydata([1 / s, 1 / s])
         # The Redrawer draws its artists in list order: sort them like matplotlib does (by zorder,
         # ties in creation order), so that the bold line is on top.
-        self.redraw.moving = sorted(self._moving, key=lambda artist: artist.get_zorder())
+        self.redraw.moving = sorted(
+            self._moving, key=lambda artist: artist.get_zorder()
+        )
 
         low, high = yarn_correction_range(d, base, L, beta, alpha)
         counts = [int((regimes == k).sum()) for k in range(3)]
         blended = pairs[regimes.numpy() == 1]
         blend_text = f"{blended.min()}..{blended.max()}" if len(blended) else "none"
+        if (
+            method == "YaRN"
+        ):  # the pairs YaRN blends, by its own rounding of the cutoffs
+            band = f"YaRN's correction range = {low}..{high}"
+        elif (
+            method == "Llama 3"
+        ):  # the pairs whose wavelength lies between L/beta and L/alpha
+            band = f"Llama 3's smooth band = {blend_text}"
+        else:
+            band = f"{method} treats every pair alike"
         self.readout.value = (
-            f"<b>{method}</b>, scale s = {s:.2f}, L = {L} &rarr; s&middot;L = {s * L:.0f}<br>"
-            f"attention factor = {attention_factor:.4f} (logits &times; {attention_factor ** 2:.4f})<br>"
-            f"correction range = {low}..{high} (YaRN, pairs turning between alpha and beta times in L)<br>"
+            f"<b>{method}</b>, s = {s:.2f}, L = {L} &rarr; s&middot;L = {s * L:.0f}; "
+            f"attention factor = {attention_factor:.4f} (logits &times; {attention_factor**2:.4f})<br>"
             f"extrapolated = {counts[0]}, blended = {counts[1]}, interpolated = {counts[2]}; "
-            f"blended pairs = {blend_text}<br>"
-            f"first pair with wavelength &gt; L = {first_pair_longer_than(old, L)}"
+            f"{band}; first pair with wavelength &gt; L = {first_pair_longer_than(old, L)}"
         )
         self.state = {
-            "inv_freq": old, "new": {m: f for m, (f, _) in new.items()}, "regimes": regimes,
-            "attention_factor": attention_factor, "correction_range": (low, high),
+            "inv_freq": old,
+            "new": {m: f for m, (f, _) in new.items()},
+            "regimes": regimes,
+            "attention_factor": attention_factor,
+            "correction_range": (low, high),
         }
         full = d != self._drawn_head_dim
         if full:
@@ -255,17 +421,25 @@ class WavelengthCutoffExplorer:
     def readout_text(self) -> str:
         """The readout as plain text (for print and tests)."""
         text = self.readout.value.replace("<br>", "\n")
-        for entity, plain in (("&rarr;", "->"), ("&middot;", "*"), ("&times;", "x"), ("&gt;", ">")):
+        for entity, plain in (
+            ("&rarr;", "->"),
+            ("&middot;", "*"),
+            ("&times;", "x"),
+            ("&gt;", ">"),
+        ):
             text = text.replace(entity, plain)
         return re.sub(r"<[^>]+>", "", text)
 
     def widget(self):
-        import ipywidgets as w
-
+        """Two rows of controls, the readout (two lines) under them, the figure below."""
         c = self.controls
-        left = w.VBox([c["method"], c["scale s"], c["L"], c["base"]])
-        right = w.VBox([c["head_dim"], c["alpha"], c["beta"]])
-        return w.VBox([w.HBox([left, right]), self.readout, self.figure.canvas])
+        rows = [
+            [c["method"], c["scale s"], c["L"], c["base"]],
+            [c["head_dim"], c["alpha"], c["beta"]],
+        ]
+        return live_box(
+            rows, self.readout, self.figure, readout_width="640px", beside="below"
+        )
 
 
 def _steps():
@@ -295,12 +469,16 @@ def thumbnail():
     from matplotlib.figure import Figure
 
     old, _ = rope_frequencies("default", 128)
-    yarn, _ = rope_frequencies("yarn", 128, factor=4.0, original_max_position_embeddings=4096)
+    yarn, _ = rope_frequencies(
+        "yarn", 128, factor=4.0, original_max_position_embeddings=4096
+    )
     regimes = pair_regimes(old, yarn, 4.0).numpy()
     fig = Figure(figsize=(4, 2.5), dpi=80)
     ax = fig.add_subplot(1, 1, 1)
     pairs = np.arange(64)
-    ax.scatter(pairs, wavelengths(old).numpy(), c=np.array(REGIME_COLORS)[regimes], s=10)
+    ax.scatter(
+        pairs, wavelengths(old).numpy(), c=np.array(REGIME_COLORS)[regimes], s=10
+    )
     ax.axhline(4096, color="black", lw=1)
     ax.text(1, 4096 * 1.4, "L = 4096", fontsize=8)
     ax.set_yscale("log")
@@ -308,10 +486,19 @@ def thumbnail():
     ax.set_ylabel("wavelength", fontsize=8)
     ax.tick_params(labelsize=7)
     ax.set_title("YaRN: keep, blend, interpolate", fontsize=9)
-    handles = [Line2D([], [], ls="", marker="o", color=c, label=r, markersize=4) for r, c in zip(REGIMES, REGIME_COLORS)]
+    handles = [
+        Line2D([], [], ls="", marker="o", color=c, label=r, markersize=4)
+        for r, c in zip(REGIMES, REGIME_COLORS)
+    ]
     ax.legend(handles=handles, fontsize=7, loc="lower right", frameon=False)
     fig.tight_layout()
     return fig
 
 
-__all__ = ["METHODS", "WIDGETS", "WavelengthCutoffExplorer", "method_frequencies", "thumbnail"]
+__all__ = [
+    "METHODS",
+    "WIDGETS",
+    "WavelengthCutoffExplorer",
+    "method_frequencies",
+    "thumbnail",
+]

@@ -21,7 +21,7 @@ from matplotlib.ticker import MaxNLocator
 
 from ..derivation import closed_form_score, from_polar
 from ..rotary import apply_rope
-from . import Redrawer, static_png
+from . import LIVE_SIZE, Redrawer, compact, live_box, live_figure
 
 Q_COLOR = "#1f77b4"
 K_COLOR = "#d62728"
@@ -57,7 +57,9 @@ class _Plane:
     """The artists of one plane: unit circle, q and k faded, q' and k' solid, two arcs, labels.
     Created once; set() moves them in place."""
 
-    def __init__(self, ax, limit: float = 2.2, fontsize: float = 10, labels: bool = True):
+    def __init__(
+        self, ax, limit: float = 2.2, fontsize: float = 10, labels: bool = True
+    ):
         self.ax = ax
         ax.set_aspect("equal")
         ax.set_xlim(-limit, limit)
@@ -68,7 +70,9 @@ class _Plane:
         ax.plot(np.cos(circle), np.sin(circle), color="0.6", lw=1, ls="--", zorder=0)
         kw = dict(angles="xy", scale_units="xy", scale=1, width=0.012, zorder=3)
         colors = [Q_COLOR, K_COLOR]
-        self.original = ax.quiver([0, 0], [0, 0], [1, 0], [0, 1], color=colors, alpha=0.3, **kw)
+        self.original = ax.quiver(
+            [0, 0], [0, 0], [1, 0], [0, 1], color=colors, alpha=0.3, **kw
+        )
         self.rotated = ax.quiver([0, 0], [0, 0], [1, 0], [0, 1], color=colors, **kw)
         self.arc_q = Line2D([], [], color=Q_COLOR, lw=1.5)
         self.arc_k = Line2D([], [], color=K_COLOR, lw=1.5)
@@ -77,14 +81,36 @@ class _Plane:
         self.labels = labels
         if labels:
             text = dict(fontsize=fontsize, ha="center", va="center", zorder=5)
-            self.tip = {name: ax.text(0, 0, name, color=c, alpha=a, **text) for name, c, a in
-                        (("q", Q_COLOR, 0.5), ("k", K_COLOR, 0.5), ("q'", Q_COLOR, 1), ("k'", K_COLOR, 1))}
-            small = dict(text, fontsize=fontsize * 0.85)
+            self.tip = {
+                name: ax.text(0, 0, name, color=c, alpha=a, **text)
+                for name, c, a in (
+                    ("q", Q_COLOR, 0.5),
+                    ("k", K_COLOR, 0.5),
+                    ("q'", Q_COLOR, 1),
+                    ("k'", K_COLOR, 1),
+                )
+            }
+            small = dict(
+                text,
+                fontsize=fontsize * 0.85,
+                bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none", alpha=0.8),
+            )
             self.arc_label_q = ax.text(0, 0, "", color=Q_COLOR, **small)
             self.arc_label_k = ax.text(0, 0, "", color=K_COLOR, **small)
         # no ticks, no axis machinery to lay out on every redraw: just a frame
         ax.axis("off")
-        ax.add_patch(Rectangle((0, 0), 1, 1, transform=ax.transAxes, fill=False, lw=0.8, ec="0.3", clip_on=False))
+        ax.add_patch(
+            Rectangle(
+                (0, 0),
+                1,
+                1,
+                transform=ax.transAxes,
+                fill=False,
+                lw=0.8,
+                ec="0.3",
+                clip_on=False,
+            )
+        )
 
     @property
     def moving(self):
@@ -95,7 +121,9 @@ class _Plane:
             artists += [*self.tip.values(), self.arc_label_q, self.arc_label_k]
         return sorted(artists, key=lambda a: a.get_zorder())
 
-    def set(self, q, k, q_rot, k_rot, angle_q: float, angle_k: float, names=("m", "n")) -> None:
+    def set(
+        self, q, k, q_rot, k_rot, angle_q: float, angle_k: float, names=("m", "n")
+    ) -> None:
         """q, k, q_rot, k_rot: 2-vectors; angle_q, angle_k: the rotation angles in radians."""
         self.original.set_UVC([q[0], k[0]], [q[1], k[1]])
         self.rotated.set_UVC([q_rot[0], k_rot[0]], [q_rot[1], k_rot[1]])
@@ -105,24 +133,56 @@ class _Plane:
         if self.labels:
             for name, v in (("q", q), ("k", k), ("q'", q_rot), ("k'", k_rot)):
                 length = math.hypot(v[0], v[1])
-                self.tip[name].set_position((v[0] * (1 + 0.18 / length), v[1] * (1 + 0.18 / length)))
-            for label, phi, angle, radius, name in ((self.arc_label_q, phi_q, angle_q, 0.78, names[0]),
-                                                    (self.arc_label_k, phi_k, angle_k, 0.58, names[1])):
-                middle = phi + angle / 2
-                label.set_position((radius * math.cos(middle), radius * math.sin(middle)))
+                self.tip[name].set_position(
+                    (v[0] * (1 + 0.18 / length), v[1] * (1 + 0.18 / length))
+                )
+            arrows = [math.atan2(v[1], v[0]) for v in (q, k, q_rot, k_rot)]
+            for label, phi, angle, radius, name in (
+                (self.arc_label_q, phi_q, angle_q, 0.55, names[0]),
+                (self.arc_label_k, phi_k, angle_k, 0.35, names[1]),
+            ):
+                label.set_position(_arc_label_position(phi, angle, radius, arrows))
                 label.set_text(f"{name}θ" if abs(angle) > 0.15 else "")
+
+
+def _angle_gap(a: float, b: float) -> float:
+    """The angle between directions a and b (radians, 0 .. pi)."""
+    return abs((a - b + math.pi) % (2 * math.pi) - math.pi)
+
+
+def _arc_label_position(
+    phi: float, angle: float, radius: float, arrows
+) -> tuple[float, float]:
+    """Where an arc's label goes: just outside the arc, at the point along it (middle first)
+    farthest in angle from every arrow, so that the label sits off the arrows."""
+    sweep = max(
+        min(angle, 2 * math.pi), -2 * math.pi
+    )  # a spiral past one turn: its first turn
+    candidates = [phi + f * sweep for f in (0.5, 0.4, 0.6, 0.3, 0.7, 0.2, 0.8)]
+    best = max(
+        candidates,
+        key=lambda a: round(min(_angle_gap(a, arrow) for arrow in arrows), 2),
+    )
+    r = radius + 0.3
+    return r * math.cos(best), r * math.sin(best)
 
 
 def _score_limit(q_len: float, k_len: float) -> float:
     """The score axis' half-height: the first of SCORE_LIMITS at or above 1.1 |q||k|."""
     needed = 1.1 * q_len * k_len
-    return next((top for top in SCORE_LIMITS if top >= needed - 1e-12), SCORE_LIMITS[-1])
+    return next(
+        (top for top in SCORE_LIMITS if top >= needed - 1e-12), SCORE_LIMITS[-1]
+    )
 
 
 def _rotate_pairs(q: torch.Tensor, k: torch.Tensor, m: float, n: float, theta: float):
     """q at position m and k at position n, rotated by rope_lib.apply_rope with one frequency."""
     x = torch.stack([q, k])  # [seq = 2, head_dim = 2]
-    out = apply_rope(x, torch.tensor([m, n], dtype=torch.float64), inv_freq=torch.tensor([theta], dtype=torch.float64))
+    out = apply_rope(
+        x,
+        torch.tensor([m, n], dtype=torch.float64),
+        inv_freq=torch.tensor([theta], dtype=torch.float64),
+    )
     return out[0], out[1]
 
 
@@ -141,32 +201,46 @@ class RotatePairWidget:
         self._check(values)
         self.values.update(values)
         if figure is None:
-            import matplotlib.pyplot as plt
-
-            with plt.ioff():
-                figure = plt.figure(figsize=(9, 4.2), dpi=80)
+            figure = live_figure(LIVE_SIZE)
         self.figure = figure
-        ax_plane, ax_score = figure.subplots(1, 2, gridspec_kw=dict(width_ratios=[1, 1.15]))
-        self.plane = _Plane(ax_plane)
-        ax_plane.set_title("q, k (faded) and q', k' (solid)", fontsize=10)
-        ax_score.set_title("score q'·k' against the offset m - n", fontsize=10)
+        # fixed positions (640 x 330 px): a square plane, the score beside it
+        ax_plane = figure.add_axes((0.01, 0.03, 0.40, 0.78))
+        ax_score = figure.add_axes((0.54, 0.17, 0.44, 0.64))
+        self.plane = _Plane(ax_plane, fontsize=12)
+        ax_plane.set_title("q, k faded; q', k' solid")
+        ax_score.set_title("q'·k' against m - n")
         ax_score.set_xlabel("m - n")
         ax_score.axhline(0, color="0.85", lw=0.8, zorder=0)
         ax_score.set_xlim(OFFSETS[0] - 0.5, OFFSETS[-1] + 0.5)
         ax_score.set_xticks([-20, -10, 0, 10, 20])
         ax_score.yaxis.set_major_locator(MaxNLocator(5))
-        (self.curve,) = ax_score.plot(OFFSETS, np.zeros(len(OFFSETS)), "-o", color="0.4", ms=2.5, lw=1)
-        (self.marker,) = ax_score.plot([0], [0], "o", color="black", ms=8, mfc="gold", zorder=4)
+        (self.curve,) = ax_score.plot(
+            OFFSETS, np.zeros(len(OFFSETS)), "-o", color="0.4", ms=2.5, lw=1
+        )
+        (self.marker,) = ax_score.plot(
+            [0], [0], "o", color="black", ms=8, mfc="gold", zorder=4
+        )
         self.ax_plane, self.ax_score = ax_plane, ax_score
-        figure.tight_layout()
         # blitting: the axes, titles and ticks are drawn once; each update draws only these
-        self.redraw = Redrawer(figure, [*self.plane.moving, self.curve, self.marker])
+        # (the score panel's frame too: the curve's end markers touch it, and a full draw puts the
+        # frame over the curve, under the marker)
+        self.redraw = Redrawer(
+            figure,
+            [*self.plane.moving, self.curve, *ax_score.spines.values(), self.marker],
+        )
 
         self.controls = {}
         for name, (description, kind, lo, hi, step, _) in CONTROLS.items():
             cls = W.IntSlider if kind == "int" else W.FloatSlider
-            slider = cls(value=self.values[name], min=lo, max=hi, step=step, description=description,
-                         continuous_update=True)
+            slider = cls(
+                value=self.values[name],
+                min=lo,
+                max=hi,
+                step=step,
+                description=description,
+                continuous_update=True,
+            )
+            compact(slider, "158px", "52px")
             slider.observe(self._on_change(name), names="value")
             self.controls[name] = slider
         self.readout = W.HTML()
@@ -179,7 +253,9 @@ class RotatePairWidget:
     def _check(values):
         unknown = set(values) - set(CONTROLS)
         if unknown:
-            raise ValueError(f"unknown control(s) {sorted(unknown)}; expected some of {list(CONTROLS)}")
+            raise ValueError(
+                f"unknown control(s) {sorted(unknown)}; expected some of {list(CONTROLS)}"
+            )
 
     def _on_change(self, name):
         def handler(change):
@@ -191,7 +267,9 @@ class RotatePairWidget:
     def update(self, **values) -> None:
         self._check(values)
         for name, value in values.items():
-            self.values[name] = int(value) if CONTROLS[name][1] == "int" else float(value)
+            self.values[name] = (
+                int(value) if CONTROLS[name][1] == "int" else float(value)
+            )
         self._syncing = True
         try:
             for name in values:
@@ -208,47 +286,47 @@ class RotatePairWidget:
         q_rot, k_rot = _rotate_pairs(q, k, m, n, theta)
         score = float(q_rot @ k_rot)
         closed = float(closed_form_score(q, k, m, n, theta))
-        self.state = dict(q=q, k=k, q_rot=q_rot, k_rot=k_rot, score=score, closed=closed, m=m, n=n)
+        self.state = dict(
+            q=q, k=k, q_rot=q_rot, k_rot=k_rot, score=score, closed=closed, m=m, n=n
+        )
 
-        self.plane.set(q.tolist(), k.tolist(), q_rot.tolist(), k_rot.tolist(), m * theta, n * theta,
-                       names=("(m+shift)", "(n+shift)") if v["shift"] else ("m", "n"))
+        self.plane.set(
+            q.tolist(),
+            k.tolist(),
+            q_rot.tolist(),
+            k_rot.tolist(),
+            m * theta,
+            n * theta,
+            names=("(m+shift)", "(n+shift)") if v["shift"] else ("m", "n"),
+        )
         curve = closed_form_score(q, k, torch.as_tensor(OFFSETS), 0, theta).numpy()
         self.curve.set_ydata(curve)
         offset = v["m"] - v["n"]
         self.marker.set_data([offset], [score])
         top = _score_limit(v["q_len"], v["k_len"])
-        full = self.ax_score.get_ylim() != (-top, top)  # new limits: tick labels change too
+        full = self.ax_score.get_ylim() != (
+            -top,
+            top,
+        )  # new limits: tick labels change too
         if full:
             self.ax_score.set_ylim(-top, top)
 
         self.readout.value = (
-            f"<b>q'·k' = {score:.4f}</b> &nbsp;&nbsp; closed form = {closed:.4f} &nbsp;&nbsp; "
-            f"m - n = {offset}<br>"
-            f"positions: query at m + shift = {m}, key at n + shift = {n}; "
-            f"angles (m+shift)θ = {m * theta:.4f} rad, (n+shift)θ = {n * theta:.4f} rad; "
-            f"unrotated q·k = {float(q @ k):.4f}"
+            f"<b>q'·k' = {score:.4f}</b>, closed form = {closed:.4f}, m - n = {offset}; "
+            f"query at m + shift = {m}, key at n + shift = {n}"
         )
         self.redraw(full=full)
 
     def widget(self):
-        import ipywidgets as W
-
+        """Two rows of four sliders, the readout (one line) under them, the figure below."""
         c = self.controls
-        canvas = self.figure.canvas
-        if isinstance(canvas, W.DOMWidget):  # ipympl
-            canvas.header_visible = False
-            canvas.footer_visible = False
-            canvas.resizable = False
-        else:  # no interactive backend: show the picture once
-            from IPython.display import display
-
-            out = W.Output()
-            with out:
-                display(static_png(self.figure))
-            canvas = out
-        sliders = W.HBox([W.VBox([c["m"], c["n"], c["shift"], c["theta"]]),
-                          W.VBox([c["q_len"], c["q_angle"], c["k_len"], c["k_angle"]])])
-        return W.VBox([sliders, self.readout, canvas])
+        rows = [
+            [c["m"], c["n"], c["shift"], c["theta"]],
+            [c["q_len"], c["q_angle"], c["k_len"], c["k_angle"]],
+        ]
+        return live_box(
+            rows, self.readout, self.figure, readout_width="640px", beside="below"
+        )
 
 
 def _steps():
@@ -275,7 +353,9 @@ def thumbnail() -> Figure:
     q, k = from_polar(1.2, -0.2), from_polar(1.0, 1.9)
     theta, m, n = 0.3, 5, 2
     q_rot, k_rot = _rotate_pairs(q, k, m, n, theta)
-    plane.set(q.tolist(), k.tolist(), q_rot.tolist(), k_rot.tolist(), m * theta, n * theta)
+    plane.set(
+        q.tolist(), k.tolist(), q_rot.tolist(), k_rot.tolist(), m * theta, n * theta
+    )
     ax.set_xlim(-2.4, 2.4)
     fig.suptitle("RoPE: q turns by mθ, k by nθ; q'·k' sees m - n", fontsize=9)
     return fig
@@ -292,48 +372,100 @@ def polar_rotation_figure() -> Figure:
     ax.axhline(0, color="0.7", lw=0.8)
     ax.axvline(0, color="0.7", lw=0.8)
     kw = dict(angles="xy", scale_units="xy", scale=1, width=0.012)
-    ax.quiver([0], [0], [r * math.cos(phi)], [r * math.sin(phi)], color=Q_COLOR, alpha=0.4, **kw)
-    ax.quiver([0], [0], [r * math.cos(phi + alpha)], [r * math.sin(phi + alpha)], color=Q_COLOR, **kw)
+    ax.quiver(
+        [0],
+        [0],
+        [r * math.cos(phi)],
+        [r * math.sin(phi)],
+        color=Q_COLOR,
+        alpha=0.4,
+        **kw,
+    )
+    ax.quiver(
+        [0],
+        [0],
+        [r * math.cos(phi + alpha)],
+        [r * math.sin(phi + alpha)],
+        color=Q_COLOR,
+        **kw,
+    )
     ax.plot(*_arc_points(0, phi, 0.3), color="0.4", lw=1.2)
     ax.plot(*_arc_points(phi, alpha, 0.45), color=Q_COLOR, lw=1.5)
-    ax.text(0.36 * math.cos(phi / 2), 0.36 * math.sin(phi / 2), "φ", fontsize=12, va="center")
-    ax.text(0.55 * math.cos(phi + alpha / 2), 0.55 * math.sin(phi + alpha / 2), "α", fontsize=12,
-            color=Q_COLOR, va="center")
-    ax.text(0.93 * math.cos(phi) - 0.12, 0.93 * math.sin(phi) - 0.06, "(x, y) = (r cos φ, r sin φ)", fontsize=9,
-            va="top")
-    ax.text(r * math.cos(phi + alpha) + 0.06, r * math.sin(phi + alpha),
-            "(x', y') = (r cos(φ+α), r sin(φ+α))", fontsize=9, ha="left", va="center")
+    ax.text(
+        0.36 * math.cos(phi / 2),
+        0.36 * math.sin(phi / 2),
+        "φ",
+        fontsize=12,
+        va="center",
+    )
+    ax.text(
+        0.55 * math.cos(phi + alpha / 2),
+        0.55 * math.sin(phi + alpha / 2),
+        "α",
+        fontsize=12,
+        color=Q_COLOR,
+        va="center",
+    )
+    ax.text(
+        0.93 * math.cos(phi) - 0.12,
+        0.93 * math.sin(phi) - 0.06,
+        "(x, y) = (r cos φ, r sin φ)",
+        fontsize=9,
+        va="top",
+    )
+    ax.text(
+        r * math.cos(phi + alpha) + 0.06,
+        r * math.sin(phi + alpha),
+        "(x', y') = (r cos(φ+α), r sin(φ+α))",
+        fontsize=9,
+        ha="left",
+        va="center",
+    )
     ax.set_xticks([])
     ax.set_yticks([])
     ax.set_title("same length r, angle φ → φ + α", fontsize=10)
     return fig
 
 
-def frequency_figure(q, k, offset: int, thetas=(1.0, 0.01), max_offset: int = 60) -> Figure:
+def frequency_figure(
+    q, k, offset: int, thetas=(1.0, 0.01), max_offset: int = 60
+) -> Figure:
     """The same offset m - n seen by a fast pair (large theta) and a slow pair (small theta):
     one plane per theta (k at position 0, q at position `offset`), then the score against the
     offset 0 .. max_offset for both."""
     q = torch.as_tensor(q, dtype=torch.float64)
     k = torch.as_tensor(k, dtype=torch.float64)
-    fig = Figure(figsize=(10, 3.3), dpi=80)
-    axes = fig.subplots(1, 3, gridspec_kw=dict(width_ratios=[1, 1, 1.6]))
+    fig = Figure(figsize=(6.4, 3.6), dpi=100)
+    axes = fig.subplots(1, 3, gridspec_kw=dict(width_ratios=[1, 1, 1.5]))
     styles = ("-", "--")
     for ax, theta in zip(axes[:2], thetas):
-        plane = _Plane(ax, limit=1.7, fontsize=9)
+        plane = _Plane(ax, limit=1.7, fontsize=11)
         q_rot, k_rot = _rotate_pairs(q, k, offset, 0, theta)
-        plane.set(q.tolist(), k.tolist(), q_rot.tolist(), k_rot.tolist(), offset * theta, 0.0)
+        plane.set(
+            q.tolist(), k.tolist(), q_rot.tolist(), k_rot.tolist(), offset * theta, 0.0
+        )
         score = float(q_rot @ k_rot)
-        ax.set_title(f"θ = {theta:g}: m - n = {offset}, angle {offset * theta:.3f} rad\nq'·k' = {score:.4f}",
-                     fontsize=9)
+        ax.set_title(
+            f"θ = {theta:g}: {offset * theta:.3f} rad\nq'·k' = {score:.4f}",
+            fontsize=12,
+        )
     offsets = torch.arange(max_offset + 1)
     for theta, style in zip(thetas, styles):
         scores = closed_form_score(q, k, offsets, 0, theta)
-        axes[2].plot(offsets.numpy(), scores.numpy(), style, marker="o", ms=2.5, lw=1, label=f"θ = {theta:g}")
+        axes[2].plot(
+            offsets.numpy(),
+            scores.numpy(),
+            style,
+            marker="o",
+            ms=2.5,
+            lw=1,
+            label=f"θ = {theta:g}",
+        )
     axes[2].axvline(offset, color="0.6", lw=0.8, ls=":")
     axes[2].set_xlabel("offset m - n")
     axes[2].set_ylabel("q'·k'")
-    axes[2].legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)
-    axes[2].set_title("score against the offset", fontsize=9)
+    axes[2].legend(loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=2)
+    axes[2].set_title(f"score, m - n = {offset} dotted", fontsize=12)
     fig.tight_layout()
-    fig.subplots_adjust(top=0.84)  # room for the two-line titles over the square planes
+    fig.subplots_adjust(top=0.8)  # room for the two-line titles over the square planes
     return fig

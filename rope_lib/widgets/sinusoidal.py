@@ -20,14 +20,18 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.ticker import MaxNLocator
 
 from ..sinusoidal import sinusoidal_at, sinusoidal_offset_dot
-from . import Redrawer
+from . import LIVE_SIZE, Redrawer, compact, live_box, live_figure
+from .style import integer_ticks
 
-K_MAX = 64          # the offset slider's range, -K_MAX .. K_MAX
-CURVE_K = 128       # the dot-product curve is drawn for Delta in -CURVE_K .. CURVE_K
-BASE_EXPONENTS = (1.0, 5.0, 0.25)   # the base slider: 10**1 .. 10**5 in steps of 10**0.25
+K_MAX = 64  # the offset slider's range, -K_MAX .. K_MAX
+CURVE_K = 128  # the dot-product curve is drawn for Delta in -CURVE_K .. CURVE_K
+BASE_EXPONENTS = (
+    1.0,
+    5.0,
+    0.25,
+)  # the base slider: 10**1 .. 10**5 in steps of 10**0.25
 
 
 def _slider_bases():
@@ -38,44 +42,54 @@ def _slider_bases():
 class EncodingExplorer:
     """Live view of PE(m), PE(m + Delta) and their dot product (module docstring)."""
 
-    def __init__(self, p: int = 20, k: int = 5, d_model: int = 32, base: float = 10000.0):
+    def __init__(
+        self, p: int = 20, k: int = 5, d_model: int = 32, base: float = 10000.0
+    ):
         self.values = dict(p=p, k=k, d_model=d_model, base=base)
         self.curve_k = np.arange(-CURVE_K, CURVE_K + 1)
         self._curve_for = None
-        self._bottom_for = {}     # d_model -> the lowest point of the curve over the slider's bases
-        self._static_for = None   # (d_model, bottom y limit) the static background was drawn for
+        self._bottom_for = {}  # d_model -> the lowest point of the curve over the slider's bases
+        self._static_for = (
+            None  # (d_model, bottom y limit) the static background was drawn for
+        )
         # ioff: the figure is shown once, by widget(), not again by ipympl at the end of the cell.
         # A fixed layout: constrained layout would be recomputed at every draw (about 70 ms here).
-        with plt.ioff():
-            self.figure, (self.ax_vec, self.ax_dot) = plt.subplots(2, 1, figsize=(7.5, 5.2))
-        self.figure.subplots_adjust(left=0.08, right=0.97, top=0.94, bottom=0.1, hspace=0.45)
+        # A fixed layout, side by side (640 x 330 px): constrained layout would be recomputed at
+        # every draw (about 70 ms here).
+        self.figure = live_figure(LIVE_SIZE)
+        self.ax_vec = self.figure.add_axes((0.085, 0.17, 0.37, 0.70))
+        self.ax_dot = self.figure.add_axes((0.59, 0.17, 0.375, 0.70))
         # Few texts, no legend boxes: text dominates the draw time (the tests and the benchmark
         # draw with Agg), so the colour key sits in the titles.
         ax = self.ax_vec
-        (self.line_p,) = ax.plot([], [], "o-", color="tab:blue", ms=4, lw=0.6)
-        (self.line_pk,) = ax.plot([], [], "s-", color="tab:orange", ms=3.5, lw=0.6)
+        (self.line_p,) = ax.plot([], [], "o-", color="tab:blue", ms=4, lw=0.8)
+        (self.line_pk,) = ax.plot([], [], "s-", color="tab:orange", ms=3.5, lw=0.8)
         ax.set_ylim(-1.15, 1.15)
         ax.set_yticks([-1, 0, 1])
         ax.axhline(0, color="0.7", lw=0.6)
-        ax.xaxis.set_major_locator(MaxNLocator(nbins=8, integer=True))
-        ax.set_title("PE(m) (blue dots), PE(m + Δ) (orange squares) by coordinate j: "
-                     "even j sin, odd j cos", fontsize=9)
+        integer_ticks(ax.xaxis, nbins=5)
+        ax.set_xlabel("coordinate j")
+        ax.set_title("PE(m) blue, PE(m+Δ) orange")
 
         ax = self.ax_dot
-        (self.curve,) = ax.plot(self.curve_k, np.zeros(self.curve_k.shape), color="tab:green", lw=1.2)
+        (self.curve,) = ax.plot(
+            self.curve_k, np.zeros(self.curve_k.shape), color="tab:green", lw=1.4
+        )
         (self.marker,) = ax.plot([0], [0], "o", color="tab:red", ms=7)
-        (self.mirror,) = ax.plot([0], [0], "o", mfc="none", mec="tab:red", ms=9)
+        (self.mirror,) = ax.plot([0], [0], "o", mfc="none", mec="tab:red", ms=10)
         self.top = ax.axhline(0, color="0.6", lw=0.8, ls=":")
         ax.axhline(0, color="0.7", lw=0.6)
         ax.set_xlim(-CURVE_K, CURVE_K)
-        ax.set_xticks(np.arange(-CURVE_K, CURVE_K + 1, 32))
+        ax.set_xticks(np.arange(-CURVE_K, CURVE_K + 1, 64))
         ax.set_xlabel("offset Δ")
-        ax.set_title("Σ_i cos(Δ·θ_i) (green), PE(m)·PE(m+Δ) (red dot), "
-                     "PE(m)·PE(m−Δ) (red ring)", fontsize=9)
+        ax.set_title("PE(m)·PE(m+Δ) against Δ")
 
         # Drawn on top of a static background at each update; everything else is drawn only when
         # d_model (the x range, the y range and their ticks) changes.
-        self.redraw = Redrawer(self.figure, [self.line_p, self.line_pk, self.curve, self.marker, self.mirror])
+        self.redraw = Redrawer(
+            self.figure,
+            [self.line_p, self.line_pk, self.curve, self.marker, self.mirror],
+        )
 
         self.controls = self._make_controls()
         self.readout = self._make_readout()
@@ -87,15 +101,35 @@ class EncodingExplorer:
 
         v = self.values
         controls = {
-            "p": w.IntSlider(value=v["p"], min=0, max=200, description="position m", continuous_update=True),
-            "k": w.IntSlider(value=v["k"], min=-K_MAX, max=K_MAX, description="offset Δ"),
-            "d_model": w.IntSlider(value=v["d_model"], min=4, max=128, step=4, description="d_model"),
-            "base": w.FloatLogSlider(value=v["base"], base=10, min=BASE_EXPONENTS[0], max=BASE_EXPONENTS[1],
-                                     step=BASE_EXPONENTS[2], description="base", readout_format=".0f"),
+            "p": w.IntSlider(
+                value=v["p"],
+                min=0,
+                max=200,
+                description="position m",
+                continuous_update=True,
+            ),
+            "k": w.IntSlider(
+                value=v["k"], min=-K_MAX, max=K_MAX, description="offset Δ"
+            ),
+            "d_model": w.IntSlider(
+                value=v["d_model"], min=4, max=128, step=4, description="d_model"
+            ),
+            "base": w.FloatLogSlider(
+                value=v["base"],
+                base=10,
+                min=BASE_EXPONENTS[0],
+                max=BASE_EXPONENTS[1],
+                step=BASE_EXPONENTS[2],
+                description="base",
+                readout_format=".0f",
+            ),
         }
         for name, control in controls.items():
-            control.style.description_width = "90px"
-            control.observe(lambda change, name=name: self.update(**{name: change["new"]}), names="value")
+            compact(control, "215px", "78px")
+            control.observe(
+                lambda change, name=name: self.update(**{name: change["new"]}),
+                names="value",
+            )
         return controls
 
     def _make_readout(self):
@@ -106,15 +140,18 @@ class EncodingExplorer:
         return readout
 
     def widget(self):
-        import ipywidgets as w
-
-        return w.VBox([w.HBox([w.VBox(list(self.controls.values())), self.readout]), self.figure.canvas])
+        """Two rows of two sliders, the readout beside them, the figure below (a LiveBox)."""
+        c = self.controls
+        rows = [[c["p"], c["k"]], [c["d_model"], c["base"]]]
+        return live_box(rows, self.readout, self.figure, readout_width="205px")
 
     # --- the picture -------------------------------------------------------------------------
     def update(self, **values):
         unknown = set(values) - set(self.values)
         if unknown:
-            raise ValueError(f"update() takes {sorted(self.values)}, got {sorted(unknown)}")
+            raise ValueError(
+                f"update() takes {sorted(self.values)}, got {sorted(unknown)}"
+            )
         self.values.update(values)
         p, k = int(self.values["p"]), int(self.values["k"])
         d, base = int(self.values["d_model"]), float(self.values["base"])
@@ -146,20 +183,24 @@ class EncodingExplorer:
         self.marker.set_data([k], [forward])
         self.mirror.set_data([-k], [backward])
         inside = abs(k) <= CURVE_K
-        closed = float(self._curve[k + CURVE_K] if inside else sinusoidal_offset_dot(k, d, base))
+        closed = float(
+            self._curve[k + CURVE_K] if inside else sinusoidal_offset_dot(k, d, base)
+        )
         self.readout.value = (
-            f"m = {p}, m + Δ = {p + k}, d = {d}, b = {base:.6g}<br>"
             f"<b>PE(m)·PE(m+Δ) = {forward:.4f}</b><br>"
             f"PE(m)·PE(m−Δ) = {backward:.4f}<br>"
             f"Σ_i cos(Δ·θ_i) = {closed:.4f}<br>"
-            f"|PE(m)|² = {float(vectors[0] @ vectors[0]):.4f} (d/2 = {d / 2:.4f})"
+            f"|PE(m)|² = {float(vectors[0] @ vectors[0]):.4f} = d/2"
         )
         self.redraw(full=full)
 
     def _bottom(self, d: int) -> float:
         """The bottom y limit for d_model d: below the curve's lowest point for every slider base."""
         if d not in self._bottom_for:
-            lowest = min(float(sinusoidal_offset_dot(self.curve_k, d, b).min()) for b in _slider_bases())
+            lowest = min(
+                float(sinusoidal_offset_dot(self.curve_k, d, b).min())
+                for b in _slider_bases()
+            )
             self._bottom_for[d] = min(-0.1 * d, lowest - 0.05 * d)
         return self._bottom_for[d]
 
@@ -170,7 +211,13 @@ def thumbnail():
 
     with plt.ioff():
         fig, (left, right) = plt.subplots(1, 2, figsize=(4, 2.5), layout="constrained")
-    left.imshow(sinusoidal_encoding(64, 32).numpy(), aspect="auto", cmap="RdBu_r", vmin=-1, vmax=1)
+    left.imshow(
+        sinusoidal_encoding(64, 32).numpy(),
+        aspect="auto",
+        cmap="RdBu_r",
+        vmin=-1,
+        vmax=1,
+    )
     left.set_xlabel("coordinate", fontsize=7)
     left.set_ylabel("position", fontsize=7)
     left.set_title("PE table", fontsize=8)
@@ -184,9 +231,9 @@ def thumbnail():
 
 
 def _steps():
-    steps = [dict(p=p) for p in range(0, 201, 25)]                       # 9
-    steps += [dict(k=k) for k in range(-64, 65, 16)]                      # 9
-    steps += [dict(d_model=d) for d in (8, 16, 24, 48, 64, 96, 128)]      # 7
+    steps = [dict(p=p) for p in range(0, 201, 25)]  # 9
+    steps += [dict(k=k) for k in range(-64, 65, 16)]  # 9
+    steps += [dict(d_model=d) for d in (8, 16, 24, 48, 64, 96, 128)]  # 7
     steps += [dict(base=b) for b in (10.0, 100.0, 1000.0, 30000.0, 100000.0)]  # 5
     return steps
 
