@@ -209,8 +209,27 @@ RIGHT = {
     "context_extension.check_yarn_frequencies": ("tensor", _yarn_frequencies),
     "context_extension.check_logit_multiplier": ("number", lambda: (0.1 * math.log(16) + 1) ** 2),
     "context_extension.check_llama3_pair_counts": ("counts", _llama3_pair_counts),
+    # d = 64, b = 1e4, p = 0.5: the first 16 pairs keep the whole head's frequencies
+    "todays_models.check_proportional_frequencies": (
+        "tensor", lambda: [1e4 ** (-2 * i / 64) if i < 16 else 0.0 for i in range(32)]),
+    # 1 + 0.1 ln(1 + floor((16383 + 1) / 8192))
+    "todays_models.check_nope_query_scale": ("number", lambda: 1 + 0.1 * math.log(3)),
+    # 2 pi 1e4^(2i/256) > 1024  <=>  i > 128 log(1024 / 2 pi) / log(1e4) = 70.8: i = 71 .. 127
+    "todays_models.check_local_slow_pairs": ("count", 57),
+    # the latent (512) and the one shared rotated key (64)
+    "todays_models.check_mla_cache_size": ("count", 512 + 64),
+    # text 0, 1; a 2 x 3 grid at s = 2: t = 2, h = 2 + row, w = 2 + column; text again at
+    # s + max(H, W) = 5
+    "multimodal.check_position_ids": ("tensor", [[0, 1, 2, 2, 2, 2, 2, 2, 5, 6],
+                                                 [0, 1, 2, 2, 2, 3, 3, 3, 5, 6],
+                                                 [0, 1, 2, 3, 4, 2, 3, 4, 5, 6]]),
+    # 28 x 40 patches merged 2 x 2: a 14 x 20 grid at s = 10, text again at 10 + 20
+    "multimodal.check_next_text_position": ("count", 30),
+    # Qwen3-VL: t, h, w, t, h, w, ... while h and w last (4 each), then t
+    "multimodal.check_interleaved_pair_axes": ("tensor", [0, 1, 2] * 4 + [0] * 4),
+    # Pixtral counts columns (3 -> 6); DINOv3's centres in [-1, 1]: 2 * 3/16 = 2 * 6/32
+    "multimodal.check_resized_offsets": ("tensor", [6.0, 0.375]),
 }
-LESSON_MODULES = {"why_position", "absolute", "rotation", "complex_rope", "alibi", "context_extension"}
 
 
 def right_value(key):
@@ -219,8 +238,8 @@ def right_value(key):
 
 
 def test_every_lesson_checker_has_a_right_answer_here():
-    lesson = {k for k in CHECKERS if k.split(".")[0] in LESSON_MODULES}
-    assert lesson == set(RIGHT)
+    # a new lesson's checkers must be added to RIGHT, so that they are tested on right answers too
+    assert set(CHECKERS) == set(RIGHT)
 
 
 def test_the_hand_computed_right_answers_are_the_known_numbers():

@@ -1,0 +1,548 @@
+"""Published models' position settings, typed in as data, and what they mean per pair.
+
+Each entry of MODELS holds the position-related keys of one model's config.json (in the
+v4 spelling most files on the Hugging Face Hub still use), the lengths it was trained at
+and claims to serve, and where the numbers come from. Only the keys that matter for
+positions are kept (head sizes, layer counts, rope keys, layer patterns), and nothing is
+downloaded. For example:
+
+    layers = read_rope_config(MODELS["Llama 3.1 8B"].config)   # one LayerRope per layer
+    model_curves("Llama 3.1 8B")      # one wavelength curve per kind of layer
+
+Every value was checked against a public copy of the model's config.json, model card or
+paper; where a copy could not settle a value, the entry's source says so.
+
+BLOOM and MPT use ALiBi (no rotation): their entries have config None and alibi_heads;
+their "curve" is 1/mu_h per head, the distance at which a head's bias costs one logit.
+
+LEFT_OUT names models the course chose not to type in, and why.
+
+llama4_attention_scale(positions, floor_scale, attn_scale) is the position-dependent
+query scale Llama 4 puts on its NoPE layers (attn_temperature_tuning in transformers'
+Llama4TextAttention).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+
+import torch
+
+from ._checks import require_positive_float, require_positive_int
+from .alibi import alibi_slopes
+from .configs import read_rope_config
+from .scaling import wavelengths
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """One row of the model table.
+
+    config:          the position-related keys of its config.json (None for ALiBi)
+    trained_length:  L, the length of the pretraining sequences (before any extension)
+    context_length:  L', the context the model (or its card) claims
+    source:          where the numbers come from (Hub repo id of the config, model card,
+                     paper), and what could not be checked
+    alibi_heads:     number of heads, for ALiBi models (config is None then)
+    note:            one line on what is special
+    """
+
+    config: dict | None
+    trained_length: int
+    context_length: int
+    source: str
+    alibi_heads: int | None = None
+    note: str = ""
+
+
+_LLAMA4_TEXT = {
+    "model_type": "llama4_text",
+    "hidden_size": 5120,
+    "head_dim": 128,
+    "num_attention_heads": 40,
+    "num_key_value_heads": 8,
+    "num_hidden_layers": 48,
+    "max_position_embeddings": 10485760,
+    "rope_theta": 500000.0,
+    "rope_scaling": {
+        "factor": 16.0,
+        "high_freq_factor": 1.0,
+        "low_freq_factor": 1.0,
+        "original_max_position_embeddings": 8192,
+        "rope_type": "llama3",
+    },
+    "no_rope_layers": [0 if (i + 1) % 4 == 0 else 1 for i in range(48)],
+    "attention_chunk_size": 8192,
+    "attn_temperature_tuning": 4,
+    "floor_scale": 8192,
+    "attn_scale": 0.1,
+}
+
+MODELS: dict[str, ModelEntry] = {
+    "Llama 2 7B": ModelEntry(
+        {
+            "model_type": "llama",
+            "hidden_size": 4096,
+            "num_attention_heads": 32,
+            "num_hidden_layers": 32,
+            "max_position_embeddings": 4096,
+            "rope_scaling": None,
+        },
+        4096,
+        4096,
+        "meta-llama/Llama-2-7b-hf config.json (no rope_theta: the default 10,000; "
+        "num_key_value_heads 32, left out here); Touvron et al. 2023, arXiv:2307.09288 "
+        "(4k context)",
+        note="plain RoPE, base 10,000",
+    ),
+    "Llama 3.1 8B": ModelEntry(
+        {
+            "model_type": "llama",
+            "hidden_size": 4096,
+            "num_attention_heads": 32,
+            "num_key_value_heads": 8,
+            "num_hidden_layers": 32,
+            "max_position_embeddings": 131072,
+            "rope_theta": 500000.0,
+            "rope_scaling": {
+                "factor": 8.0,
+                "low_freq_factor": 1.0,
+                "high_freq_factor": 4.0,
+                "original_max_position_embeddings": 8192,
+                "rope_type": "llama3",
+            },
+        },
+        8192,
+        131072,
+        "meta-llama/Llama-3.1-8B config.json (L: its original_max_position_embeddings)",
+        note="llama3 scaling, factor 8",
+    ),
+    "Llama 3.2 1B": ModelEntry(
+        {
+            "model_type": "llama",
+            "hidden_size": 2048,
+            "head_dim": 64,
+            "num_attention_heads": 32,
+            "num_key_value_heads": 8,
+            "num_hidden_layers": 16,
+            "max_position_embeddings": 131072,
+            "rope_theta": 500000.0,
+            "rope_scaling": {
+                "factor": 32.0,
+                "high_freq_factor": 4.0,
+                "low_freq_factor": 1.0,
+                "original_max_position_embeddings": 8192,
+                "rope_type": "llama3",
+            },
+        },
+        8192,
+        131072,
+        "meta-llama/Llama-3.2-1B config.json (L: its original_max_position_embeddings)",
+        note="llama3 scaling, factor 32, head 64",
+    ),
+    "Llama 4 Scout": ModelEntry(
+        {"model_type": "llama4", "text_config": _LLAMA4_TEXT},
+        8192,
+        10485760,
+        "Llama 4 Scout text_config as quoted by several public copies (the 10M-token "
+        "release: llama3 scaling, factor 16, low = high = 1). Copies disagree: others, "
+        "labelled meta-llama/Llama-4-Scout-17B-16E, show factor 8, high_freq_factor 4 "
+        "and max_position_embeddings 262,144; the Hub file itself was not read here. "
+        "L: original_max_position_embeddings, not a documented pretraining length. "
+        "no_rope_layers written out: every 4th layer 0 (NoPE)",
+        note="every 4th layer NoPE, with a query temperature",
+    ),
+    "Mistral 7B": ModelEntry(
+        {
+            "model_type": "mistral",
+            "hidden_size": 4096,
+            "num_attention_heads": 32,
+            "num_key_value_heads": 8,
+            "num_hidden_layers": 32,
+            "max_position_embeddings": 32768,
+            "rope_theta": 10000.0,
+            "sliding_window": 4096,
+        },
+        8192,
+        8192,
+        "mistralai/Mistral-7B-v0.1 config.json; Jiang et al. 2023, arXiv:2310.06825, "
+        "Table 1 (window_size 4096, context_len 8192); the config's "
+        "max_position_embeddings 32768 is not a claimed context",
+        note="plain RoPE, 4096-token sliding window",
+    ),
+    "Qwen2.5 7B + YaRN": ModelEntry(
+        {
+            "model_type": "qwen2",
+            "hidden_size": 3584,
+            "num_attention_heads": 28,
+            "num_key_value_heads": 4,
+            "num_hidden_layers": 28,
+            "max_position_embeddings": 32768,
+            "rope_theta": 1000000.0,
+            "rope_scaling": {
+                "factor": 4.0,
+                "original_max_position_embeddings": 32768,
+                "type": "yarn",
+            },
+        },
+        32768,
+        131072,
+        "Qwen/Qwen2.5-7B-Instruct config.json, with the rope_scaling its model card "
+        "says to add for texts over 32,768 tokens (section 'Processing Long Texts')",
+        note="static YaRN, factor 4",
+    ),
+    "Qwen2-VL 7B": ModelEntry(
+        {
+            "model_type": "qwen2_vl",
+            "hidden_size": 3584,
+            "num_attention_heads": 28,
+            "num_key_value_heads": 4,
+            "num_hidden_layers": 28,
+            "max_position_embeddings": 32768,
+            "rope_theta": 1000000.0,
+            "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]},
+        },
+        32768,
+        32768,
+        "Qwen/Qwen2-VL-7B-Instruct config.json; L and L' are its "
+        "max_position_embeddings (the card states no training length)",
+        note="M-RoPE: pairs split 16/24/24 over (t, h, w)",
+    ),
+    "Qwen3-VL 30B-A3B": ModelEntry(
+        {
+            "model_type": "qwen3_vl_moe",
+            "text_config": {
+                "model_type": "qwen3_vl_moe_text",
+                "hidden_size": 2048,
+                "head_dim": 128,
+                "num_attention_heads": 32,
+                "num_key_value_heads": 4,
+                "num_hidden_layers": 48,
+                "max_position_embeddings": 262144,
+                "rope_theta": 5000000,
+                "rope_scaling": {
+                    "mrope_interleaved": True,
+                    "mrope_section": [24, 20, 20],
+                    "rope_type": "default",
+                },
+            },
+        },
+        262144,
+        262144,
+        "Qwen/Qwen3-VL-30B-A3B-Instruct config.json (text_config); L and L' are its "
+        "max_position_embeddings",
+        note="interleaved M-RoPE 24/20/20, base 5,000,000",
+    ),
+    "DeepSeek-V3": ModelEntry(
+        {
+            "model_type": "deepseek_v3",
+            "hidden_size": 7168,
+            "num_attention_heads": 128,
+            "num_hidden_layers": 61,
+            "kv_lora_rank": 512,
+            "q_lora_rank": 1536,
+            "qk_nope_head_dim": 128,
+            "qk_rope_head_dim": 64,
+            "v_head_dim": 128,
+            "max_position_embeddings": 163840,
+            "rope_theta": 10000,
+            "rope_scaling": {
+                "beta_fast": 32,
+                "beta_slow": 1,
+                "factor": 40,
+                "mscale": 1.0,
+                "mscale_all_dim": 1.0,
+                "original_max_position_embeddings": 4096,
+                "type": "yarn",
+            },
+        },
+        4096,
+        131072,
+        "deepseek-ai/DeepSeek-V3 config.json; DeepSeek-AI 2024, arXiv:2412.19437 "
+        "(4k pretraining, then YaRN to 32k and 128k); L' = the card's 128K context "
+        "(max_position_embeddings 163840 = 40 x 4096)",
+        note="MLA: 64 of 192 query/key coordinates rotated, YaRN factor 40",
+    ),
+    "Gemma 3 4B": ModelEntry(
+        {
+            "model_type": "gemma3",
+            "text_config": {
+                "model_type": "gemma3_text",
+                "hidden_size": 2560,
+                "head_dim": 256,
+                "num_attention_heads": 8,
+                "num_key_value_heads": 4,
+                "num_hidden_layers": 34,
+                "max_position_embeddings": 131072,
+                "rope_theta": 1000000.0,
+                "rope_local_base_freq": 10000.0,
+                "rope_scaling": {"factor": 8.0, "rope_type": "linear"},
+                "sliding_window": 1024,
+                "sliding_window_pattern": 6,
+            },
+        },
+        32768,
+        131072,
+        "google/gemma-3-4b-it config.json (text_config), as quoted by public copies; "
+        "Gemma Team 2025, arXiv:2503.19786 (32k pretraining, global layers rescaled "
+        "by 8 to 128k)",
+        note="5 local (base 10k) : 1 global (base 1M, linear x8)",
+    ),
+    "Gemma 4 26B-A4B": ModelEntry(
+        {
+            "model_type": "gemma4",
+            "text_config": {
+                "model_type": "gemma4_text",
+                "hidden_size": 2816,
+                "head_dim": 256,
+                "global_head_dim": 512,
+                "num_attention_heads": 16,
+                "num_key_value_heads": 8,
+                "num_hidden_layers": 30,
+                "max_position_embeddings": 262144,
+                "sliding_window": 1024,
+                "rope_parameters": {
+                    "full_attention": {
+                        "partial_rotary_factor": 0.25,
+                        "rope_type": "proportional",
+                        "rope_theta": 1000000.0,
+                    },
+                    "sliding_attention": {
+                        "rope_type": "default",
+                        "rope_theta": 10000.0,
+                    },
+                },
+            },
+        },
+        262144,
+        262144,
+        "google/gemma-4-26B-A4B-it config.json (text_config), as quoted in public code "
+        "(not read from the Hub here)",
+        note="p-RoPE on 512-wide global heads: 64 of 256 pairs turn",
+    ),
+    "Pythia 1.4B (GPT-NeoX)": ModelEntry(
+        {
+            "model_type": "gpt_neox",
+            "hidden_size": 2048,
+            "num_attention_heads": 16,
+            "num_hidden_layers": 24,
+            "max_position_embeddings": 2048,
+            "rotary_pct": 0.25,
+            "rotary_emb_base": 10000,
+        },
+        2048,
+        2048,
+        "EleutherAI/pythia-1.4b config.json and the training config "
+        "models/1.4B/pythia-1.4b.yml (seq-length 2048, rotary-pct 0.25); Biderman et "
+        "al. 2023, arXiv:2304.01373",
+        note="partial rotary: 32 of 128 coordinates",
+    ),
+    "GLM-4 9B": ModelEntry(
+        {
+            "model_type": "glm",
+            "hidden_size": 4096,
+            "head_dim": 128,
+            "num_attention_heads": 32,
+            "num_key_value_heads": 2,
+            "num_hidden_layers": 40,
+            "max_position_embeddings": 131072,
+            "partial_rotary_factor": 0.5,
+            "rope_theta": 10000.0,
+        },
+        8192,
+        131072,
+        "THUDM/glm-4-9b-chat-hf config.json, as quoted by a public copy (rope_theta "
+        "10000.0). The original THUDM/glm-4-9b-chat (ChatGLM code) has rope_ratio 500, "
+        "i.e. base 10,000 x 500 = 5,000,000, and transformers' converter writes "
+        "rope_theta = 10000 x rope_ratio: the two files disagree, the table keeps the "
+        "-hf file. L: the 8K context of the GLM-4-9B base model card",
+        note="partial rotary: 64 of 128 coordinates, interleaved",
+    ),
+    "BLOOM 176B (ALiBi)": ModelEntry(
+        None,
+        2048,
+        2048,
+        "bigscience/bloom config.json (n_head 112, n_layer 70); its model card and "
+        "BigScience 2022, arXiv:2211.05100 (sequence length 2048)",
+        alibi_heads=112,
+        note="ALiBi, 112 heads (not a power of two)",
+    ),
+    "MPT 7B (ALiBi)": ModelEntry(
+        None,
+        2048,
+        2048,
+        "mosaicml/mpt-7b config.json (n_heads 32, max_seq_len 2048, attn_config alibi "
+        "true, alibi_bias_max 8), checked against a public copy of mpt-7b-instruct's "
+        "config, which has the same architecture",
+        alibi_heads=32,
+        note="ALiBi, 32 heads",
+    ),
+}
+
+#: Models the table leaves out, and why.
+LEFT_OUT = {
+    "Phi-3 mini 128k": (
+        "LongRoPE with 48 searched factors per list (short_factor, long_factor); the "
+        "lists could not be checked against the published config here, so they are "
+        "not typed in"
+    ),
+}
+
+
+def model_layers(name: str):
+    """read_rope_config of a model's config: one LayerRope per layer (RoPE only)."""
+    entry = _entry(name)
+    if entry.config is None:
+        raise ValueError(
+            f"{name!r} uses ALiBi: it has no rotary layers (see model_curves)"
+        )
+    with warnings.catch_warnings():
+        # Llama 4 Scout ships low_freq_factor == high_freq_factor (one cut instead of
+        # a ramp), which transformers and rope_lib warn about; the table reads it as
+        # published
+        warnings.filterwarnings("ignore", message="high_freq_factor must be greater")
+        return read_rope_config(entry.config)
+
+
+def model_curves(name: str) -> list[dict]:
+    """What to draw for one model: one dict per kind of layer,
+
+        {"label",
+         "layers" (how many),
+         "x" (pair i / number of pairs, or head h / H for ALiBi),
+         "y" (wavelength 2 pi / theta_i in tokens; inf for a frequency-0 pair;
+              1/mu_h for ALiBi),
+         "kind" ("rope", "nope" or "alibi")}.
+
+    Layers with the same frequencies are one curve."""
+    entry = _entry(name)
+    if entry.config is None:
+        heads = entry.alibi_heads
+        slopes = alibi_slopes(heads).double()
+        x = (torch.arange(heads, dtype=torch.float64) + 0.5) / heads
+        return [
+            {
+                "label": f"ALiBi, {heads} heads: 1/mu_h",
+                "layers": None,
+                "x": x,
+                "y": 1.0 / slopes,
+                "kind": "alibi",
+            }
+        ]
+    groups: list[dict] = []
+    for layer in model_layers(name):
+        if not layer.uses_rope:
+            key, label = ("nope",), "NoPE"
+        else:
+            key = (layer.layer_type, tuple(layer.inv_freq.tolist()))
+            kind = (
+                layer.layer_type.replace("_attention", "")
+                if layer.layer_type
+                else "all"
+            )
+            turning = 2 * layer.position_pairs
+            label = f"{kind}: base {layer.base:g}, {turning}/{layer.head_dim} dims turn"
+        for group in groups:
+            if group["key"] == key:
+                group["layers"] += 1
+                break
+        else:
+            if layer.uses_rope:
+                inv_freq = layer.inv_freq.double()
+                y = torch.full_like(inv_freq, math.inf)
+                turning = inv_freq > 0
+                y[turning] = wavelengths(inv_freq[turning])
+                n = inv_freq.numel()
+                # pairs over the whole head: a partial rotary head's unrotated
+                # coordinates are not pairs here (they have no frequency at all)
+                x = (torch.arange(n, dtype=torch.float64) + 0.5) / (layer.head_dim // 2)
+                groups.append(
+                    {
+                        "key": key,
+                        "label": label,
+                        "layers": 1,
+                        "x": x,
+                        "y": y,
+                        "kind": "rope",
+                    }
+                )
+            else:
+                groups.append(
+                    {
+                        "key": key,
+                        "label": label,
+                        "layers": 1,
+                        "x": None,
+                        "y": None,
+                        "kind": "nope",
+                    }
+                )
+    for group in groups:
+        group["label"] = f"{group['label']} (x{group['layers']} layers)"
+        del group["key"]
+    return groups
+
+
+def model_summary(name: str) -> str:
+    """One line: rope type(s), base(s), rotated width, NoPE layers, L and L'."""
+    entry = _entry(name)
+    if entry.config is None:
+        return f"ALiBi, {entry.alibi_heads} heads; L = {entry.trained_length}"
+    layers = model_layers(name)
+    kinds = []
+    for layer in layers:
+        if not layer.uses_rope:
+            continue
+        pairs = layer.position_pairs
+        text = f"{layer.rope_type} b={layer.base:g} {pairs * 2}/{layer.head_dim}"
+        if text not in kinds:
+            kinds.append(text)
+    nope = sum(not layer.uses_rope for layer in layers)
+    extra = f"; NoPE {nope}/{len(layers)} layers" if nope else ""
+    return (
+        f"{' | '.join(kinds)}{extra}; L = {entry.trained_length}, "
+        f"L' = {entry.context_length}"
+    )
+
+
+def llama4_attention_scale(positions, floor_scale: int = 8192, attn_scale: float = 0.1):
+    """Llama 4's query scale on its NoPE layers (attn_temperature_tuning):
+
+        scale(m) = 1 + attn_scale * ln(1 + floor((m + 1) / floor_scale))
+
+    for the token at position m (counted from 0): 1 for the first floor_scale - 1
+    tokens, then growing like the log of the position, so that attention without
+    positions does not flatten out over millions of tokens (Nakanishi 2025,
+    "Scalable-Softmax Is Superior for Attention", arXiv:2501.19399). The query (not the
+    key) is multiplied, so the logits q.k get the scale once. transformers'
+    Llama4TextAttention does the same."""
+    floor_scale = require_positive_int("floor_scale", floor_scale)
+    attn_scale = require_positive_float("attn_scale", attn_scale)
+    m = torch.as_tensor(positions)
+    if m.is_floating_point() or m.is_complex():
+        raise TypeError(
+            f"positions must be integer token positions, got dtype {m.dtype}"
+        )
+    steps = torch.div(m.double() + 1.0, floor_scale, rounding_mode="floor")
+    return torch.log1p(steps) * attn_scale + 1.0
+
+
+def _entry(name: str) -> ModelEntry:
+    if name not in MODELS:
+        if name in LEFT_OUT:
+            raise ValueError(f"{name!r} is not in the table: {LEFT_OUT[name]}")
+        raise ValueError(f"name must be one of {list(MODELS)}, got {name!r}")
+    return MODELS[name]
+
+
+__all__ = [
+    "LEFT_OUT",
+    "MODELS",
+    "ModelEntry",
+    "llama4_attention_scale",
+    "model_curves",
+    "model_layers",
+    "model_summary",
+]

@@ -1,0 +1,609 @@
+"""Lesson 10's live widgets: M-RoPE position ids for text + an image, and 2D RoPE on a
+patch grid.
+
+    MropeWidget(rows=2, cols=3, token=5)
+    PatchScoreWidget(patches=8, row=3, col=2, convention="pixtral")
+
+MropeWidget: "I see :", an image of rows x cols patches, "a cat .". Top: every token's
+three position ids (t, h, w) from rope_lib.multimodal.mrope_position_ids, the chosen
+token framed. Bottom: the 16 pairs of a 32-dim head (fast pair 0 on the left), coloured
+by the axis each follows (rope_lib.multimodal.mrope_pair_axes), contiguous as Qwen2-VL
+(sections [4, 6, 6], its [16, 24, 24] scaled down) and interleaved as Qwen3-VL ([6, 5,
+5], from [24, 20, 20]); the number in a pair is the id it turns the chosen token by
+(angle_i = id * theta_i).
+
+PatchScoreWidget: a query patch and every key patch of a square grid, both carrying the
+same content vector, score (R_p q) . (R_p' k) with 2D axial RoPE
+(rope_lib.vision.apply_2d_rope). Left: the scores as a heatmap; right: the scores along
+the query's row against the column offset w' - w, over the curve of every possible
+offset (grey). Move the query: the pattern moves with it, unchanged. Change the grid
+size: Pixtral's integer (row, column) keep the pattern; DINOv3's coordinates in [-1, 1]
+shrink it in patch units.
+
+Both redraw in place by blitting (rope_lib.widgets.Redrawer); a change of the grid
+(rows, cols, patches) or of the convention moves static parts and draws everything
+again."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from matplotlib.colors import to_rgb
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+from matplotlib.ticker import MaxNLocator
+
+from ..multimodal import mrope_pair_axes, mrope_position_ids
+from ..vision import apply_2d_rope, patch_positions
+from . import LIVE_SIZE, Redrawer, compact, live_box, live_figure
+
+AXIS_COLORS = ("#4c72b0", "#dd8452", "#55a868")  # t, h, w
+TEXT_COLOR = "#d9d9d9"
+PICK_COLOR = "#c44e52"
+BEFORE, AFTER = ("I", "see", ":"), ("a", "cat", ".")
+MAX_ROWS, MAX_COLS = 3, 4
+HEAD_DIM = 32
+QWEN2_SECTION = (4, 6, 6)  # Qwen2-VL's [16, 24, 24] for d = 128, scaled to d = 32
+QWEN3_SECTION = (6, 5, 5)  # Qwen3-VL's [24, 20, 20], scaled to d = 32
+
+
+def _tint(color, amount):
+    """color mixed with white: amount 0 = white, 1 = the color."""
+    rgb = np.array(to_rgb(color))
+    return tuple(1 - amount * (1 - rgb))
+
+
+class MropeWidget:
+    """Controls: "rows H", "cols W" (the image grid), "token" (which token's ids to
+    follow)."""
+
+    def __init__(self, rows: int = 2, cols: int = 3, token: int = 5):
+        self.values = {}
+        self._syncing = False
+        self.figure = fig = live_figure(LIVE_SIZE)
+        grid = fig.add_gridspec(3, 1, height_ratios=(3.0, 1.0, 1.0), hspace=1.0)
+        self.ax_ids = fig.add_subplot(grid[0])
+        self.ax_pairs = [fig.add_subplot(grid[1]), fig.add_subplot(grid[2])]
+        fig.subplots_adjust(left=0.155, right=0.985, top=0.9, bottom=0.1)
+
+        n_max = len(BEFORE) + MAX_ROWS * MAX_COLS + len(AFTER)
+        ax = self.ax_ids
+        self.cells = ax.imshow(
+            np.ones((3, 2, 3)), interpolation="nearest", aspect="auto"
+        )
+        self.id_texts = [
+            [
+                ax.text(0, r, "", ha="center", va="center", fontsize=10)
+                for _ in range(n_max)
+            ]
+            for r in range(3)
+        ]
+        ax.set_yticks([0, 1, 2], ["t", "h", "w"])
+        for label, color in zip(ax.get_yticklabels(), AXIS_COLORS):
+            label.set_color(color)
+            label.set_fontweight("bold")
+        ax.tick_params(axis="x", length=0, labelsize=10, pad=2)
+        ax.tick_params(axis="y", length=0, labelsize=12)
+        self.title = ax.set_title(" ", fontsize=12)
+        self.pick = Rectangle(
+            (0, 0), 1, 3, fill=False, edgecolor=PICK_COLOR, lw=2.2, clip_on=False
+        )
+        ax.add_patch(self.pick)
+
+        self.pair_texts = []
+        self.sections = {
+            "Qwen2-VL": (QWEN2_SECTION, False),
+            "Qwen3-VL": (QWEN3_SECTION, True),
+        }
+        self.pair_axes = {}
+        for ax_p, (name, (section, inter)) in zip(self.ax_pairs, self.sections.items()):
+            axes = mrope_pair_axes(list(section), interleaved=inter).numpy()
+            self.pair_axes[name] = axes
+            colors = np.array([[_tint(AXIS_COLORS[a], 0.55) for a in axes]])
+            ax_p.imshow(
+                colors,
+                interpolation="nearest",
+                aspect="auto",
+                extent=(-0.5, len(axes) - 0.5, 0.5, -0.5),
+            )
+            ax_p.set_yticks([])
+            ax_p.set_xticks(range(0, len(axes), 3) if inter else [0, 4, 10, 15])
+            ax_p.tick_params(labelsize=10, length=2, pad=1)
+            label = "interleaved" if inter else "contiguous"
+            ax_p.set_ylabel(
+                f"{name}\n{label}",
+                rotation=0,
+                ha="right",
+                va="center",
+                fontsize=10,
+                labelpad=4,
+            )
+            self.pair_texts.append(
+                [
+                    ax_p.text(i, 0, "", ha="center", va="center", fontsize=10)
+                    for i in range(len(axes))
+                ]
+            )
+        self.ax_pairs[1].set_xlabel(
+            "pair i (fast → slow), with the id that turns it", fontsize=10, labelpad=1
+        )
+
+        moving = [self.pick, *(t for row in self.pair_texts for t in row)]
+        self.redraw = Redrawer(fig, moving)
+        self._grid_key = None
+        self.values = self._clamped(dict(rows=rows, cols=cols, token=token))
+        self._build_controls()
+        self.update()
+
+    # ------------------------------------------------------------------ state and math
+    def segments(self, v=None):
+        v = v or self.values
+        return [len(BEFORE), (1, v["rows"], v["cols"]), len(AFTER)]
+
+    def _clamped(self, values: dict) -> dict:
+        unknown = set(values) - {"rows", "cols", "token"}
+        if unknown:
+            raise ValueError(f"update() takes rows, cols, token; got {sorted(unknown)}")
+        v = {**self.values, **values}
+        v["rows"] = int(min(max(int(v["rows"]), 1), MAX_ROWS))
+        v["cols"] = int(min(max(int(v["cols"]), 1), MAX_COLS))
+        n = len(BEFORE) + v["rows"] * v["cols"] + len(AFTER)
+        v["token"] = int(min(max(int(v["token"]), 0), n - 1))
+        return v
+
+    def labels(self):
+        """A label per token: the words, and "r,c" for the image patches."""
+        v = self.values
+        patches = [f"{r},{c}" for r in range(v["rows"]) for c in range(v["cols"])]
+        return [*BEFORE, *patches, *AFTER]
+
+    def state(self) -> dict:
+        """The numbers the picture shows, for the readout and for tests."""
+        v = self.values
+        ids = mrope_position_ids(self.segments())
+        token = v["token"]
+        start = len(BEFORE)
+        n_image = v["rows"] * v["cols"]
+        return {
+            "ids": ids,
+            "token_ids": ids[:, token],
+            "pair_ids": {
+                name: ids[:, token][torch.from_numpy(axes)]
+                for name, axes in self.pair_axes.items()
+            },
+            "is_image": start <= token < start + n_image,
+            "next_text": start + max(v["rows"], v["cols"]),
+            "if_counted": start + n_image,
+        }
+
+    # ------------------------------------------------------------------ drawing
+    def update(self, **values) -> None:
+        self.values = self._clamped(values)
+        self._state = s = self.state()
+        v = self.values
+        ids = s["ids"].numpy()
+        n = ids.shape[1]
+        start, n_image = len(BEFORE), v["rows"] * v["cols"]
+
+        key = (v["rows"], v["cols"])
+        full = key != self._grid_key
+        if full:  # the number of tokens changes: cells, numbers and tick labels move
+            self._grid_key = key
+            colors = np.empty((3, n, 3))
+            for r in range(3):
+                for j in range(n):
+                    image = start <= j < start + n_image
+                    colors[r, j] = (
+                        _tint(AXIS_COLORS[r], 0.45) if image else to_rgb(TEXT_COLOR)
+                    )
+            self.cells.set_data(colors)
+            self.cells.set_extent((-0.5, n - 0.5, 2.5, -0.5))
+            self.ax_ids.set_xlim(-0.5, n - 0.5)
+            self.ax_ids.set_ylim(2.5, -0.5)
+            for r in range(3):
+                for j, text in enumerate(self.id_texts[r]):
+                    text.set_visible(j < n)
+                    if j < n:
+                        text.set_position((j, r))
+                        text.set_text(str(ids[r, j]))
+            labels = self.labels()
+            self.ax_ids.set_xticks(
+                range(n),
+                [
+                    lab if not start <= j < start + n_image else ""
+                    for j, lab in enumerate(labels)
+                ],
+            )
+            self.title.set_text(
+                f"ids (t, h, w): text, a {v['rows']}×{v['cols']} image, text"
+            )
+        token = v["token"]
+        self.pick.set_bounds(token - 0.5, -0.5, 1.0, 3.0)
+        for texts, name in zip(self.pair_texts, self.sections):
+            for text, value in zip(texts, s["pair_ids"][name].tolist()):
+                text.set_text(str(value))
+
+        self._sync_controls()
+        self.readout.value = self.readout_text()
+        self.redraw(full=full)
+
+    def readout_text(self) -> str:
+        """Three short lines (HTML, joined by <br>)."""
+        v, s = self.values, self._state
+        token = v["token"]
+        t, h, w = s["token_ids"].tolist()
+        what = self.labels()[token]
+        if s["is_image"]:
+            r, c = what.split(",")
+            what = f"patch row {r}, col {c}"
+        else:
+            what = f'text "{what}"'
+        return (
+            f"token {token}: {what}<br>t, h, w = {t}, {h}, {w}<br>"
+            f"text after: {len(BEFORE)} + max(H, W) = {s['next_text']}, "
+            f"not {len(BEFORE)} + H·W = {s['if_counted']}"
+        )
+
+    # ------------------------------------------------------------------ ipywidgets
+    def _build_controls(self) -> None:
+        import ipywidgets as w
+
+        v = self.values
+        n = len(BEFORE) + v["rows"] * v["cols"] + len(AFTER)
+        self.controls = {
+            "rows": w.IntSlider(v["rows"], 1, MAX_ROWS, description="rows H"),
+            "cols": w.IntSlider(v["cols"], 1, MAX_COLS, description="cols W"),
+            "token": w.IntSlider(v["token"], 0, n - 1, description="token"),
+        }
+        for control in self.controls.values():
+            compact(control, "190px", "55px")
+        self.readout = w.HTML("")
+        self.readout.add_class("rope-readout")
+        for name, control in self.controls.items():
+            control.observe(self._on_change(name), names="value")
+
+    def _on_change(self, name: str):
+        def handler(change):
+            if not self._syncing:
+                self.update(**{name: change["new"]})
+
+        return handler
+
+    def _sync_controls(self) -> None:
+        v = self.values
+        self._syncing = True
+        try:
+            c = self.controls
+            c["token"].max = len(BEFORE) + v["rows"] * v["cols"] + len(AFTER) - 1
+            for name, control in c.items():
+                if control.value != v[name]:
+                    control.value = v[name]
+        finally:
+            self._syncing = False
+
+    def widget(self):
+        """Two rows of controls, the readout beside them, the figure below (LiveBox)."""
+        c = self.controls
+        rows = [[c["rows"], c["cols"]], [c["token"]]]
+        return live_box(rows, self.readout, self.figure, readout_width="250px")
+
+
+# ---------------------------------------------------------------------- 2D RoPE on a pa
+VISION_HEAD_DIM = 64
+CONVENTIONS = ("pixtral", "dinov3")
+MIN_PATCHES, MAX_PATCHES = 4, 16
+
+
+def patch_content(head_dim: int = VISION_HEAD_DIM, seed: int = 0) -> torch.Tensor:
+    """The content vector every patch carries in the widget (query and keys alike),
+    float64."""
+    generator = torch.Generator().manual_seed(seed)
+    return torch.randn(head_dim, generator=generator, dtype=torch.float64)
+
+
+def patch_scores(
+    patches: int,
+    row: int,
+    col: int,
+    convention: str,
+    content: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """[patches, patches]: the score (R_p q) . (R_p' k) of the query patch p = (row,
+    col) with every key patch p' of a square grid, q = k = content, 2D RoPE of the
+    convention."""
+    content = patch_content() if content is None else content
+    positions = patch_positions(patches, patches, convention)
+    keys = apply_2d_rope(
+        content.expand(patches * patches, -1), positions, convention=convention
+    )
+    query = keys[row * patches + col]
+    return (keys @ query).view(patches, patches)
+
+
+def offset_scores(
+    offsets: torch.Tensor,
+    patches: int,
+    convention: str,
+    content: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """The score of a query with a key `offsets` columns to its right (same row), for a
+    grid of `patches` per side: Pixtral's offset is the number of columns, DINOv3's 2 *
+    offset / patches."""
+    content = patch_content() if content is None else content
+    step = 2.0 / patches if convention == "dinov3" else 1.0
+    dw = offsets.to(torch.float64) * step
+    positions = torch.stack([torch.zeros_like(dw), dw])
+    keys = apply_2d_rope(content.expand(len(dw), -1), positions, convention=convention)
+    query = apply_2d_rope(
+        content[None], torch.zeros(2, 1, dtype=torch.float64), convention=convention
+    )[0]
+    return keys @ query
+
+
+def offset_map(
+    patches: int, convention: str, content: torch.Tensor | None = None
+) -> torch.Tensor:
+    """[2n - 1, 2n - 1]: the score of a query with a key (dh, dw) patches away, for
+    every offset a grid of n = `patches` per side holds (dh, dw from -(n - 1) to n - 1);
+    entry [n - 1 + dh, n - 1 + dw]. Pixtral's offsets count patches, DINOv3's steps are
+    2/n."""
+    content = patch_content() if content is None else content
+    step = 2.0 / patches if convention == "dinov3" else 1.0
+    offsets = torch.arange(-(patches - 1), patches, dtype=torch.float64) * step
+    dh, dw = torch.meshgrid(offsets, offsets, indexing="ij")
+    positions = torch.stack([dh.flatten(), dw.flatten()])
+    keys = apply_2d_rope(
+        content.expand(positions.shape[1], -1), positions, convention=convention
+    )
+    query = apply_2d_rope(
+        content[None], torch.zeros(2, 1, dtype=torch.float64), convention=convention
+    )[0]
+    side = 2 * patches - 1
+    return (keys @ query).view(side, side)
+
+
+class PatchScoreWidget:
+    """Controls: "patches" (grid side), "row" and "col" (the query patch), "model"."""
+
+    def __init__(
+        self, patches: int = 8, row: int = 3, col: int = 2, convention: str = "pixtral"
+    ):
+        self.values = {}
+        self._syncing = False
+        self.content = patch_content()
+        self._lowest = {}
+        self.peak = float(self.content @ self.content)  # the score at offset 0
+        self.figure = fig = live_figure(LIVE_SIZE)
+        grid = fig.add_gridspec(1, 3, width_ratios=(1.0, 0.05, 1.0), wspace=0.38)
+        self.ax_map = fig.add_subplot(grid[0])
+        self.ax_bar = fig.add_subplot(grid[1])
+        self.ax_row = fig.add_subplot(grid[2])
+        fig.subplots_adjust(left=0.085, right=0.92, top=0.88, bottom=0.17)
+
+        self.image = self.ax_map.imshow(
+            np.zeros((2, 2)), cmap="viridis", interpolation="nearest"
+        )
+        fig.colorbar(self.image, cax=self.ax_bar)
+        self.ax_bar.tick_params(labelsize=10)
+        self.marker = Rectangle((0, 0), 1, 1, fill=False, edgecolor="black", lw=2.0)
+        self.ax_map.add_patch(self.marker)
+        self.row_line = self.ax_map.axhline(0, color="black", lw=0.8, ls=":")
+        self.ax_map.set_xlabel("column w'", labelpad=1)
+        self.ax_map.set_ylabel("row h'", labelpad=1)
+        self.ax_map.tick_params(labelsize=10)
+        self.map_title = self.ax_map.set_title(" ", fontsize=12)
+
+        (self.curve,) = self.ax_row.plot([], [], color="0.65", lw=1.2)
+        (self.dots,) = self.ax_row.plot([], [], "o", color=PICK_COLOR, ms=4)
+        self.ax_row.axvline(0, color="black", lw=0.6, ls=":")
+        self.ax_row.set_xlabel("column offset w' - w", labelpad=1)
+        self.ax_row.tick_params(labelsize=10)
+        self.ax_row.yaxis.tick_right()
+        self.ax_row.xaxis.set_major_locator(MaxNLocator(nbins=6, integer=True))
+        self.row_title = self.ax_row.set_title(" ", fontsize=12)
+
+        moving = [self.image, self.row_line, self.marker, self.dots]
+        self.redraw = Redrawer(fig, moving)
+        self._grid_key = None
+        self.values = self._clamped(
+            dict(patches=patches, row=row, col=col, convention=convention)
+        )
+        self._build_controls()
+        self.update()
+
+    def _clamped(self, values: dict) -> dict:
+        unknown = set(values) - {"patches", "row", "col", "convention"}
+        if unknown:
+            raise ValueError(
+                f"update() takes patches, row, col, convention; got {sorted(unknown)}"
+            )
+        v = {**self.values, **values}
+        v["patches"] = int(min(max(int(v["patches"]), MIN_PATCHES), MAX_PATCHES))
+        v["row"] = int(min(max(int(v["row"]), 0), v["patches"] - 1))
+        v["col"] = int(min(max(int(v["col"]), 0), v["patches"] - 1))
+        if v["convention"] not in CONVENTIONS:
+            raise ValueError(
+                f"convention must be one of {CONVENTIONS}, got {v['convention']!r}"
+            )
+        return v
+
+    def state(self) -> dict:
+        v = self.values
+        n, row, col = v["patches"], v["row"], v["col"]
+        scores = patch_scores(n, row, col, v["convention"], self.content)
+        offsets = torch.arange(-(n - 1), n)
+        step = 2.0 / n if v["convention"] == "dinov3" else 1.0
+        key = (n, v["convention"])
+        if key not in self._lowest:  # the lowest score over every 2D offset of the grid
+            pattern = offset_map(n, v["convention"], self.content)
+            self._lowest[key] = float(pattern.min())
+        return {
+            "lowest": self._lowest[key],
+            "scores": scores,
+            "row_scores": scores[row],
+            "row_offsets": torch.arange(n) - col,
+            "offsets": offsets,
+            "curve": offset_scores(offsets, n, v["convention"], self.content),
+            "step": step,
+        }
+
+    def update(self, **values) -> None:
+        self.values = self._clamped(values)
+        self._state = s = self.state()
+        v = self.values
+        n = v["patches"]
+        key = (n, v["convention"])
+        full = key != self._grid_key
+        if (
+            full
+        ):  # grid size or convention: axes ranges, the curve and the titles change
+            self._grid_key = key
+            self.ax_map.set_xlim(-0.5, n - 0.5)
+            self.ax_map.set_ylim(n - 0.5, -0.5)
+            self.image.set_extent((-0.5, n - 0.5, n - 0.5, -0.5))
+            ticks = [0, n // 2, n - 1]
+            self.ax_map.set_xticks(ticks)
+            self.ax_map.set_yticks(ticks)
+            self.ax_row.set_xlim(-(n - 1) - 0.5, n - 1 + 0.5)
+            self.curve.set_data(s["offsets"].numpy(), s["curve"].numpy())
+            low = s["lowest"]  # one colour scale for every query position on this grid
+            self.image.set_clim(low, self.peak)
+            margin = 0.06 * (self.peak - low)
+            self.ax_row.set_ylim(low - margin, self.peak + margin)
+            name = {"pixtral": "Pixtral", "dinov3": "DINOv3"}[v["convention"]]
+            unit = "step 1" if v["convention"] == "pixtral" else f"step 2/{n}"
+            self.map_title.set_text(f"{name} {n}×{n}, {unit}")
+            self.row_title.set_text("the query's row")
+        self.image.set_data(s["scores"].numpy())
+        self.marker.set_bounds(v["col"] - 0.5, v["row"] - 0.5, 1.0, 1.0)
+        self.row_line.set_ydata([v["row"], v["row"]])
+        self.dots.set_data(s["row_offsets"].numpy(), s["row_scores"].numpy())
+        self._sync_controls()
+        self.readout.value = self.readout_text()
+        self.redraw(full=full)
+
+    def readout_text(self) -> str:
+        """Three short lines (HTML, joined by <br>)."""
+        v, s = self.values, self._state
+        n = v["patches"]
+        right = float(s["curve"][n])  # offset +1
+        return (
+            f"query at row {v['row']}, col {v['col']}<br>"
+            f"score: itself {self.peak:.2f}, next column {right:.2f}<br>"
+            f"one column = {s['step']:.4g} position units"
+        )
+
+    def _build_controls(self) -> None:
+        import ipywidgets as w
+
+        v = self.values
+        self.controls = {
+            "patches": w.IntSlider(
+                v["patches"], MIN_PATCHES, MAX_PATCHES, description="patches"
+            ),
+            "row": w.IntSlider(v["row"], 0, v["patches"] - 1, description="row"),
+            "col": w.IntSlider(v["col"], 0, v["patches"] - 1, description="col"),
+            "convention": w.Dropdown(
+                options=CONVENTIONS, value=v["convention"], description="model"
+            ),
+        }
+        for control in self.controls.values():
+            compact(control, "190px", "55px")
+        self.readout = w.HTML("")
+        self.readout.add_class("rope-readout")
+        for name, control in self.controls.items():
+            control.observe(self._on_change(name), names="value")
+
+    def _on_change(self, name: str):
+        def handler(change):
+            if not self._syncing:
+                self.update(**{name: change["new"]})
+
+        return handler
+
+    def _sync_controls(self) -> None:
+        v = self.values
+        self._syncing = True
+        try:
+            c = self.controls
+            c["row"].max = v["patches"] - 1
+            c["col"].max = v["patches"] - 1
+            for name, control in c.items():
+                if control.value != v[name]:
+                    control.value = v[name]
+        finally:
+            self._syncing = False
+
+    def widget(self):
+        """Two rows of controls, the readout beside them, the figure below (LiveBox)."""
+        c = self.controls
+        rows = [[c["patches"], c["convention"]], [c["row"], c["col"]]]
+        return live_box(rows, self.readout, self.figure, readout_width="250px")
+
+
+def _mrope_steps() -> list[dict]:
+    moves = [{"token": t} for t in (0, 3, 4, 6, 8, 9, 10, 11)]
+    moves += [
+        {"rows": 3},
+        {"token": 12},
+        {"cols": 4},
+        {"token": 15},
+        {"rows": 1, "cols": 4},
+        {"token": 7},
+        {"rows": 4, "cols": 1},
+        {"token": 8},
+        {"rows": 2, "cols": 3},
+    ]
+    state = dict(rows=2, cols=3, token=5)
+    steps = []
+    for move in moves:
+        state = {**state, **move}
+        steps.append(dict(state))
+    return steps
+
+
+def _patch_steps() -> list[dict]:
+    moves = [{"col": c} for c in (3, 4, 5, 6)] + [{"row": r} for r in (2, 1, 0, 5)]
+    moves += [
+        {"convention": "dinov3"},
+        {"col": 2},
+        {"patches": 16},
+        {"row": 9},
+        {"patches": 8, "row": 3},
+        {"convention": "pixtral"},
+        {"patches": 12},
+    ]
+    state = dict(patches=8, row=3, col=2, convention="pixtral")
+    steps = []
+    for move in moves:
+        state = {**state, **move}
+        steps.append(dict(state))
+    return steps
+
+
+WIDGETS = {
+    "mrope": (MropeWidget, _mrope_steps()),
+    "patch_scores": (PatchScoreWidget, _patch_steps()),
+}
+
+
+def thumbnail() -> Figure:
+    """Lesson 10 in one picture: the (t, h, w) ids of text, a 2 x 3 image and text."""
+    figure = Figure(figsize=(4.0, 2.5), dpi=80)
+    ax = figure.subplots()
+    ids = mrope_position_ids([3, (1, 2, 3), 3]).numpy()
+    n = ids.shape[1]
+    colors = np.empty((3, n, 3))
+    for r in range(3):
+        for j in range(n):
+            colors[r, j] = (
+                _tint(AXIS_COLORS[r], 0.45) if 3 <= j < 9 else to_rgb(TEXT_COLOR)
+            )
+            ax.text(j, r, str(ids[r, j]), ha="center", va="center", fontsize=8)
+    ax.imshow(colors, interpolation="nearest", aspect="auto")
+    ax.set_yticks([0, 1, 2], ["t", "h", "w"])
+    ax.set_xticks([1, 6, 10], ["text", "image 2×3", "text"])
+    ax.tick_params(length=0, labelsize=8)
+    figure.suptitle("M-RoPE: three position ids per token", fontsize=10)
+    figure.subplots_adjust(left=0.1, right=0.97, bottom=0.15, top=0.82)
+    return figure

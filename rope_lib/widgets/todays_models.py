@@ -1,0 +1,194 @@
+"""Lesson 9's live widget: pick a real model, see the wavelength of each of its pairs.
+
+x is the pair index as a share of the head (pair i / (d/2)), so heads of 64, 128, 256 or
+512 dimensions share one axis; y is the wavelength 2 pi / theta_i in tokens (log scale),
+with a row at the top for pairs of frequency 0 (they never turn: Gemma 4's p-RoPE). The
+horizontal lines are the training length L and the claimed context L'. A model with two
+kinds of layers (local and global) draws two curves; NoPE layers are counted in the
+legend. ALiBi models (BLOOM, MPT) draw 1/mu_h per head instead: the distance at which
+that head's bias costs one logit. All numbers come from rope_lib.models (read by
+read_rope_config).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..models import MODELS, model_curves
+from . import Redrawer, compact, live_box, live_figure, static_png  # noqa: F401
+
+CURVE_COLORS = ("#1f77b4", "#d62728")
+INF_ROW = 3e9  # where pairs of frequency 0 (infinite wavelength) are drawn
+YLIM = (0.7, 1.2e10)
+DEFAULT_MODEL = "Gemma 4 26B-A4B"
+
+
+def draw_model(ax, name: str, lines=None):
+    """Draw one model's curves on ax (or move the given artists): returns the artists
+    and a short readout. lines: the dict returned by a previous call, to update in
+    place."""
+    entry = MODELS[name]
+    curves = [c for c in model_curves(name) if c["kind"] != "nope"]
+    nope = [c for c in model_curves(name) if c["kind"] == "nope"]
+    if lines is None:
+        lines = {
+            "curves": [
+                ax.plot([], [], "o-", ms=3, lw=1.2, color=c)[0] for c in CURVE_COLORS
+            ],
+            "infinite": [ax.plot([], [], "x", ms=5, color=c)[0] for c in CURVE_COLORS],
+            "L": ax.axhline(1.0, color="black", lw=1.3),
+            "L2": ax.axhline(1.0, color="black", lw=1.0, ls="--"),
+        }
+    slow = []
+    for k in range(2):
+        line, inf_line = lines["curves"][k], lines["infinite"][k]
+        if k >= len(curves):
+            line.set_data([], [])
+            inf_line.set_data([], [])
+            line.set_label("_none")
+            continue
+        c = curves[k]
+        x, y = c["x"].numpy(), c["y"].numpy()
+        finite = np.isfinite(y)
+        line.set_data(x[finite], y[finite])
+        inf_line.set_data(x[~finite], np.full((~finite).sum(), INF_ROW))
+        line.set_label(c["label"])
+        if c["kind"] == "rope":
+            slow.append(int((y > entry.trained_length).sum()))
+    lines["L"].set_ydata([entry.trained_length] * 2)
+    lines["L2"].set_ydata([entry.context_length] * 2)
+    nope_text = f"; NoPE layers: {nope[0]['layers']}" if nope else ""
+    if curves and curves[0]["kind"] == "alibi":
+        readout = (
+            f"{name}: 1/mu_h from {float(curves[0]['y'].min()):.2f} to "
+            f"{float(curves[0]['y'].max()):.1f} tokens; L = {entry.trained_length}"
+        )
+    else:
+        counts = " and ".join(str(s) for s in slow)
+        readout = (
+            f"{name}: L = {entry.trained_length:,}, L' = {entry.context_length:,}; "
+            f"pairs slower than L: {counts}{nope_text}"
+        )
+    return lines, readout
+
+
+def _style_axes(ax):
+    ax.set_yscale("log")
+    ax.set_xlim(0.0, 1.0)
+    ax.set_ylim(*YLIM)
+    ticks = [1e1, 1e3, 1e5, 1e7, INF_ROW]
+    ax.set_yticks(ticks, ["10", "10³", "10⁵", "10⁷", "∞"])
+    ax.minorticks_off()
+    ax.set_xlabel("pair i / (d/2)   (ALiBi: head h / H)")
+    ax.set_ylabel("wavelength (tokens)")
+
+
+def static_figure(name: str = DEFAULT_MODEL):
+    """A finished figure of one model (for show_png)."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 3.3))
+    _style_axes(ax)
+    lines, _ = draw_model(ax, name)
+    ax.set_title(name)
+    handles = [h for h in lines["curves"] if h.get_label() != "_none"]
+    handles += [lines["L"], lines["L2"]]
+    lines["L"].set_label(f"L = {MODELS[name].trained_length:,} (trained)")
+    lines["L2"].set_label(f"L' = {MODELS[name].context_length:,} (claimed)")
+    ax.legend(
+        handles=handles,
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.2),
+        ncol=1,
+        fontsize=10,
+    )
+    fig.set_size_inches(6.4, 3.3 + 0.22 * len(handles))
+    fig.tight_layout()
+    return fig
+
+
+class ModelWavelengthExplorer:
+    """Controls: "model" (a dropdown of rope_lib.models.MODELS)."""
+
+    def __init__(self, model: str = DEFAULT_MODEL):
+        if model not in MODELS:
+            raise ValueError(f"model must be one of {list(MODELS)}, got {model!r}")
+        self.figure = live_figure((6.4, 3.3))
+        ax = self.figure.add_axes((0.13, 0.16, 0.84, 0.72))
+        _style_axes(ax)
+        self.ax = ax
+        self.lines, _ = draw_model(ax, model)
+        self.title = ax.set_title(" ")
+        moving = [
+            *self.lines["curves"],
+            *self.lines["infinite"],
+            self.lines["L"],
+            self.lines["L2"],
+            self.title,
+        ]
+        self.redraw = Redrawer(self.figure, moving)
+        import ipywidgets as w
+
+        self.controls = {
+            "model": compact(
+                w.Dropdown(options=list(MODELS), value=model, description="model"),
+                "270px",
+                "45px",
+            ),
+        }
+        self.readout = w.HTML("")
+        self.readout.add_class("rope-readout")
+        self.controls["model"].observe(
+            lambda change: self.update(model=change["new"]), names="value"
+        )
+        self.model = model
+        self.update(model=model)
+
+    def update(self, model: str | None = None) -> None:
+        if model is not None:
+            if model not in MODELS:
+                raise ValueError(f"model must be one of {list(MODELS)}, got {model!r}")
+            self.model = model
+        self.lines, text = draw_model(self.ax, self.model, self.lines)
+        self.title.set_text(self.model)
+        if self.controls["model"].value != self.model:
+            self.controls["model"].value = self.model
+        # the curves' labels sit in the readout, in their colours (no legend over the
+        # curves)
+        keys = "".join(
+            f'<br><span style="color:{color}">&#9632;</span> {line.get_label()}'
+            for line, color in zip(self.lines["curves"], CURVE_COLORS)
+            if line.get_label() != "_none"
+        )
+        self.text = text
+        self.readout.value = f"{text}{keys}<br>solid: L, dashed: L'"
+        self.redraw()
+
+    def readout_text(self) -> str:
+        """The readout as plain text (what the static figure's caption prints)."""
+        labels = [
+            line.get_label()
+            for line in self.lines["curves"]
+            if line.get_label() != "_none"
+        ]
+        return "\n".join([self.text, *labels])
+
+    def widget(self):
+        return live_box(
+            [[self.controls["model"]]], self.readout, self.figure, readout_width="360px"
+        )
+
+
+def wavelength_bounds(name: str) -> tuple[float, float]:
+    """Smallest and largest finite wavelength of a model (for tests of the fixed y
+    range)."""
+    values = [
+        float(v)
+        for c in model_curves(name)
+        if c["y"] is not None
+        for v in c["y"]
+        if math.isfinite(float(v))
+    ]
+    return min(values), max(values)
