@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 # JupyterLab refuses to run as root unless told to; CI and these machines run as root.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: lab test test-lib test-nbval test-browser execute images benchmark benchmark-browser clean
+.PHONY: lab test test-lib test-nbval test-browser execute experiments images benchmark benchmark-browser clean
 
 $(STAMP): pyproject.toml constraints.txt
 	rm -rf $(VENV)
@@ -15,8 +15,10 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test]'
 	touch $(STAMP)
 
+# jupyter-config/ holds the course's JupyterLab defaults (no "official Jupyter news" prompt);
+# a user's own settings still win.
 lab: $(STAMP)
-	$(BIN)/jupyter lab $(ROOT_FLAG) --notebook-dir=notebooks
+	JUPYTER_CONFIG_PATH=$(CURDIR)/jupyter-config $(BIN)/jupyter lab $(ROOT_FLAG) --notebook-dir=notebooks
 
 # Everything: library, reference and property tests, then every notebook under nbval.
 test: $(STAMP)
@@ -36,6 +38,11 @@ test-nbval: $(STAMP)
 # Re-execute every notebook in place, in order, each from a fresh kernel (outputs are committed).
 execute: $(STAMP)
 	$(BIN)/python scripts/execute_notebooks.py
+
+# The extrapolation lab (lesson 8): train every scheme, evaluate past the training length, and
+# write notebooks/lab_results/ (results.json + figures), which the lesson reads. About 10 minutes.
+experiments: $(STAMP)
+	$(BIN)/python -m rope_lib.lab --seed 0 --out notebooks/lab_results
 
 images: $(STAMP)
 	$(BIN)/python scripts/make_images.py
