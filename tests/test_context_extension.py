@@ -200,7 +200,7 @@ def test_check_5():
     assert "500,000" in ex.check_llama3_pair_counts((41, 9, 14)).message
     assert "add up" in ex.check_llama3_pair_counts((29, 6, 28)).message
     assert "blend" in ex.check_llama3_pair_counts((35, 0, 29)).message
-    assert "three whole numbers" in ex.check_llama3_pair_counts(None).message
+    assert "(kept, blended, interpolated) counts" in ex.check_llama3_pair_counts(None).message
 
 
 # --- widget ------------------------------------------------------------------------------------

@@ -156,7 +156,7 @@ def _to_tensor(answer, depth: int = 0) -> torch.Tensor:
 
 def _tensor_or_feedback(answer, name: str, expected: str):
     if answer is None:
-        return not_yet(f"{name} is still None: replace the placeholder with {expected}")
+        return not_yet(f"{name} is still None: replace it with {expected}")
     try:
         return _to_tensor(answer)
     except _Unreadable as why:
@@ -177,7 +177,7 @@ def read_tensor(answer, name: str, *, finite: bool = True, nan_hint: str = ""):
     """answer as a float64 CPU tensor (any shape), or a Feedback: not numbers, complex,
     a meta tensor, NaN anywhere, or (with finite=True) an inf anywhere. bool values read
     as 0 and 1."""
-    t = _tensor_or_feedback(answer, name, "a tensor (or a list of numbers)")
+    t = _tensor_or_feedback(answer, name, "a tensor or a list of numbers")
     if isinstance(t, Feedback):
         return t
     if t.is_complex():

@@ -184,7 +184,7 @@ def _read_llama3_answer(answer):
     """(counts, index sets or None) from (kept, blended, interpolated) given as three
     counts, three collections of pair indices, or a dict with those keys; or a
     Feedback."""
-    what = "three whole numbers (kept, blended, interpolated)"
+    what = "(kept, blended, interpolated) counts"
     n_pairs = EX5["head_dim"] // 2
     if isinstance(answer, dict):
         keys = {k.strip().lower(): v for k, v in answer.items() if isinstance(k, str)}
@@ -193,7 +193,7 @@ def _read_llama3_answer(answer):
             return not_yet(f"the dict needs the keys {list(_REGIMES)}; no {missing}")
         parts = [keys[k] for k in _REGIMES]
     else:
-        counts = read_numbers(answer, "answer", 3, whole=True, what=what)
+        counts = read_numbers(answer, "counts", 3, whole=True, what=what)
         if not isinstance(counts, Feedback):
             return counts, None
         three = isinstance(answer, (list, tuple)) and len(answer) == 3

@@ -1,0 +1,91 @@
+"""The lessons' code and printed text fit the projector's output area without scrolling.
+
+The projector (GUIDE.md) leaves about 640-670 CSS px for a cell; JupyterLab's code font fits
+about 88 characters in that width. Code is formatted and linted with ruff (pyproject.toml,
+[tool.ruff]: line length 88), and every line a lesson prints is at most 88 characters too.
+"""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "notebooks"
+LESSONS = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+WIDTH = 88
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+
+
+def ruff() -> list[str]:
+    here = Path(sys.executable).parent / "ruff"
+    if here.exists():
+        return [str(here)]
+    found = shutil.which("ruff")
+    if found is None:
+        pytest.fail("ruff is not installed: pip install ruff (it is in the test extra)")
+    return [found]
+
+
+def run_ruff(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [*ruff(), *args], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+
+
+def test_notebooks_pass_ruff_check():
+    result = run_ruff("check", "--no-cache", "--output-format", "concise", "notebooks")
+    assert result.returncode == 0, "ruff check notebooks:\n" + result.stdout + result.stderr
+
+
+def test_notebooks_are_ruff_formatted():
+    result = run_ruff("format", "--check", "--diff", "--no-cache", "notebooks")
+    assert result.returncode == 0, (
+        "ruff format --check notebooks (run `ruff format notebooks`):\n"
+        + result.stdout[-6000:]
+        + result.stderr
+    )
+
+
+def printed_lines(cell: dict) -> list[str]:
+    """The text lines a code cell shows: printed text and plain-text results (not figures,
+    widgets or LaTeX, which the browser lays out itself)."""
+    lines = []
+    for output in cell.get("outputs", []):
+        data = output.get("data", {})
+        if output["output_type"] == "stream":
+            lines += "".join(output["text"]).splitlines()
+        elif output["output_type"] == "error":
+            continue  # nbval fails the notebook anyway
+        elif any(k in data for k in (WIDGET_MIME, "image/png", "text/latex", "text/html")):
+            continue
+        else:
+            lines += "".join(data.get("text/plain", "")).splitlines()
+    return lines
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
+def test_printed_lines_fit_the_output_area(path):
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    wide = {
+        i: [f"{len(line)}: {line[:60]}..." for line in printed_lines(c) if len(line) > WIDTH]
+        for i, c in enumerate(cells)
+    }
+    wide = {i: lines for i, lines in wide.items() if lines}
+    assert wide == {}, f"{path.name}: output lines over {WIDTH} characters, by cell: {wide}"
+
+
+def test_code_lines_fit_too():
+    # ruff format does not split long strings or comments; ruff check (E501) catches them,
+    # and this check says so even if the lint selection changes
+    long = {}
+    for path in LESSONS:
+        for i, cell in enumerate(json.loads(path.read_text(encoding="utf-8"))["cells"]):
+            if cell["cell_type"] == "code":
+                for line in "".join(cell["source"]).splitlines():
+                    if len(line) > WIDTH:
+                        long.setdefault(f"{path.name} cell {i}", []).append(len(line))
+    assert long == {}
