@@ -4,9 +4,10 @@ teacher needs, and nothing in them that the lesson or its library does not back 
 - every lesson notebook has notes named after it, titled like the lesson, with the
   required sections, a 45-minute plan whose timings add up, questions with expected
   answers, readable in about five minutes, and no trace of the source notes;
-- the live-demo script is run against the lesson's widget, built exactly as the notebook
-  builds it: every setting it names (`control description = value`, in order) must
-  exist, be in range, take effect and redraw without error. Lessons without a widget
+- the live-demo script is run against the lesson's widgets (one per widget cell), built
+  exactly as the notebook builds them: every setting it names (`control description =
+  value`, in order) must be a control of one of them, be in range, take effect and
+  redraw without error. Lessons without a widget
   say so, and every variable the script tells the teacher to edit is assigned in the
   notebook;
 - every misconception listed (the checker says `hint`) is produced by the lesson's own
@@ -180,11 +181,27 @@ def test_no_trace_of_the_source_notes_and_slides_explained(lesson):
 SETTING = re.compile(r"`([^`=]+?) = ([^`]+)`")
 
 
-def _build_widget(lesson: str):
-    """The lesson's widget, constructed exactly as its widget cell does (same class,
-    same arguments), with the notebook's own rope_lib.widgets imports."""
-    (cell,) = _widget_cells(lesson)
-    namespace: dict = {}
+def _lab_results() -> dict:
+    """The results lesson 8 reads: the folder in ROPE_LAB_RESULTS, as the notebook."""
+    import os
+
+    folder = Path(os.environ.get("ROPE_LAB_RESULTS", NOTEBOOKS / "lab_results"))
+    if not folder.is_absolute() and not folder.exists():
+        folder = NOTEBOOKS / folder  # the notebook resolves it from notebooks/
+    return json.loads((folder / "results.json").read_text(encoding="utf-8"))
+
+
+def _earlier_values(lesson: str) -> dict:
+    """Values a widget cell takes from earlier cells other than imports: lesson 8's
+    results, read from the folder the notebook reads."""
+    return {"results": _lab_results()} if lesson == "08_extrapolation_lab" else {}
+
+
+def _build_widgets(lesson: str) -> list:
+    """The lesson's widgets, one per widget cell, each constructed exactly as its cell
+    does (same class, same arguments), with the notebook's own rope_lib.widgets
+    imports and the values of _earlier_values()."""
+    namespace: dict = _earlier_values(lesson)
     imports = []
     for source in _code_cells(lesson):
         for node in ast.walk(_python(source)):
@@ -193,23 +210,29 @@ def _build_widget(lesson: str):
             ):
                 imports.append(node)
     exec(compile(ast.Module(body=imports, type_ignores=[]), lesson, "exec"), namespace)
-    tree = _python(cell)
-    shown = {
-        node.func.value.id
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "widget"
-        and isinstance(node.func.value, ast.Name)
-    }
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id in shown for t in node.targets
-        ):
-            return eval(compile(ast.Expression(node.value), lesson, "eval"), namespace)
-    raise AssertionError(
-        f"{lesson}: no `name = Widget(...)` before `name.widget()` in the widget cell"
-    )
+    widgets = []
+    for cell in _widget_cells(lesson):
+        tree = _python(cell)
+        shown = {
+            node.func.value.id
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "widget"
+            and isinstance(node.func.value, ast.Name)
+        }
+        built = [
+            eval(compile(ast.Expression(node.value), lesson, "eval"), namespace)
+            for node in tree.body
+            if isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id in shown for t in node.targets)
+        ]
+        assert built, (
+            f"{lesson}: no `name = Widget(...)` before `name.widget()` in a widget "
+            f"cell:\n{cell}"
+        )
+        widgets.extend(built)
+    return widgets
 
 
 def _number(text: str):
@@ -222,6 +245,15 @@ def _number(text: str):
 def _apply(control, text: str) -> None:
     """Set one control as the demo script says, and check that it took the value."""
     name = control.description
+    if type(control).__name__ == "SelectMultiple":  # `schemes = rope, alibi`
+        labels, values = list(control._options_labels), list(control._options_values)
+        wanted = [part.strip() for part in text.split(",")]
+        missing = [part for part in wanted if part not in labels]
+        assert not missing, f"{name!r} has no options {missing}; options {labels}"
+        chosen = tuple(values[labels.index(part)] for part in wanted)
+        control.value = chosen
+        assert set(control.value) == set(chosen), (name, control.value, chosen)
+        return
     if hasattr(control, "_options_labels"):  # Dropdown, SelectionSlider
         labels, values = list(control._options_labels), list(control._options_values)
         number = _number(text)
@@ -267,18 +299,27 @@ def test_demo_script_runs_on_the_lessons_widget(lesson):
     assert len(settings) >= 4, (
         f"{lesson}: the demo names {len(settings)} widget settings"
     )
-    widget = _build_widget(lesson)
+    widgets = _build_widgets(lesson)
     try:
-        by_description = {c.description: c for c in widget.controls.values()}
+        by_description = {}
+        for widget in widgets:
+            for control in widget.controls.values():
+                assert control.description not in by_description, (
+                    f"{lesson}: two widgets have a control {control.description!r}; "
+                    "the demo script could not say which one it means"
+                )
+                by_description[control.description] = control
         for name, value in settings:
             assert name in by_description, (
                 f"{lesson}: the demo sets {name!r}; "
-                f"the widget's controls are {sorted(by_description)}"
+                f"the widgets' controls are {sorted(by_description)}"
             )
             _apply(by_description[name], value.strip())
-        widget.figure.canvas.draw()  # the last state draws
+        for widget in widgets:
+            widget.figure.canvas.draw()  # the last state draws
     finally:
-        plt.close(widget.figure)
+        for widget in widgets:
+            plt.close(widget.figure)
 
 
 @pytest.mark.parametrize("lesson", PLAIN_LESSONS)
@@ -304,6 +345,10 @@ def test_demo_without_widget_edits_real_variables(lesson):
 
 
 # --- misconceptions are the checkers' own hints --------------------------------------
+class _Args(tuple):
+    """A wrong answer for a checker that takes more than the answer (check(*args))."""
+
+
 def _wrong_answers():
     """lesson -> [(checker module, checker name, wrong answer)]: the listed mistakes."""
     from rope_lib import (
@@ -320,7 +365,10 @@ def _wrong_answers():
         alibi,
         complex_rope,
         context_extension,
+        lab,
+        multimodal,
         rotation,
+        todays_models,
         why_position,
     )
     from rope_lib.sinusoidal import train_offset_head
@@ -347,6 +395,38 @@ def _wrong_answers():
     symmetric = torch.exp(-0.5 * (5 - keys).abs())
     yarn = context_extension.yarn_by_hand
     mscale16 = 0.1 * math.log(16) + 1
+
+    # lesson 8: passkey scorers (rows are keys, columns digits), PI's frequencies
+    def digit_fraction(predicted, expected):
+        return (predicted == expected).double().mean()
+
+    def over_keys(predicted, expected):
+        return (predicted == expected).all(dim=0).double().mean()
+
+    def key_count(predicted, expected):
+        return (predicted == expected).all(dim=1).sum()
+
+    lab_theta = 10000.0 ** (-torch.arange(0, 16, 2, dtype=f64) / 16)
+    lab_results = _lab_results()
+    # lesson 9: p-RoPE for d = 64, b = 10000, p = 0.5; Llama 4 at m = 16383; Gemma 3's
+    # local layers (d = 256, window 1024); DeepSeek-V3's cache (512 + 64, 128 heads)
+    p_rope = torch.cat([inv_frequencies(64, 10000.0)[:16].to(f64), torch.zeros(16)])
+    neox_32 = inv_frequencies(32, 10000.0).to(f64)
+    llama4 = 1 + 0.1 * math.log(1 + (16383 + 1) // 8192)
+    local_slow = int((2 * math.pi / inv_frequencies(256, 10000.0).to(f64) > 1024).sum())
+    global_slow = int((2 * math.pi / inv_frequencies(256, 1e6).to(f64) > 1024).sum())
+    no_two_pi = int((1 / inv_frequencies(256, 10000.0).to(f64) > 1024).sum())
+    # lesson 10: "I see" + a 2 x 3 image + ". ok" (exercise 1), the right ids
+    ids = torch.tensor(
+        [
+            [0, 1, 2, 2, 2, 2, 2, 2, 5, 6],
+            [0, 1, 2, 2, 2, 3, 3, 3, 5, 6],
+            [0, 1, 2, 3, 4, 2, 3, 4, 5, 6],
+        ]
+    )
+    text_counted, image_from_zero = ids.clone(), ids.clone()
+    text_counted[:, 8:] = torch.tensor([8, 9])
+    image_from_zero[:, 2:8] -= 2
     return {
         "00_why_position": [
             (why_position, "check_swap_last_token", True),
@@ -531,6 +611,54 @@ def _wrong_answers():
                 },
             ),
         ],
+        "08_extrapolation_lab": [
+            (lab, "check_exact_match", digit_fraction),
+            (lab, "check_exact_match", over_keys),
+            (lab, "check_exact_match", key_count),
+            (lab, "check_pi_frequencies", lab_theta * 4),
+            (lab, "check_pi_frequencies", lab_theta),
+            (lab, "check_pi_frequencies", (lab_theta / 4).repeat_interleave(2)),
+            # RoPE is the notebook's own example of a scheme that fails past L
+            (lab, "check_best_scheme", _Args(("rope", lab_results))),
+            (lab, "check_best_scheme", _Args(("ALiBi", lab_results))),
+        ],
+        "09_todays_models": [
+            (todays_models, "check_proportional_frequencies", neox_32),
+            (todays_models, "check_proportional_frequencies", p_rope[:16]),
+            (
+                todays_models,
+                "check_proportional_frequencies",
+                torch.cat([neox_32, torch.zeros(16, dtype=f64)]),
+            ),
+            (
+                todays_models,
+                "check_proportional_frequencies",
+                inv_frequencies(64, 10000.0),
+            ),
+            (todays_models, "check_proportional_frequencies", p_rope.flip(0)),
+            (todays_models, "check_nope_query_scale", llama4**2),
+            (todays_models, "check_nope_query_scale", 1 + 0.1 * math.log(1 + 1)),
+            (todays_models, "check_nope_query_scale", 1 + 0.1 * math.log10(3)),
+            (todays_models, "check_nope_query_scale", 0.1 * math.log(3)),
+            (todays_models, "check_local_slow_pairs", global_slow),
+            (todays_models, "check_local_slow_pairs", no_two_pi),
+            (todays_models, "check_local_slow_pairs", 128 - local_slow),
+            (todays_models, "check_local_slow_pairs", 2 * local_slow),
+            (todays_models, "check_mla_cache_size", 512),
+            (todays_models, "check_mla_cache_size", 512 + 128 * 64),
+            (todays_models, "check_mla_cache_size", 128 * (128 + 64 + 128)),
+        ],
+        "10_multimodal_rope": [
+            (multimodal, "check_position_ids", text_counted),
+            (multimodal, "check_position_ids", image_from_zero),
+            (multimodal, "check_position_ids", torch.arange(10).expand(3, -1)),
+            (multimodal, "check_next_text_position", 10 + 14 * 20),
+            (multimodal, "check_next_text_position", 10 + 40),
+            (multimodal, "check_interleaved_pair_axes", [0] * 8 + [1] * 4 + [2] * 4),
+            (multimodal, "check_interleaved_pair_axes", [i % 3 for i in range(16)]),
+            (multimodal, "check_resized_offsets", (3, 0.375)),
+            (multimodal, "check_resized_offsets", (6, 6 / 32)),
+        ],
     }
 
 
@@ -555,8 +683,11 @@ def test_misconceptions_are_the_lessons_checker_hints(lesson, wrong_answers):
             f"{lesson} does not use {module_name}"
         )
         assert f"ex.{name}(" in sources, f"{lesson} never calls {name}"
-        feedback = getattr(module, name)(answer)
-        assert not feedback.ok, f"{lesson}: {name} accepts the wrong answer {answer!r}"
+        check = getattr(module, name)
+        feedback = check(*answer) if isinstance(answer, _Args) else check(answer)
+        assert not feedback.ok, (
+            f"{lesson}: {name} accepts the wrong answer {repr(answer)[:200]}"
+        )
         messages.append(_squash(feedback.message))
     for hint in quoted:
         assert any(hint in message for message in messages), (
