@@ -181,7 +181,50 @@ def _llama3_pair_counts():
     return (kept, 64 - kept - interpolated, interpolated)
 
 
-# kind: "yesno", "choices", "count", "number", "pair", "counts", "tensor", "complex_pair"
+def _exact_match():
+    """Exact-match accuracy by hand: the share of rows whose digits are all equal."""
+
+    def exact_match(predicted, expected):
+        rows = list(zip(predicted.tolist(), expected.tolist()))
+        return sum(p == e for p, e in rows) / len(rows)
+
+    return exact_match
+
+
+def _lab_results_folder():
+    """The folder lesson 8 reads: ROPE_LAB_RESULTS (relative: from here, else from
+    notebooks/), or the committed notebooks/lab_results."""
+    import os
+    from pathlib import Path
+
+    notebooks = Path(__file__).resolve().parent.parent / "notebooks"
+    folder = Path(os.environ.get("ROPE_LAB_RESULTS") or notebooks / "lab_results")
+    if not folder.is_absolute() and not folder.exists():
+        folder = notebooks / folder
+    return folder
+
+
+def _lab_best_scheme():
+    """The scheme whose loss over the longest window, averaged over the seeds' own numbers
+    (not the stored summary), is lowest."""
+    import json
+
+    results = json.loads((_lab_results_folder() / "results.json").read_text())
+    longest = str(max(results["config"]["eval_lengths"]))
+
+    def mean_loss(scheme):
+        seeds = results["lm"][scheme]["per_seed"].values()
+        return sum(run["loss"][longest] for run in seeds) / len(seeds)
+
+    return min(results["lm"], key=mean_loss)
+
+
+LAB_LABELS = {"none": "NoPE", "sinusoidal": "Sinusoidal", "learned": "Learned", "rope": "RoPE",
+              "alibi": "ALiBi"}
+
+
+# kind: "yesno", "choices", "count", "number", "pair", "counts", "tensor", "complex_pair",
+# "function" (a function of the exercise's inputs), "name" (a string naming one choice)
 RIGHT = {
     "why_position.check_swap_last_token": ("yesno", False),
     "why_position.check_where_position_goes": (
@@ -229,6 +272,11 @@ RIGHT = {
     "multimodal.check_interleaved_pair_axes": ("tensor", [0, 1, 2] * 4 + [0] * 4),
     # Pixtral counts columns (3 -> 6); DINOv3's centres in [-1, 1]: 2 * 3/16 = 2 * 6/32
     "multimodal.check_resized_offsets": ("tensor", [6.0, 0.375]),
+    # lesson 8: the share of keys with every digit right; PI: theta_i / 4 for d = 16,
+    # b = 1e4; the scheme with the lowest mean loss at 8L in the results the lesson reads
+    "lab.check_exact_match": ("function", _exact_match),
+    "lab.check_pi_frequencies": ("tensor", lambda: [1e4 ** (-2 * i / 16) / 4 for i in range(8)]),
+    "lab.check_best_scheme": ("name", _lab_best_scheme),
 }
 
 
@@ -256,6 +304,21 @@ def right_variants(kind, value):
                 ("np 0-d", np.array(value))]
     if kind == "choices":
         return [("dict", dict(value)), ("np.str_", {np.str_(k): np.str_(v) for k, v in value.items()})]
+    if kind == "function":
+        f = value
+
+        class Scorer:
+            def __call__(self, predicted, expected):
+                return f(predicted, expected)
+
+        return [("python", f), ("float", lambda p, e: float(f(p, e))), ("np.float64", lambda p, e: np.float64(f(p, e))),
+                ("torch", lambda p, e: (p == e).all(dim=1).double().mean()),
+                ("torch float32", lambda p, e: (p == e).all(dim=-1).float().mean()),
+                ("numpy", lambda p, e: np.mean(np.all(np.asarray(p) == np.asarray(e), axis=1))),
+                ("tensor [1]", lambda p, e: torch.tensor([f(p, e)])), ("callable object", Scorer())]
+    if kind == "name":
+        return [("str", value), ("np.str_", np.str_(value)), ("spaces", f" {value} "), ("upper", value.upper()),
+                ("label", LAB_LABELS[value]), ("np 0-d", np.array(value))]
     if kind == "count":
         return [("int", value), ("np.int64", np.int64(value)), ("np.int32", np.int32(value)),
                 ("float", float(value)), ("np.float64", np.float64(value)),
@@ -349,6 +412,27 @@ def corrupted(kind, value):
             out.append(("truncated", torch.where(torch.isinf(t), t, trunc)))
     elif kind == "yesno":
         out += [("string", str(value)), ("int", int(value)), ("list", [value]), ("None", None), ("tensor pair", torch.tensor([value, value]))]
+    elif kind == "function":
+        f = value
+
+        def fails(*_):
+            raise ValueError("no")
+
+        out += [("digit fraction", lambda p, e: (p == e).double().mean()),
+                ("any digit", lambda p, e: (p == e).any(dim=1).double().mean()),
+                ("over keys", lambda p, e: (p == e).all(dim=0).double().mean()),
+                ("count", lambda p, e: (p == e).all(dim=1).sum()),
+                ("per key", lambda p, e: (p == e).all(dim=1).double()),
+                ("nan", lambda p, e: NAN), ("inf", lambda p, e: INF), ("complex", lambda p, e: complex(f(p, e), 0.0)),
+                ("complex tensor", lambda p, e: torch.tensor(f(p, e) + 0.5j)), ("bool", lambda p, e: f(p, e) > 0.4),
+                ("string", lambda p, e: str(f(p, e))), ("None", lambda p, e: None), ("raises", fails),
+                ("off by 1e-3", lambda p, e: f(p, e) + 1e-3), ("rounded", lambda p, e: round(f(p, e))),
+                ("the value, not the function", f(torch.tensor([[1, 2]]), torch.tensor([[1, 2]])))]
+    elif kind == "name":
+        out += [("list", [value]), ("tuple", (value,)), ("bytes", value.encode()), ("dict", {value: 1}),
+                ("plural", value + "s"), ("empty", ""), ("numpy array", np.array([value])),
+                ("other schemes", "rope" if value != "rope" else "alibi"), ("all of them", ", ".join(LAB_LABELS))]
+        out += [(f"scheme {other}", other) for other in LAB_LABELS if other != value]
     elif kind == "choices":
         out += [("list values", {k: [v] for k, v in value.items()}), ("tuple of pairs", tuple(value.items())),
                 ("None values", dict.fromkeys(value)), ("nested dict", {k: {"place": v} for k, v in value.items()}),
@@ -370,7 +454,7 @@ def test_a_corrupted_right_answer_is_never_correct(key, label, answer):
 
 
 META_CASES = [
-    pytest.param(key, id=key) for key in RIGHT if RIGHT[key][0] not in ("choices",)
+    pytest.param(key, id=key) for key in RIGHT if RIGHT[key][0] not in ("choices", "function", "name")
 ]
 
 

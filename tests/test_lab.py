@@ -252,3 +252,188 @@ def test_cli_quick_runs_and_resume_trains_nothing_new(tmp_path):
     again = run(out, seed=3, quick=True, quiet=True)
     assert again["trained"] == []
     assert json.loads((out / "results.json").read_text()) == results
+
+
+# --- the results explorer (rope_lib.widgets.lab) and the lesson's checkers -----------
+COMMITTED = ROOT / "notebooks" / "lab_results" / "results.json"
+
+
+def _explorer(**kwargs):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from rope_lib.widgets.lab import LabResultsWidget
+
+    results = json.loads(COMMITTED.read_text())
+    return results, LabResultsWidget(results, **kwargs)
+
+
+def _seed_mean(per_seed: dict, n: int) -> float:
+    """The mean over seeds of the stored per-seed numbers (not the stored summary)."""
+    runs = [run.get("loss", run) for run in per_seed.values()]  # lm runs keep more
+    return float(np.mean([run[str(n)] for run in runs]))
+
+
+def test_explorer_shows_the_chosen_schemes_and_the_scaled_rope():
+    import matplotlib.pyplot as plt
+
+    results, widget = _explorer(schemes=("rope", "alibi"), method="yarn")
+    lengths = results["config"]["eval_lengths"]
+    widget.update(schemes=("none", "alibi"), method="linear", factor=2)
+    shown = {s for s, line in widget.lines.items() if line.get_visible()}
+    assert shown == {"none", "alibi"}
+    assert {s for s, band in widget.bands.items() if band.get_visible()} == shown
+    per_seed = results["rope_scaling"]["linear"]["2"]["per_seed"]
+    np.testing.assert_allclose(
+        widget.scaled.get_ydata(), [_seed_mean(per_seed, n) for n in lengths], rtol=1e-6
+    )
+    alibi = results["lm"]["alibi"]["per_seed"]
+    np.testing.assert_allclose(
+        widget.lines["alibi"].get_ydata(),
+        [_seed_mean(alibi, n) for n in lengths],
+        rtol=1e-6,
+    )
+    text = widget.readout.value
+    assert "linear ×2" in text and "NoPE" in text and "RoPE 3" not in text
+    # the y range holds every number the widget can show: no axis ever has to move
+    low, high = widget.ax.get_ylim()
+    for method in results["config"]["methods"]:
+        for factor in results["config"]["factors"]:
+            widget.update(method=method, factor=factor)
+            assert (
+                low
+                < min(widget.scaled.get_ydata())
+                <= max(widget.scaled.get_ydata())
+                < high
+            )
+    plt.close(widget.figure)
+
+
+def test_explorer_readout_changes_with_every_control():
+    import matplotlib.pyplot as plt
+
+    _, widget = _explorer(schemes=("rope", "alibi", "sinusoidal"), method="yarn")
+    moves = [
+        ("schemes", ("rope", "alibi")),
+        ("method", "ntk"),
+        ("factor", "8"),
+        ("method", "default"),
+        ("factor", "2"),  # unused by plain RoPE, and the readout says so
+        ("schemes", ()),
+    ]
+    for name, value in moves:
+        before = widget.readout.value
+        widget.controls[
+            name
+        ].value = value  # as the browser does: the control, not update()
+        assert widget.readout.value != before, name
+        assert "rope-readout" in widget.readout._dom_classes
+    assert "no scheme shown" in widget.readout.value
+    plt.close(widget.figure)
+
+
+def test_explorer_scheme_buttons_toggle_and_keep_the_option_order():
+    import matplotlib.pyplot as plt
+
+    _, widget = _explorer(schemes=("alibi", "rope"))
+    buttons = widget.controls["schemes"]
+    assert buttons.value == ("rope", "alibi")  # options order, whatever order was given
+    buttons.buttons["none"].click()
+    assert (
+        buttons.value == ("none", "rope", "alibi")
+        and widget.lines["none"].get_visible()
+    )
+    assert (
+        buttons.buttons["none"].style.button_color
+        != buttons.buttons["learned"].style.button_color
+    )
+    buttons.buttons["rope"].click()
+    assert buttons.value == ("none", "alibi") and not widget.lines["rope"].get_visible()
+    with pytest.raises(Exception, match="schemes must be among"):
+        widget.update(schemes=("rope", "t5"))
+    with pytest.raises(ValueError, match="update\\(\\) takes"):
+        widget.update(scheme=("rope",))
+    plt.close(widget.figure)
+
+
+def test_explorer_blits_the_same_picture_as_a_full_draw():
+    import matplotlib.pyplot as plt
+
+    _, widget = _explorer(schemes=("rope", "alibi", "sinusoidal"), method="yarn")
+    canvas = widget.figure.canvas
+    for step in [
+        {"schemes": ("none", "learned"), "method": "linear", "factor": "8"},
+        {"schemes": ("rope",), "method": "default"},
+    ]:
+        widget.update(**step)  # blitted: only the curves and the title are drawn again
+        blitted = np.asarray(canvas.buffer_rgba()).copy()
+        canvas.draw()
+        assert np.array_equal(blitted, np.asarray(canvas.buffer_rgba())), step
+    plt.close(widget.figure)
+
+
+def test_check_best_scheme_reads_the_results_the_lesson_reads(tmp_path, monkeypatch):
+    from rope_lib.exercises import lab as ex
+
+    summary = {"64": {"mean": 1.0}, "512": {"mean": 9.0}}
+    lm = {
+        "rope": {"summary": {"64": {"mean": 0.5}, "512": {"mean": 4.0}}},
+        "none": {"summary": {"64": {"mean": 2.0}, "512": {"mean": 2.5}}},
+        "sinusoidal": {"summary": summary},
+    }
+    results = {"config": {"eval_lengths": [64, 512]}, "lm": lm}
+    (tmp_path / "results.json").write_text(json.dumps(results))
+    monkeypatch.setenv("ROPE_LAB_RESULTS", str(tmp_path))
+    assert ex.check_best_scheme("none").ok and ex.check_best_scheme("NoPE").ok
+    assert not ex.check_best_scheme("alibi").ok  # not a scheme of these results
+    wrong = ex.check_best_scheme("rope")
+    assert not wrong.ok and "best at 64 tokens" in wrong.message
+    worst = ex.check_best_scheme("sinusoidal")
+    assert not worst.ok and "min, not max" in worst.message
+    assert (
+        "one of"
+        in ex.check_best_scheme(["none"]).message + ex.check_best_scheme(3).message
+    )
+    monkeypatch.setenv("ROPE_LAB_RESULTS", str(tmp_path / "missing"))
+    missing = ex.check_best_scheme("none")
+    assert not missing.ok and "could not be read" in missing.message
+
+
+def test_exact_match_checker_names_the_slip():
+    from rope_lib.exercises import lab as ex
+
+    right = ex.check_exact_match(lambda p, e: (p == e).all(dim=1).double().mean())
+    assert right.ok
+    slips = {
+        "fraction of right digits": lambda p, e: (p == e).double().mean(),
+        "not .any(dim=1)": lambda p, e: (p == e).any(dim=1).double().mean(),
+        "how many keys are right": lambda p, e: (p == e).all(dim=1).sum(),
+        "booleans into numbers": lambda p, e: (p == e).all(dim=1).mean(),
+        "one number": lambda p, e: (p == e).all(dim=1).double(),
+        "the function itself": 0.5,
+    }
+    for hint, answer in slips.items():
+        feedback = ex.check_exact_match(answer)
+        assert not feedback.ok and hint in feedback.message, (hint, feedback)
+
+
+def test_pi_checker_names_the_slip():
+    from rope_lib.exercises import lab as ex
+
+    theta = 10000.0 ** (-torch.arange(0, 16, 2, dtype=torch.float64) / 16)
+    assert ex.check_pi_frequencies(theta / 4).ok
+    assert ex.check_pi_frequencies((theta / 4).float().tolist()).ok
+    slips = {
+        "you multiplied by s": theta * 4,
+        "unscaled": theta,
+        "you divided by 8": theta / 8,
+        "d = 16, the head dimension": 10000.0 ** (-torch.arange(0, 64, 2)[:8] / 64) / 4,
+        "-2i/d": 10000.0 ** (-torch.arange(8.0) / 16) / 4,
+        "reverse order": theta.flip(0) / 4,
+        "shape (8,)": (theta / 4).repeat_interleave(2),
+        "NTK's base change": (10000.0 * 4 ** (16 / 14))
+        ** (-torch.arange(0, 16, 2) / 16),
+    }
+    for hint, answer in slips.items():
+        feedback = ex.check_pi_frequencies(answer)
+        assert not feedback.ok and hint in feedback.message, (hint, feedback)

@@ -1,87 +1,153 @@
-"""Checkers for the extrapolation lab's exercises.
+"""Checkers for the extrapolation lab's exercises. Each takes one argument, the answer.
 
     from rope_lib.exercises import lab as ex
-    ex.check_exact_match(my_function)        # a passkey scorer: exact-match accuracy
-    ex.check_pi_frequencies(inv_freq)        # PI's frequencies for the lab model at 4L
-    ex.check_best_scheme(name, results)      # the scheme with the lowest loss at 8L
+    ex.check_exact_match(exact_match)  # a passkey scorer: exact-match accuracy
+    ex.check_pi_frequencies(pi_freq)   # PI's frequencies for the lab model at 4L
+    ex.check_best_scheme(answer)       # the lowest loss at the longest window
 
-The expected values are computed here from first principles (the definition of exact match,
-theta_i = b^(-2i/d) / s for Position Interpolation) or read from the learner's own results.
+The expected values come from first principles (the definition of exact match,
+theta_i = b^(-2i/d) / s for Position Interpolation) or from the lab results the lesson
+reads: the folder named by the environment variable ROPE_LAB_RESULTS, or the committed
+notebooks/lab_results/ (load_results()).
 """
 
 from __future__ import annotations
 
+import json
 import math
+import os
+from pathlib import Path
 
+import numpy as np
 import torch
 
-from . import correct, not_yet, same_values
+from . import Feedback, compare_tensor, correct, not_yet, same_values
+from .answers import describe, guarded, read_number, read_tensor
+
+#: The committed results, read when ROPE_LAB_RESULTS is not set.
+COMMITTED_RESULTS = Path(__file__).resolve().parents[2] / "notebooks" / "lab_results"
 
 
-def _as_float64(answer, name: str):
-    try:
-        return torch.as_tensor(answer).detach().to(torch.float64), None
-    except (TypeError, ValueError, RuntimeError):
-        return None, not_yet(
-            f"{name} should be a tensor (or a list of numbers), "
-            f"got {type(answer).__name__}"
-        )
+def results_folder() -> Path:
+    """The folder of results.json the lesson reads: ROPE_LAB_RESULTS (a relative path is
+    taken from the current folder, else from notebooks/, as the lesson resolves it from
+    there), or the committed notebooks/lab_results/."""
+    name = os.environ.get("ROPE_LAB_RESULTS")
+    if not name:
+        return COMMITTED_RESULTS
+    folder = Path(name)
+    if not folder.is_absolute() and not folder.exists():
+        folder = COMMITTED_RESULTS.parent / folder
+    return folder
 
 
-CASES = [  # (predicted, expected, exact-match accuracy)
+def load_results(folder=None) -> dict:
+    """results.json of the lab (python -m rope_lib.lab --out FOLDER) as a dict; by
+    default from results_folder()."""
+    folder = Path(folder) if folder is not None else results_folder()
+    return json.loads((folder / "results.json").read_text(encoding="utf-8"))
+
+
+# -------------------------------------------------------- exercise 1: exact match
+
+# (predicted, expected, exact-match accuracy); the teacher notes quote the first four
+CASES = [
     ([[1, 2], [3, 4]], [[1, 2], [3, 4]], 1.0),
     ([[1, 2], [3, 5]], [[1, 2], [3, 4]], 0.5),
     ([[1, 9], [9, 4]], [[1, 2], [3, 4]], 0.0),
     ([[2, 1], [4, 3], [5, 6], [7, 8]], [[1, 2], [3, 4], [5, 6], [7, 8]], 0.5),
+    ([[0, 0, 7], [1, 2, 3], [9, 9, 9]], [[0, 0, 0], [1, 2, 3], [9, 9, 8]], 1 / 3),
 ]
 
 
-def check_exact_match(function):
-    """function(predicted [n, k], expected [n, k]) -> the fraction of rows with every digit right."""
-    if function is None:
+def _rows(table) -> str:
+    return str(table).replace(" ", "")
+
+
+@guarded
+def check_exact_match(answer):
+    """answer: a function exact_match(predicted, expected) of two [n, k] integer tensors
+    that returns the fraction of rows (keys) with every digit right."""
+    if answer is None:
         return not_yet(
             "replace `None` with your function exact_match(predicted, expected)"
         )
-    for predicted, expected, want in CASES:
-        try:
-            got = float(function(torch.tensor(predicted), torch.tensor(expected)))
-        except Exception as error:  # noqa: BLE001 - any failure is feedback for the learner
-            return not_yet(f"your function raised {type(error).__name__}: {error}")
-        if math.isclose(got, want, abs_tol=1e-9):
-            continue
-        digits = float(
-            (torch.tensor(predicted) == torch.tensor(expected)).double().mean()
-        )
-        if math.isclose(got, digits, abs_tol=1e-9):
-            return not_yet(
-                f"on {predicted} vs {expected} you give {got:.2f}, the fraction of right digits; "
-                f"exact match counts a key only when all its digits are right: {want:.2f}"
-            )
+    if not callable(answer):
         return not_yet(
-            f"on {predicted} vs {expected} you give {got:.3g}, expected {want:.3g}"
+            "give the function itself, exact_match (no brackets): got "
+            f"{describe(answer)}"
         )
+    for predicted, expected, want in CASES:
+        p, e = torch.tensor(predicted), torch.tensor(expected)
+        case = f"on {_rows(predicted)} vs {_rows(expected)}"
+        try:
+            result = answer(p.clone(), e.clone())
+        except Exception as error:  # noqa: BLE001 - any failure is feedback for the learner
+            if isinstance(error, RuntimeError) and "dtype" in str(error):
+                return not_yet(
+                    f"{case} your function raised RuntimeError ({str(error)[:60]}...): "
+                    "turn the booleans into numbers (.double()) before taking the mean"
+                )
+            return not_yet(
+                f"{case} your function raised {type(error).__name__}: {error}"
+            )
+        got = read_number(result, "what your function returns")
+        if isinstance(got, Feedback):
+            return not_yet(
+                f"{case}: {got.message}. exact_match gives one number, the fraction of "
+                "keys (rows) with every digit right"
+            )
+        if math.isclose(got, want, abs_tol=1e-6):
+            continue
+        digits = float((p == e).double().mean())
+        right_rows = int((p == e).all(dim=1).sum())
+        any_digit = float((p == e).any(dim=1).double().mean())
+        if math.isclose(got, digits, abs_tol=1e-6):
+            return not_yet(
+                f"{case} you give {got:.3g}, the fraction of right digits; exact match "
+                f"counts a key only when all its digits are right: {want:.3g}"
+            )
+        if math.isclose(got, any_digit, abs_tol=1e-6):
+            return not_yet(
+                f"{case} you give {got:.3g}, expected {want:.3g}: a key with one right "
+                "digit does not count; use .all(dim=1), not .any(dim=1)"
+            )
+        if math.isclose(got, right_rows, abs_tol=1e-6):
+            return not_yet(
+                f"{case} you give {got:.3g}, expected {want:.3g}: {got:.3g} is how "
+                f"many keys are right; divide by the number of keys ({len(predicted)})"
+            )
+        return not_yet(f"{case} you give {got:.3g}, expected {want:.3g}")
     return correct(
         "a key counts only when every digit is right, as in the papers' passkey tables"
     )
 
 
-HEAD_DIM, BASE, FACTOR = 16, 10000.0, 4
+# -------------------------------------------------------- exercise 2: PI frequencies
+
+HEAD_DIM, BASE, FACTOR, MODEL_WIDTH = 16, 10000.0, 4, 64
 
 
-def check_pi_frequencies(answer):
-    """The lab model's 8 RoPE frequencies (head_dim 16, base 10000) under Position
-    Interpolation from L = 64 to 4L = 256."""
-    if answer is None:
-        return not_yet("replace `None` with a tensor of 8 frequencies")
-    a, problem = _as_float64(answer, "inv_freq")
-    if problem is not None:
-        return problem
+def _theta(d: int = HEAD_DIM, two: float = 2.0, base: float = BASE) -> torch.Tensor:
     i = torch.arange(HEAD_DIM // 2, dtype=torch.float64)
-    theta = BASE ** (-2 * i / HEAD_DIM)
-    if a.shape != theta.shape:
-        return not_yet(
-            f"inv_freq should have shape {tuple(theta.shape)}, got {tuple(a.shape)}"
-        )
+    return base ** (-two * i / d)
+
+
+@guarded
+def check_pi_frequencies(answer):
+    """The lab model's 8 RoPE frequencies (head_dim d = 16, base b = 10000) under
+    Position Interpolation from L = 64 to 4L = 256: theta_i / s."""
+    a = read_tensor(answer, "inv_freq")
+    if isinstance(a, Feedback):
+        return a
+    theta = _theta()
+    if tuple(a.shape) != tuple(theta.shape):
+        if a.numel() == 2 * theta.numel():
+            return not_yet(
+                f"inv_freq should have shape (8,), got {tuple(a.shape)}: one frequency "
+                "per pair of coordinates, i = 0..7"
+            )
+        return not_yet(f"inv_freq should have shape (8,), got {tuple(a.shape)}")
     if same_values(a, theta / FACTOR):
         return correct(
             "every theta_i divided by s = 4: position m turns like m/4 did in training"
@@ -92,21 +158,103 @@ def check_pi_frequencies(answer):
         )
     if same_values(a, theta):
         return not_yet(
-            "these are the unscaled frequencies; PI divides each by s = 256 / 64"
+            "these are the unscaled frequencies; PI divides each by s = 256 / 64 = 4"
         )
-    return not_yet("expected theta_i = 10000^(-2i/16) / 4 for i = 0..7")
+    for s in (2, 8):
+        if same_values(a, theta / s):
+            return not_yet(
+                f"you divided by {s}; PI's factor is the new window over the training "
+                "length: s = 256 / 64 = 4"
+            )
+    if same_values(a, _theta(d=MODEL_WIDTH) / FACTOR):
+        return not_yet(
+            "you used d = 64, the model's width; RoPE rotates each head: d = 16, "
+            "the head dimension"
+        )
+    if same_values(a, _theta(two=1.0) / FACTOR):
+        return not_yet("the exponent is -2i/d (i counts pairs): theta_i = b^(-2i/d)")
+    if same_values(a, theta.flip(0) / FACTOR):
+        return not_yet(
+            "the right values in reverse order: theta_0 / 4 = 1/4 (the fastest pair) "
+            "comes first"
+        )
+    ntk_base = BASE * FACTOR ** (HEAD_DIM / (HEAD_DIM - 2))
+    if same_values(a, _theta(base=ntk_base)):
+        return not_yet(
+            "that is NTK's base change; Position Interpolation divides every theta_i "
+            "by s"
+        )
+    problem = compare_tensor(a, theta / FACTOR, "inv_freq")
+    if problem is not None:
+        return not_yet(f"{problem.message}; expected theta_i = 10000^(-2i/16) / 4")
+    return correct("every theta_i divided by s = 4")
 
 
-def check_best_scheme(answer, results: dict):
-    """The scheme (a name of results["lm"]) with the lowest mean loss at the longest window."""
-    longest = str(max(results["config"]["eval_lengths"]))
-    means = {s: v["summary"][longest]["mean"] for s, v in results["lm"].items()}
+# -------------------------------------------------------- exercise 3: best scheme
+
+
+def _scheme_name(answer, names):
+    """The scheme key an answer names (a key of results['lm'] or its label, any case),
+    or a Feedback."""
+    from ..lab.figures import LABELS
+
+    if answer is None:
+        return not_yet("replace `None` with a scheme name, e.g. 'rope'")
+    if isinstance(answer, np.ndarray) and answer.ndim == 0 and answer.dtype.kind == "U":
+        answer = str(answer)  # a 0-d numpy string is the string
+    one = isinstance(answer, (list, tuple, set, frozenset)) and len(answer) == 1
+    if one or (
+        isinstance(answer, np.ndarray) and answer.ndim >= 1 and answer.size == 1
+    ):
+        return not_yet("give one name (a string), not a collection of names")
+    if not isinstance(answer, (str, np.str_)):
+        return not_yet(
+            f"answer with one of {sorted(names)} (a string), got {describe(answer)}"
+        )
+    text = str(answer).strip().lower()
+    aliases = {name.lower(): name for name in names}
+    aliases.update({LABELS[n].lower(): n for n in names if n in LABELS})
+    if text not in aliases:
+        return not_yet(
+            f"answer with one of {sorted(names)} (the keys of results['lm']), "
+            f"got {describe(answer)}"
+        )
+    return aliases[text]
+
+
+@guarded
+def check_best_scheme(answer):
+    """The scheme (a key of results['lm'], e.g. 'rope') with the lowest mean loss at the
+    longest evaluation window, in the results the lesson reads (load_results())."""
+    try:
+        results = load_results()
+        lengths = results["config"]["eval_lengths"]
+        first, longest = str(min(lengths)), str(max(lengths))
+        means = {s: v["summary"][longest]["mean"] for s, v in results["lm"].items()}
+        at_first = {s: v["summary"][first]["mean"] for s, v in results["lm"].items()}
+    except (OSError, KeyError, TypeError, ValueError) as error:
+        return not_yet(
+            f"the lab results could not be read ({type(error).__name__}): run "
+            "`python -m rope_lib.lab --out DIR` and set ROPE_LAB_RESULTS=DIR"
+        )
+    name = _scheme_name(answer, means)
+    if isinstance(name, Feedback):
+        return name
     best = min(means, key=means.get)
-    if answer not in means:
-        return not_yet(f"answer with one of {sorted(means)}, got {answer!r}")
-    if answer == best:
+    if name == best:
         return correct(f"{best}: mean loss {means[best]:.3f} at {longest} tokens")
+    said = f"{name} has mean loss {means[name]:.3f} at {longest} tokens"
+    if name == min(at_first, key=at_first.get):
+        return not_yet(
+            f"{name} is the best at {first} tokens (the training length), but {said}; "
+            "one scheme does better at the longest window"
+        )
+    if name == max(means, key=means.get):
+        return not_yet(
+            f"{said}, the highest: the question asks for the lowest (min, not max); "
+            "one scheme does better"
+        )
     return not_yet(
-        f"{answer} has mean loss {means[answer]:.3f} at {longest} tokens; one scheme does "
-        f"better: compare results['lm'][name]['summary']['{longest}']['mean']"
+        f"{said}; one scheme does better: compare "
+        f"results['lm'][name]['summary']['{longest}']['mean']"
     )

@@ -1,42 +1,175 @@
 """The extrapolation lab's results explorer: choose schemes, a RoPE scaling method and a
-factor; see mean loss against evaluation length (with the min..max over seeds).
+factor; see mean loss against the evaluation window (with the min..max over seeds).
 
-    LabResultsWidget(results)       results: the dict of results.json
+    LabResultsWidget(results, schemes=("rope", "alibi"), method="yarn", factor=None)
 
-The lines are created once; update() changes their data and visibility, then redraws.
+results is the dict of results.json (rope_lib.exercises.lab.load_results() reads the
+folder the lesson reads). The controls:
+  schemes   one button per trained scheme (in its line's colour when shown): click to
+            show or hide the scheme's mean loss and its min..max band over seeds;
+  RoPE +    a RoPE scaling method applied at evaluation, zero-shot (the dashed line);
+  factor    its factor s.
+Every artist is created once; update() changes data, visibility and the title, then
+redraws by blitting (rope_lib.widgets.Redrawer): the axes, ticks and labels never move
+(the y range holds every number of the results), so only the curves are drawn again.
 """
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
+import ipywidgets as w
+import numpy as np
+import traitlets
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.ticker import NullLocator
 
 from ..lab.figures import COLORS, LABELS
-from . import redraw
+from . import Redrawer, compact, live_box, live_figure
+
+OFF_COLOR, OFF_TEXT = "#e6e6e6", "#606060"
+# the readout's HTML: ordinary text lines (a widget's HTML would space them 28 px apart)
+TIGHT_LINES = '<div style="line-height: 1.3">{}</div>'
+
+
+class SchemeButtons(w.HBox):
+    """A row of buttons, one per scheme, each on (filled in the scheme's colour) or off;
+    .value is the tuple of schemes that are on, in the order of the options, and can be
+    observed and set like any control's value."""
+
+    value = traitlets.Tuple()
+    description = traitlets.Unicode("schemes")
+
+    def __init__(self, options, value=()):
+        self.options = tuple(options)
+        self.buttons = {}
+        for name in self.options:
+            button = w.Button(description=LABELS.get(name, name), tooltip=name)
+            button.layout = w.Layout(width="auto", height="28px", margin="0 3px 0 0")
+            button.on_click(lambda _button, name=name: self._toggle(name))
+            self.buttons[name] = button
+        label = w.Label("schemes", layout=w.Layout(width="62px"))
+        super().__init__([label, *self.buttons.values()])
+        self.observe(self._paint, names="value")
+        self.value = tuple(name for name in self.options if name in value)
+        self._paint()
+
+    @property
+    def _options_labels(self) -> tuple:
+        """The option names, as a SelectMultiple's (what a demo script sets)."""
+        return self.options
+
+    @property
+    def _options_values(self) -> tuple:
+        return self.options
+
+    @traitlets.validate("value")
+    def _known(self, proposal):
+        unknown = set(proposal["value"]) - set(self.options)
+        if unknown:
+            raise traitlets.TraitError(
+                f"schemes must be among {self.options}, got {sorted(unknown)}"
+            )
+        return tuple(name for name in self.options if name in proposal["value"])
+
+    def _toggle(self, name: str) -> None:
+        on = set(self.value) ^ {name}
+        self.value = tuple(n for n in self.options if n in on)
+
+    def _paint(self, change=None) -> None:
+        for name, button in self.buttons.items():
+            on = name in self.value
+            button.style.button_color = COLORS.get(name, "#444444") if on else OFF_COLOR
+            button.style.text_color = "white" if on else OFF_TEXT
+            button.style.font_weight = "bold" if on else "normal"
 
 
 class LabResultsWidget:
+    """Mean loss against evaluation window for the chosen schemes (bands: min..max over
+    seeds), and RoPE with a scaling method applied zero-shot (dashed)."""
+
     def __init__(
         self, results: dict, schemes=("rope", "alibi"), method="yarn", factor=None
     ):
         self.results = results
         config = results["config"]
-        self.lengths = config["eval_lengths"]
+        self.lengths = list(config["eval_lengths"])
+        self.L = config["train_length"]
+        self.schemes = list(config["schemes"])
+        self.methods = list(config["methods"])
+        self.factors = [str(f) for f in config["factors"]]
         factor = str(factor or config["finetune"]["factor"])
-        with plt.ioff():
-            self.figure, self.ax = plt.subplots(figsize=(6.4, 3.4), dpi=80)
-        if hasattr(self.figure.canvas, "header_visible"):
-            self.figure.canvas.header_visible = False
+        if factor not in self.factors:
+            factor = self.factors[0]
+        self._build_figure()
+        self.controls = {
+            "schemes": SchemeButtons(self.schemes, schemes),
+            "method": compact(
+                w.Dropdown(options=self.methods, value=method, description="RoPE +"),
+                "190px",
+                "58px",
+            ),
+            "factor": compact(
+                w.Dropdown(options=self.factors, value=factor, description="factor"),
+                "130px",
+                "50px",
+            ),
+        }
+        self.readout = w.HTML("")
+        self.readout.add_class("rope-readout")
+        self._syncing = False
+        for control in self.controls.values():
+            control.observe(self._on_change, names="value")
+        self.update()
+
+    def _on_change(self, change) -> None:
+        if not self._syncing:
+            self.update()
+
+    # ------------------------------------------------------------------ numbers
+    def _summary(self, scheme: str) -> dict:
+        return self.results["lm"][scheme]["summary"]
+
+    def _scaled_summary(self, method: str, factor: str) -> dict:
+        return self.results["rope_scaling"][method][factor]["summary"]
+
+    def state(self) -> dict:
+        """What the picture shows: the chosen schemes, the dashed line's mean losses."""
+        method, factor = self.controls["method"].value, self.controls["factor"].value
+        s = self._scaled_summary(method, factor)
+        return {
+            "schemes": tuple(self.controls["schemes"].value),
+            "method": method,
+            "factor": factor,
+            "scaled": [s[str(n)]["mean"] for n in self.lengths],
+        }
+
+    # ------------------------------------------------------------------ drawing
+    def _build_figure(self) -> None:
+        self.figure = live_figure()
+        ax = self.figure.add_axes((0.095, 0.17, 0.655, 0.72))
+        # one y range for every number the widget can show: no axis ever moves
+        values = []
+        for scheme in self.schemes:
+            for entry in self._summary(scheme).values():
+                values += [entry["min"], entry["max"]]
+        for by_factor in self.results["rope_scaling"].values():
+            for scaled in by_factor.values():
+                values += [e["mean"] for e in scaled["summary"].values()]
+        low, high = float(np.min(values)), float(np.max(values))
+        pad = 0.08 * (high - low or 1.0)
+        ax.set_ylim(low - pad, high + pad)
+        ax.axvline(self.L, color="k", ls=":", lw=1, zorder=1)
+        ax.set_xscale("log", base=2)
+        ax.set_xlim(self.lengths[0] / 1.25, self.lengths[-1] * 1.25)
+        ax.set_xticks(self.lengths, [str(n) for n in self.lengths])
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.set_xlabel(f"evaluation window (tokens); dotted: L = {self.L}")
+        ax.set_ylabel("mean loss (nats)")
+        self.ax = ax
         self.lines, self.bands = {}, {}
-        for scheme in config["schemes"]:
-            s = results["lm"][scheme]["summary"]
-            (self.lines[scheme],) = self.ax.plot(
-                self.lengths,
-                [s[str(n)]["mean"] for n in self.lengths],
-                "o-",
-                color=COLORS[scheme],
-                label=LABELS[scheme],
-            )
-            self.bands[scheme] = self.ax.fill_between(
+        for scheme in self.schemes:
+            s = self._summary(scheme)
+            self.bands[scheme] = ax.fill_between(
                 self.lengths,
                 [s[str(n)]["min"] for n in self.lengths],
                 [s[str(n)]["max"] for n in self.lengths],
@@ -44,74 +177,177 @@ class LabResultsWidget:
                 alpha=0.2,
                 lw=0,
             )
-        (self.scaled,) = self.ax.plot(self.lengths, self.lengths, "s--", color="k")
-        self.ax.axvline(config["train_length"], color="k", ls=":", lw=1)
-        self.ax.set_xscale("log", base=2)
-        self.ax.set_xticks(self.lengths, [str(n) for n in self.lengths])
-        self.ax.set_xlabel("evaluation window (tokens)")
-        self.ax.set_ylabel("mean loss (nats)")
-        self.figure.tight_layout()
-        import ipywidgets as w
-
-        self.controls = {
-            "schemes": w.SelectMultiple(
-                options=config["schemes"],
-                value=tuple(schemes),
-                description="schemes",
-                rows=5,
-            ),
-            "method": w.Dropdown(
-                options=config["methods"], value=method, description="RoPE +"
-            ),
-            "factor": w.Dropdown(
-                options=[str(f) for f in config["factors"]],
-                value=factor,
-                description="factor",
-            ),
-        }
-        self.readout = w.HTML()
-        for control in self.controls.values():
-            control.observe(lambda change: self.update(), names="value")
-        self.update()
+            (self.lines[scheme],) = ax.plot(
+                self.lengths,
+                [s[str(n)]["mean"] for n in self.lengths],
+                "o-",
+                color=COLORS[scheme],
+            )
+        (self.scaled,) = ax.plot(self.lengths, self.lengths, "s--", color="k", lw=1.4)
+        self.title = ax.set_title(" ")
+        # the key, right of the axes (static: the scheme buttons say what is shown)
+        keys = [
+            Line2D([], [], color=COLORS[c], marker="o", label=LABELS[c])
+            for c in self.schemes
+        ]
+        keys.append(Line2D([], [], color="k", ls="--", marker="s", label="RoPE scaled"))
+        self.figure.legend(
+            handles=keys,
+            loc="upper left",
+            bbox_to_anchor=(0.765, 0.9),
+            handlelength=1.6,
+        )
+        # bands under lines, the dashed line on top, then the title: a full draw's order
+        moving = [*self.bands.values(), *self.lines.values(), self.scaled, self.title]
+        self.redraw = Redrawer(self.figure, moving)
 
     def update(self, **values) -> None:
-        for name, value in values.items():
-            self.controls[name].value = value
-        chosen = set(self.controls["schemes"].value)
-        for scheme, line in self.lines.items():
-            line.set_visible(scheme in chosen)
-            self.bands[scheme].set_visible(scheme in chosen)
-        method, factor = self.controls["method"].value, self.controls["factor"].value
-        s = self.results["rope_scaling"][method][factor]["summary"]
-        means = [s[str(n)]["mean"] for n in self.lengths]
-        self.scaled.set_ydata(means)
-        self.scaled.set_label(f"RoPE + {method} x{factor} (0-shot)")
-        self.ax.legend(fontsize=8, ncol=2, loc="upper left")
-        longest = self.lengths[-1]
-        self.readout.value = (
-            f"at {longest} tokens: RoPE + {method} x{factor}: {means[-1]:.3f}; "
-            + ", ".join(
-                f"{LABELS[c]}: {self.results['lm'][c]['summary'][str(longest)]['mean']:.3f}"
-                for c in self.controls["schemes"].value
+        unknown = set(values) - set(self.controls)
+        if unknown:
+            raise ValueError(
+                f"update() takes {sorted(self.controls)}; got {sorted(unknown)}"
             )
+        self._syncing = (
+            True  # the controls' observers do not draw: this call does, once
         )
-        redraw(self.figure)
+        try:
+            for name, value in values.items():
+                if name == "factor":
+                    value = str(value)
+                elif name == "schemes":
+                    value = tuple(value)
+                self.controls[name].value = value
+        finally:
+            self._syncing = False
+        s = self.state()
+        for scheme in self.schemes:
+            shown = scheme in s["schemes"]
+            self.lines[scheme].set_visible(shown)
+            self.bands[scheme].set_visible(shown)
+        self.scaled.set_ydata(s["scaled"])
+        self.title.set_text(f"dashed: {self._method_label(s)}, zero-shot")
+        self.readout.value = TIGHT_LINES.format(self.readout_text())
+        self.redraw()
 
+    def _method_label(self, s: dict) -> str:
+        if s["method"] == "default":
+            return "RoPE, no scaling"
+        return f"RoPE + {s['method']} ×{s['factor']}"
+
+    def readout_text(self) -> str:
+        """Two lines: the dashed line at L and at the longest window; every shown scheme
+        at the longest window."""
+        s = self.state()
+        first, last = self.lengths[0], self.lengths[-1]
+        label = self._method_label(s)
+        if s["method"] == "default":
+            label += f" (factor ×{s['factor']} unused)"
+        line1 = (
+            f"{label}: {s['scaled'][0]:.2f} at {first} tokens, "
+            f"{s['scaled'][-1]:.2f} at {last}"
+        )
+        shown = [
+            f"{LABELS[c]} {self._summary(c)[str(last)]['mean']:.2f}"
+            for c in s["schemes"]
+        ]
+        line2 = f"at {last}: " + (
+            " · ".join(shown) if shown else "no scheme shown (click a scheme button)"
+        )
+        return f"{line1}<br>{line2}"
+
+    # ------------------------------------------------------------------ ipywidgets
     def widget(self):
-        import ipywidgets as w
-
-        return w.VBox(
-            [
-                w.HBox(
-                    [
-                        self.controls["schemes"],
-                        w.VBox([self.controls["method"], self.controls["factor"]]),
-                    ]
-                ),
-                self.readout,
-                self.figure.canvas,
-            ]
+        """The scheme buttons in one row, the method and factor in the second, the
+        readout (two short lines) under them, the figure below (a LiveBox)."""
+        c = self.controls
+        rows = [[c["schemes"]], [c["method"], c["factor"]]]
+        return live_box(
+            rows, self.readout, self.figure, readout_width="640px", beside="below"
         )
 
     def __repr__(self) -> str:
-        return "LabResultsWidget: " + self.readout.value
+        return "LabResultsWidget: " + self.readout_text().replace("<br>", "; ")
+
+
+def _results() -> dict:
+    from ..exercises.lab import load_results
+
+    return load_results()
+
+
+def _steps() -> list[dict]:
+    """20 updates like a learner's session: every scheme button on and off, every
+    method, factors 2 and 4 (in every run of the lab, also a --quick one)."""
+    moves = [
+        {"schemes": ("rope",)},
+        {"schemes": ("rope", "alibi")},
+        {"method": "linear"},
+        {"factor": "2"},
+        {"method": "ntk"},
+        {"method": "dynamic"},
+        {"factor": "4"},
+        {"method": "llama3"},
+        {"method": "default"},
+        {"schemes": ("none", "alibi")},
+        {"schemes": ()},
+        {"method": "yarn", "factor": "2"},
+        {"schemes": ("sinusoidal",)},
+        {"schemes": ("sinusoidal", "learned")},
+        {"schemes": ("none", "sinusoidal", "learned", "rope", "alibi")},
+        {"factor": "4"},
+        {"method": "linear"},
+        {"schemes": ("learned", "rope")},
+        {"method": "yarn"},
+        {"schemes": ("rope", "alibi", "sinusoidal")},
+    ]
+    state = {
+        "schemes": ("rope", "alibi", "sinusoidal"),
+        "method": "yarn",
+        "factor": "4",
+    }
+    steps = []
+    for move in moves:
+        state = {**state, **move}
+        steps.append(dict(state))  # the whole state: each step stands alone
+    return steps
+
+
+def _explorer() -> LabResultsWidget:
+    """The widget as the lesson builds it, on the results the lesson reads."""
+    return LabResultsWidget(
+        _results(), schemes=("rope", "alibi", "sinusoidal"), method="yarn"
+    )
+
+
+WIDGETS = {"lab_results": (_explorer, _steps())}
+
+
+def thumbnail() -> Figure:
+    """The lab in one picture: mean loss against evaluation window, trained at L."""
+    results = _results()
+    config = results["config"]
+    lengths = config["eval_lengths"]
+    figure = Figure(figsize=(4.0, 2.5), dpi=80)
+    ax = figure.subplots()
+    for scheme in config["schemes"]:
+        s = results["lm"][scheme]["summary"]
+        ax.plot(
+            lengths,
+            [s[str(n)]["mean"] for n in lengths],
+            "o-",
+            color=COLORS[scheme],
+            label=LABELS[scheme],
+            ms=3,
+            lw=1.4,
+        )
+    ax.axvline(config["train_length"], color="k", ls=":", lw=1)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(lengths, [str(n) for n in lengths])
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xlabel("evaluation window (tokens)", fontsize=8)
+    ax.set_ylabel("mean loss", fontsize=8)
+    ax.tick_params(labelsize=7)
+    ax.legend(fontsize=6, ncol=2, loc="upper left", frameon=False)
+    figure.suptitle("train at L, test at 8L", fontsize=10)
+    figure.subplots_adjust(left=0.14, right=0.97, bottom=0.2, top=0.84)
+    return figure
