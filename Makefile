@@ -51,6 +51,7 @@ benchmark: $(STAMP)
 	$(BIN)/python benchmarks/bench_rope.py
 	$(BIN)/python benchmarks/bench_widgets.py
 	$(BIN)/python benchmarks/bench_notebooks.py
+	$(BIN)/python benchmarks/bench_lab.py
 
 benchmark-browser: $(STAMP)
 	$(BIN)/python benchmarks/bench_browser.py

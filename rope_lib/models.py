@@ -486,10 +486,12 @@ def model_curves(name: str) -> list[dict]:
 
 
 def model_summary(name: str) -> str:
-    """One line: rope type(s), base(s), rotated width, NoPE layers, L and L'."""
+    """One short line: rope type, base and rotated / head width of each kind of layer
+    (joined by " | "), and the NoPE layers; "ALiBi, n heads" for ALiBi models. The
+    lengths L and L' are the entry's trained_length and context_length."""
     entry = _entry(name)
     if entry.config is None:
-        return f"ALiBi, {entry.alibi_heads} heads; L = {entry.trained_length}"
+        return f"ALiBi, {entry.alibi_heads} heads"
     layers = model_layers(name)
     kinds = []
     for layer in layers:
@@ -501,10 +503,7 @@ def model_summary(name: str) -> str:
             kinds.append(text)
     nope = sum(not layer.uses_rope for layer in layers)
     extra = f"; NoPE {nope}/{len(layers)} layers" if nope else ""
-    return (
-        f"{' | '.join(kinds)}{extra}; L = {entry.trained_length}, "
-        f"L' = {entry.context_length}"
-    )
+    return f"{' | '.join(kinds)}{extra}"
 
 
 def llama4_attention_scale(positions, floor_scale: int = 8192, attn_scale: float = 0.1):

@@ -134,7 +134,7 @@ def check_nope_query_scale(answer) -> object:
 def check_local_slow_pairs(answer) -> object:
     """Gemma 3's local layers (d = 256, base 10,000, window 1024 tokens): how many pairs
     have a wavelength 2 pi / theta_i longer than the window?"""
-    value = read_count(answer, "the number of pairs", what="a count of pairs")
+    value = read_count(answer, "the count", what="a number of pairs")
     if isinstance(value, Feedback):
         return value
     d, w = EX3["head_dim"], EX3["window"]
@@ -177,7 +177,7 @@ def check_local_slow_pairs(answer) -> object:
 def check_mla_cache_size(answer) -> object:
     """Numbers DeepSeek-V3 caches per token and layer: the latent c (kv_lora_rank = 512)
     plus the one shared rotated key (qk_rope_head_dim = 64)."""
-    value = read_count(answer, "the cache size", what="a count of numbers")
+    value = read_count(answer, "the size", what="a count of numbers")
     if isinstance(value, Feedback):
         return value
     c, r, n, v, h = (
