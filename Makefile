@@ -21,13 +21,16 @@ lab: $(STAMP)
 	JUPYTER_CONFIG_PATH=$(CURDIR)/jupyter-config $(BIN)/jupyter lab $(ROOT_FLAG) --notebook-dir=notebooks
 
 # Everything: library, reference and property tests, then every notebook under nbval.
+# The browser tests run on their own afterwards: they share one JupyterLab and open each lesson
+# once, which two xdist workers would each do again.
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --dist loadfile tests notebooks --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
+	$(BIN)/python -m pytest -n 2 --dist loadfile tests notebooks --ignore=tests/browser --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
+	$(BIN)/python -m pytest tests/browser
 
 # Parts, for teachers and maintainers. The browser tests need Debian's chromium
 # (apt-get install -y chromium); without it they are reported as skipped, with that hint.
 test-lib: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --dist loadfile tests
+	$(BIN)/python -m pytest -n 2 --dist loadfile tests --ignore=tests/browser
 
 test-browser: $(STAMP)
 	$(BIN)/python -m pytest tests/browser

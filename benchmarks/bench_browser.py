@@ -10,6 +10,9 @@ for the widget to settle before the next press. Prints the median per widget as 
 
     python benchmarks/bench_browser.py [-n 9] [notebook.ipynb ...]
 
+The page is the classroom projector (lab.PROJECTOR: 853x480 CSS px at 1.5 device px per CSS px,
+file browser closed), as in the browser tests.
+
 Needs /usr/bin/chromium (apt-get install -y chromium) and the playwright package.
 """
 
@@ -88,14 +91,23 @@ def measure_widget(page, widget: dict, presses: int) -> tuple[str, list[float]]:
     for _ in range(presses):
         lab.wait_changed(page, i, None, quiet_ms=300)
         handle = page.locator(slider["selector"]).locator(".noUi-handle").first
-        now, hi = page.locator(slider["selector"]).locator(".noUi-target").first.evaluate(
-            "t => [Number(t.noUiSlider.get(true)), t.noUiSlider.options.range.max]")
+        now, hi = (
+            page.locator(slider["selector"])
+            .locator(".noUi-target")
+            .first.evaluate(
+                "t => [Number(t.noUiSlider.get(true)), t.noUiSlider.options.range.max]"
+            )
+        )
         key = "ArrowLeft" if now >= hi else "ArrowRight"
         handle.focus()
         page.evaluate("() => window.__ropeBench.arm()")
         handle.press(key)
-        page.wait_for_function("() => window.__ropeBench.draw !== null", timeout=15_000, polling=20)
-        state = page.evaluate("() => ({press: window.__ropeBench.press, draw: window.__ropeBench.draw})")
+        page.wait_for_function(
+            "() => window.__ropeBench.draw !== null", timeout=15_000, polling=20
+        )
+        state = page.evaluate(
+            "() => ({press: window.__ropeBench.press, draw: window.__ropeBench.draw})"
+        )
         times.append(state["draw"] - state["press"])
     page.evaluate("() => { window.__ropeBench.armed = false; }")
     return slider["name"], times
@@ -103,8 +115,18 @@ def measure_widget(page, widget: dict, presses: int) -> tuple[str, list[float]]:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("-n", "--presses", type=int, default=9, help="key presses per widget (default 9)")
-    parser.add_argument("notebooks", nargs="*", help="notebook names in notebooks/ (default: every one with a widget)")
+    parser.add_argument(
+        "-n",
+        "--presses",
+        type=int,
+        default=9,
+        help="key presses per widget (default 9)",
+    )
+    parser.add_argument(
+        "notebooks",
+        nargs="*",
+        help="notebook names in notebooks/ (default: every one with a widget)",
+    )
     args = parser.parse_args(argv)
     reason = lab.skip_reason()
     if reason:
@@ -112,10 +134,16 @@ def main(argv=None) -> int:
         return 2
     from playwright.sync_api import sync_playwright
 
-    names = args.notebooks or [n for n in lab.discover_notebooks() if _has_widget(lab.notebooks_dir() / n)]
+    names = args.notebooks or [
+        n for n in lab.discover_notebooks() if _has_widget(lab.notebooks_dir() / n)
+    ]
     rows = []
     start = time.monotonic()
-    with lab.LabServer() as server, sync_playwright() as p, tempfile.TemporaryDirectory(prefix="rope-chromium-") as profile:
+    with (
+        lab.LabServer() as server,
+        sync_playwright() as p,
+        tempfile.TemporaryDirectory(prefix="rope-chromium-") as profile,
+    ):
         context = lab.launch_chromium(p, profile)
         try:
             for name in names:
@@ -123,31 +151,54 @@ def main(argv=None) -> int:
                 try:
                     status = lab.run_all(page)
                     if status != "done":
-                        print(f"{name}: run all stopped ({status}); skipped", file=sys.stderr)
+                        print(
+                            f"{name}: run all stopped ({status}); skipped",
+                            file=sys.stderr,
+                        )
                         continue
                     for widget in lab.find_widgets(page):
                         try:
                             slider, times = measure_widget(page, widget, args.presses)
-                        except Exception as exc:  # e.g. a canvas that never shows a picture
-                            print(f"{name} widget {widget['index']}: {exc.__class__.__name__}: "
-                                  f"{str(exc).splitlines()[0]}", file=sys.stderr)
-                            rows.append((name, widget["index"], f"(failed: {exc.__class__.__name__})", []))
+                        except (
+                            Exception
+                        ) as exc:  # e.g. a canvas that never shows a picture
+                            print(
+                                f"{name} widget {widget['index']}: {exc.__class__.__name__}: "
+                                f"{str(exc).splitlines()[0]}",
+                                file=sys.stderr,
+                            )
+                            rows.append(
+                                (
+                                    name,
+                                    widget["index"],
+                                    f"(failed: {exc.__class__.__name__})",
+                                    [],
+                                )
+                            )
                             continue
                         rows.append((name, widget["index"], slider, times))
-                        print(f"{name} widget {widget['index']} {slider!r}: "
-                              + ", ".join(f"{t:.0f}" for t in times) + " ms", file=sys.stderr)
+                        print(
+                            f"{name} widget {widget['index']} {slider!r}: "
+                            + ", ".join(f"{t:.0f}" for t in times)
+                            + " ms",
+                            file=sys.stderr,
+                        )
                 finally:
                     lab.close_page(page, server)
         finally:
             context.close()
 
-    print(f"\nKey press to changed canvas pixels, {args.presses} ArrowRight presses per widget "
-          f"(headless Chromium, JupyterLab, ipympl; {time.monotonic() - start:.0f} s in all)\n")
+    print(
+        f"\nKey press to changed canvas pixels, {args.presses} ArrowRight presses per widget "
+        f"(headless Chromium, JupyterLab, ipympl; {time.monotonic() - start:.0f} s in all)\n"
+    )
     print("| notebook | widget | slider | median ms | min ms | max ms |")
     print("|---|---|---|---:|---:|---:|")
     for name, index, slider, times in rows:
         if times:
-            print(f"| {name} | {index} | {slider} | {statistics.median(times):.0f} | {min(times):.0f} | {max(times):.0f} |")
+            print(
+                f"| {name} | {index} | {slider} | {statistics.median(times):.0f} | {min(times):.0f} | {max(times):.0f} |"
+            )
         else:
             print(f"| {name} | {index} | {slider} | - | - | - |")
     return 1 if any(not times for *_, times in rows) else 0

@@ -34,7 +34,12 @@ def seconds(command: list[str], cwd: Path = ROOT) -> float:
 
 def execute_seconds(path: Path, workdir: Path) -> float:
     notebook = nbformat.read(path, as_version=4)
-    client = NotebookClient(notebook, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(workdir)}})
+    client = NotebookClient(
+        notebook,
+        timeout=600,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(workdir)}},
+    )
     start = time.perf_counter()
     client.execute()
     return time.perf_counter() - start
@@ -46,12 +51,32 @@ def main() -> None:
     rows.append(("import rope_lib", statistics.median(imports), None))
     with tempfile.TemporaryDirectory() as tmp:
         copy = Path(tmp) / "notebooks"
-        shutil.copytree(ROOT / "notebooks", copy, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+        shutil.copytree(
+            ROOT / "notebooks",
+            copy,
+            ignore=shutil.ignore_patterns(".ipynb_checkpoints"),
+        )
         for path in sorted(copy.glob("[0-9]*.ipynb")):
             rows.append((f"execute {path.name}", execute_seconds(path, copy), 20.0))
-        nbval = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2", "--dist", "loadfile",
-                 str(copy), "--nbval", "--nbval-sanitize-with", str(ROOT / "tests" / "nbval_sanitize.cfg")]
-        rows.append(("whole nbval run (2 workers)", seconds(nbval, cwd=Path(tmp)), 90.0))
+        nbval = [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-n",
+            "2",
+            "--dist",
+            "loadfile",
+            str(copy),
+            "--nbval",
+            "--nbval-sanitize-with",
+            str(ROOT / "tests" / "nbval_sanitize.cfg"),
+        ]
+        rows.append(
+            ("whole nbval run (2 workers)", seconds(nbval, cwd=Path(tmp)), 90.0)
+        )
     print("| what | seconds | goal |")
     print("|---|---|---|")
     for name, value, goal in rows:

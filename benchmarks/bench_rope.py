@@ -22,7 +22,10 @@ import time
 
 import torch
 from transformers import LlamaConfig
-from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding, apply_rotary_pos_emb
+from transformers.models.llama.modeling_llama import (
+    LlamaRotaryEmbedding,
+    apply_rotary_pos_emb,
+)
 
 import rope_lib
 
@@ -45,13 +48,21 @@ def candidates(shape, dtype):
     q_meta, k_meta = q.transpose(1, 2).contiguous(), k.transpose(1, 2).contiguous()
     positions = torch.arange(seq)
     freqs_cis = rope_lib.precompute_freqs_cis(dim, seq)
-    config = LlamaConfig(hidden_size=dim * heads, num_attention_heads=heads, head_dim=dim, max_position_embeddings=seq)
+    config = LlamaConfig(
+        hidden_size=dim * heads,
+        num_attention_heads=heads,
+        head_dim=dim,
+        max_position_embeddings=seq,
+    )
     cos, sin = LlamaRotaryEmbedding(config)(q, positions[None].expand(batch, seq))
     return {
         "clone": lambda: (q.clone(), k.clone()),
         "meta": lambda: meta_apply_rotary_emb(q_meta, k_meta, freqs_cis),
         "transformers": lambda: apply_rotary_pos_emb(q, k, cos, sin),
-        "interleaved": lambda: (rope_lib.apply_rope(q, positions), rope_lib.apply_rope(k, positions)),
+        "interleaved": lambda: (
+            rope_lib.apply_rope(q, positions),
+            rope_lib.apply_rope(k, positions),
+        ),
         "half": lambda: (
             rope_lib.apply_rope(q, positions, layout="half"),
             rope_lib.apply_rope(k, positions, layout="half"),
@@ -82,23 +93,34 @@ def cpu_name():
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--repeats", type=int, default=15)
-    parser.add_argument("--quick", action="store_true", help="3 repeats, to check that it runs")
+    parser.add_argument(
+        "--quick", action="store_true", help="3 repeats, to check that it runs"
+    )
     args = parser.parse_args()
     repeats = 3 if args.quick else args.repeats
-    print(f"Machine: {cpu_name()}, {torch.get_num_threads()} torch threads, torch {torch.__version__}, "
-          f"Python {platform.python_version()}; median of {repeats}, q and k together, ms")
+    print(
+        f"Machine: {cpu_name()}, {torch.get_num_threads()} torch threads, torch {torch.__version__}, "
+        f"Python {platform.python_version()}; median of {repeats}, q and k together, ms"
+    )
     print()
-    print("| shape | dtype | clone | meta | transformers | interleaved | half "
-          "| interleaved/meta | transformers/half | interleaved/clone | half/clone |")
+    print(
+        "| shape | dtype | clone | meta | transformers | interleaved | half "
+        "| interleaved/meta | transformers/half | interleaved/clone | half/clone |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for shape in [(1, 32, 2048, 128), (4, 8, 512, 64)]:
         for dtype in [torch.float32, torch.bfloat16]:
             ms = measure(candidates(shape, dtype), repeats)
             print(
                 f"| {list(shape)} | {str(dtype).replace('torch.', '')} "
-                + " ".join(f"| {ms[n]:.1f}" for n in ["clone", "meta", "transformers", "interleaved", "half"])
+                + " ".join(
+                    f"| {ms[n]:.1f}"
+                    for n in ["clone", "meta", "transformers", "interleaved", "half"]
+                )
                 + f" | {ms['interleaved'] / ms['meta']:.2f} | {ms['transformers'] / ms['half']:.2f}"
                 + f" | {ms['interleaved'] / ms['clone']:.2f} | {ms['half'] / ms['clone']:.2f} |",
                 flush=True,

@@ -23,7 +23,9 @@ import rope_lib.widgets  # noqa: E402
 
 
 def widget_modules():
-    for info in sorted(pkgutil.iter_modules(rope_lib.widgets.__path__), key=lambda i: i.name):
+    for info in sorted(
+        pkgutil.iter_modules(rope_lib.widgets.__path__), key=lambda i: i.name
+    ):
         module = importlib.import_module(f"rope_lib.widgets.{info.name}")
         if hasattr(module, "WIDGETS"):
             yield module
@@ -47,7 +49,10 @@ def main():
     for module in widget_modules():
         for name, (factory, steps) in module.WIDGETS.items():
             ms = median_update_ms(factory, steps)
-            print(f"| {module.__name__.rsplit('.', 1)[1]} | {name} | {len(steps)} | {ms:.1f} |", flush=True)
+            print(
+                f"| {module.__name__.rsplit('.', 1)[1]} | {name} | {len(steps)} | {ms:.1f} |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

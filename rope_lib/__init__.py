@@ -15,9 +15,22 @@ read_rope_config (what each layer of a real model's config does, rope_lib.config
 """
 
 from . import analysis, configs, derivation, multimodal, vision
-from .alibi import alibi_bias, alibi_key_bias, alibi_query_attention, alibi_slopes, alibi_span
-from .analysis import angle_error, decay_bound_constant, long_term_decay_bound, pair_turns, rope_cost_per_token
+from .alibi import (
+    alibi_bias,
+    alibi_key_bias,
+    alibi_query_attention,
+    alibi_slopes,
+    alibi_span,
+)
+from .analysis import (
+    angle_error,
+    decay_bound_constant,
+    long_term_decay_bound,
+    pair_turns,
+    rope_cost_per_token,
+)
 from .attention import POSITION_SCHEMES, PositionalSelfAttention
+from .configs import LayerRope, read_rope_config
 from .derivation import (
     closed_form_score,
     from_polar,
@@ -26,7 +39,6 @@ from .derivation import (
     rotation_from_polar,
     score_derivation,
 )
-from .configs import LayerRope, read_rope_config
 from .llama import apply_rotary_emb, precompute_freqs_cis
 from .multimodal import apply_mrope, mrope_position_ids
 from .rotary import (
@@ -46,20 +58,19 @@ from .scaling import (
     angle_coverage,
     first_pair_longer_than,
     fit_relative_score,
-    interpolation_error_bound,
     implied_ramp,
+    interpolation_error_bound,
     pair_regimes,
+    ramp_by_pair,
+    ramp_by_turns,
     relative_score,
     rope_frequencies,
-    ramp_by_turns,
     wavelengths,
     yarn_attention_factor,
     yarn_correction_dim,
     yarn_correction_range,
     yarn_get_mscale,
-    ramp_by_pair,
 )
-from .vision import apply_2d_rope, patch_positions
 from .sinusoidal import (
     LearnedPositionEmbedding,
     offset_head_attends_to,
@@ -69,6 +80,7 @@ from .sinusoidal import (
     sinusoidal_shift_matrix,
     train_offset_head,
 )
+from .vision import apply_2d_rope, patch_positions
 
 __all__ = [
     "LAYOUTS",

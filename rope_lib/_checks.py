@@ -71,7 +71,9 @@ def require_positive_int(name: str, value, minimum: int = 1) -> int:
 def require_even(name: str, value) -> int:
     value = require_positive_int(name, value)
     if value % 2:
-        raise ValueError(f"{name} must be even (dimensions are rotated in pairs), got {value}")
+        raise ValueError(
+            f"{name} must be even (dimensions are rotated in pairs), got {value}"
+        )
     return value
 
 
@@ -94,7 +96,12 @@ def require_positive_float(name: str, value) -> float:
 
 def require_finite(name: str, t: torch.Tensor) -> torch.Tensor:
     """No NaN or inf in a real tensor (not checkable, hence not checked, on the meta device)."""
-    if t.is_floating_point() and not _is_meta(t) and t.numel() and not bool(torch.isfinite(t).all()):
+    if (
+        t.is_floating_point()
+        and not _is_meta(t)
+        and t.numel()
+        and not bool(torch.isfinite(t).all())
+    ):
         bad = t[~torch.isfinite(t)].flatten()[0].item()
         raise ValueError(f"{name} must be finite, got {bad} among its values")
     return t
@@ -104,17 +111,23 @@ def as_real_float64(name: str, value) -> torch.Tensor:
     """A number, a (nested) list of numbers or a real tensor, as a finite float64 tensor."""
     if isinstance(value, torch.Tensor):
         if value.is_complex() or value.dtype == torch.bool:
-            raise TypeError(f"{name} must be a real number or tensor, got dtype {value.dtype}")
+            raise TypeError(
+                f"{name} must be a real number or tensor, got dtype {value.dtype}"
+            )
         t = value.to(torch.float64)
     elif isinstance(value, bool) or isinstance(value, (str, bytes)) or value is None:
-        raise TypeError(f"{name} must be a number or a real tensor, got {_describe(value)}")
+        raise TypeError(
+            f"{name} must be a number or a real tensor, got {_describe(value)}"
+        )
     else:
         if isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real):
             raise TypeError(f"{name} must be a real number, got {_describe(value)}")
         try:
             t = torch.as_tensor(value, dtype=torch.float64)
         except (TypeError, ValueError, RuntimeError):
-            raise TypeError(f"{name} must be a number or a real tensor, got {_describe(value)}") from None
+            raise TypeError(
+                f"{name} must be a number or a real tensor, got {_describe(value)}"
+            ) from None
     return require_finite(name, t)
 
 
@@ -122,11 +135,15 @@ def require_real_tensor(name: str, value) -> torch.Tensor:
     """A tensor of integers or real numbers (not bool, not complex)."""
     require_tensor(name, value)
     if value.is_complex() or value.dtype == torch.bool:
-        raise TypeError(f"{name} must hold integers or real numbers, got dtype {value.dtype}")
+        raise TypeError(
+            f"{name} must hold integers or real numbers, got dtype {value.dtype}"
+        )
     return value
 
 
-def require_same_device(name: str, t: torch.Tensor, device: torch.device) -> torch.Tensor:
+def require_same_device(
+    name: str, t: torch.Tensor, device: torch.device
+) -> torch.Tensor:
     """t moved to `device` (x's): positions and frequencies follow the tensor they rotate."""
     if t.device == device:
         return t
@@ -138,11 +155,15 @@ def require_same_device(name: str, t: torch.Tensor, device: torch.device) -> tor
     return t.to(device)
 
 
-def check_inv_freq(name: str, inv_freq, n_pairs: int, device: torch.device) -> torch.Tensor:
+def check_inv_freq(
+    name: str, inv_freq, n_pairs: int, device: torch.device
+) -> torch.Tensor:
     """A real [n_pairs] tensor of finite frequencies, moved to `device`."""
     require_tensor(name, inv_freq)
     if not inv_freq.is_floating_point():
-        raise TypeError(f"{name} must have a floating-point dtype, got {inv_freq.dtype}")
+        raise TypeError(
+            f"{name} must have a floating-point dtype, got {inv_freq.dtype}"
+        )
     if tuple(inv_freq.shape) != (n_pairs,):
         raise ValueError(
             f"{name} must have shape [head_dim/2] = [{n_pairs}], got {tuple(inv_freq.shape)}"
@@ -168,7 +189,9 @@ def require_rope_pair(name: str, rope, head_dim: int):
     return inv_freq, require_positive_float(f"{name}[1] (attention_factor)", factor)
 
 
-def check_positions(positions, x: torch.Tensor, name: str = "positions") -> torch.Tensor:
+def check_positions(
+    positions, x: torch.Tensor, name: str = "positions"
+) -> torch.Tensor:
     """The one rule for a positions tensor against x [..., seq, head_dim]; returns positions on
     x's device with exactly x.dim() - 1 dimensions, ready to broadcast against x.shape[:-1].
 
@@ -230,7 +253,9 @@ def check_positions(positions, x: torch.Tensor, name: str = "positions") -> torc
         elif right_ok:
             new_shape = right
         else:
-            raise ValueError(expected() + f" (for per-batch positions pass {name}[:, None, :])")
+            raise ValueError(
+                expected() + f" (for per-batch positions pass {name}[:, None, :])"
+            )
     positions = require_same_device(name, positions, x.device)
     require_finite(name, positions)
     return positions.reshape(new_shape)
@@ -240,17 +265,25 @@ def check_factor_list(name: str, value, length: int) -> list[float]:
     """A flat list/tuple (or 1-D tensor) of `length` finite numbers > 0 (LongRoPE's factors)."""
     if isinstance(value, torch.Tensor):
         if value.dim() != 1 or value.is_complex() or value.dtype == torch.bool:
-            raise TypeError(f"{name} must be a flat list of numbers, got {_describe(value)}")
+            raise TypeError(
+                f"{name} must be a flat list of numbers, got {_describe(value)}"
+            )
         value = value.tolist()
     if not isinstance(value, (list, tuple)):
         raise TypeError(f"{name} must be a list of numbers, got {_describe(value)}")
     for i, v in enumerate(value):
         if isinstance(v, bool) or not isinstance(v, numbers.Real):
-            raise TypeError(f"{name} must be a flat list of numbers, got {_describe(v)} at index {i}")
+            raise TypeError(
+                f"{name} must be a flat list of numbers, got {_describe(v)} at index {i}"
+            )
     if len(value) != length:
-        raise ValueError(f"{name} must have head_dim/2 = {length} entries, got {len(value)}")
+        raise ValueError(
+            f"{name} must have head_dim/2 = {length} entries, got {len(value)}"
+        )
     out = [float(v) for v in value]
     for i, v in enumerate(out):
         if not math.isfinite(v) or not v > 0:
-            raise ValueError(f"{name} must hold finite numbers > 0, got {v} at index {i}")
+            raise ValueError(
+                f"{name} must hold finite numbers > 0, got {v} at index {i}"
+            )
     return out

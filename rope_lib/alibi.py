@@ -56,7 +56,9 @@ def alibi_key_bias(seq_len: int, n_heads: int) -> torch.Tensor:
     attention, while this one needs no [seq, seq] tensor (BLOOM's build_alibi_tensor).
     """
     require_positive_int("seq_len", seq_len)
-    return alibi_slopes(n_heads)[:, None, None] * torch.arange(seq_len, dtype=torch.float32)
+    return alibi_slopes(n_heads)[:, None, None] * torch.arange(
+        seq_len, dtype=torch.float32
+    )
 
 
 def alibi_span(slopes, threshold: float = 100.0) -> torch.Tensor:
@@ -72,8 +74,14 @@ def alibi_span(slopes, threshold: float = 100.0) -> torch.Tensor:
     the same shape. ALiBi: Press, Smith and Lewis, 2022, arXiv:2108.12409.
     """
     if isinstance(slopes, bool) or not isinstance(slopes, (int, float, torch.Tensor)):
-        raise TypeError(f"slopes must be a number or a torch.Tensor, got {type(slopes).__name__}")
-    dtype = torch.float64 if isinstance(slopes, torch.Tensor) and slopes.dtype == torch.float64 else torch.float32
+        raise TypeError(
+            f"slopes must be a number or a torch.Tensor, got {type(slopes).__name__}"
+        )
+    dtype = (
+        torch.float64
+        if isinstance(slopes, torch.Tensor) and slopes.dtype == torch.float64
+        else torch.float32
+    )
     slopes = as_real_float64("slopes", slopes)
     if slopes.device.type != "meta" and not bool((slopes > 0).all()):
         raise ValueError(f"slopes must all be > 0, got {slopes.tolist()}")
@@ -84,7 +92,9 @@ def alibi_span(slopes, threshold: float = 100.0) -> torch.Tensor:
     return math.log(threshold) / slopes
 
 
-def alibi_query_attention(scores: torch.Tensor, slopes, query: int, causal: bool = True) -> torch.Tensor:
+def alibi_query_attention(
+    scores: torch.Tensor, slopes, query: int, causal: bool = True
+) -> torch.Tensor:
     """The attention one query pays to every key under ALiBi, for given content scores.
 
         weights[..., j] = softmax_j( scores[..., j] - slope * |query - j| ),  keys j > query
@@ -99,18 +109,24 @@ def alibi_query_attention(scores: torch.Tensor, slopes, query: int, causal: bool
     if not isinstance(scores, torch.Tensor):
         raise TypeError(f"scores must be a torch.Tensor, got {type(scores).__name__}")
     if scores.ndim < 1 or scores.shape[-1] < 1:
-        raise ValueError(f"scores must have shape [..., seq_len] with seq_len >= 1, got {tuple(scores.shape)}")
+        raise ValueError(
+            f"scores must have shape [..., seq_len] with seq_len >= 1, got {tuple(scores.shape)}"
+        )
     if not scores.is_floating_point():
         raise TypeError(f"scores must have a floating-point dtype, got {scores.dtype}")
     seq_len = scores.shape[-1]
     require_positive_int("query", query, minimum=0)
     if query >= seq_len:
-        raise ValueError(f"query must be a position in 0 .. seq_len - 1 = {seq_len - 1}, got {query}")
+        raise ValueError(
+            f"query must be a position in 0 .. seq_len - 1 = {seq_len - 1}, got {query}"
+        )
     require_bool("causal", causal)
     work = torch.float64 if scores.dtype == torch.float64 else torch.float32
     slopes = as_real_float64("slopes", slopes).to(device=scores.device, dtype=work)
     try:
-        slopes = slopes[..., None].expand(*torch.broadcast_shapes(slopes.shape, scores.shape[:-1]), 1)
+        slopes = slopes[..., None].expand(
+            *torch.broadcast_shapes(slopes.shape, scores.shape[:-1]), 1
+        )
     except RuntimeError:
         raise ValueError(
             f"slopes of shape {tuple(slopes.shape)} do not broadcast against scores.shape[:-1] = "

@@ -17,7 +17,13 @@ import math
 import torch
 from torch import nn
 
-from ._checks import as_real_float64, require_even, require_float_tensor, require_positive_float, require_positive_int
+from ._checks import (
+    as_real_float64,
+    require_even,
+    require_float_tensor,
+    require_positive_float,
+    require_positive_int,
+)
 from .rotary import inv_frequencies
 
 
@@ -26,7 +32,9 @@ def _exact_frequencies(head_dim: int, base: float) -> torch.Tensor:
     return base ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
 
 
-def long_term_decay_bound(distances, head_dim: int = 128, base: float = 10000.0) -> torch.Tensor:
+def long_term_decay_bound(
+    distances, head_dim: int = 128, base: float = 10000.0
+) -> torch.Tensor:
     """RoFormer's relative upper bound, float64, one value per distance r = m - n.
 
         S_j(r) = sum_{k=0}^{j-1} e^{i r theta_k},     j = 1 .. d/2
@@ -44,7 +52,9 @@ def long_term_decay_bound(distances, head_dim: int = 128, base: float = 10000.0)
     base = require_positive_float("base", base)
     r = as_real_float64("distances", distances)
     phases = r.unsqueeze(-1) * _exact_frequencies(head_dim, base).to(r.device)
-    partial_sums = torch.cumsum(torch.polar(torch.ones_like(phases), phases), dim=-1)  # S_1 .. S_{d/2}
+    partial_sums = torch.cumsum(
+        torch.polar(torch.ones_like(phases), phases), dim=-1
+    )  # S_1 .. S_{d/2}
     return partial_sums.abs().mean(dim=-1)
 
 
@@ -57,7 +67,9 @@ def decay_bound_constant(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
     require_float_tensor("q", q)
     require_float_tensor("k", k)
     if q.shape != k.shape or q.shape[-1] % 2:
-        raise ValueError(f"q and k must have the same shape with an even last dimension, got {tuple(q.shape)} and {tuple(k.shape)}")
+        raise ValueError(
+            f"q and k must have the same shape with an even last dimension, got {tuple(q.shape)} and {tuple(k.shape)}"
+        )
     qc = torch.view_as_complex(q.to(torch.float64).unflatten(-1, (-1, 2)).contiguous())
     kc = torch.view_as_complex(k.to(torch.float64).unflatten(-1, (-1, 2)).contiguous())
     h = qc * kc.conj()
@@ -77,7 +89,9 @@ def pair_turns(length: float, head_dim: int, base: float = 10000.0) -> torch.Ten
     return length * _exact_frequencies(head_dim, base) / (2 * math.pi)
 
 
-def angle_error(positions, head_dim: int, base: float = 10000.0, dtype=torch.bfloat16) -> torch.Tensor:
+def angle_error(
+    positions, head_dim: int, base: float = 10000.0, dtype=torch.bfloat16
+) -> torch.Tensor:
     """|angle computed in `dtype` - exact angle| in radians, float64 [len(positions), head_dim/2].
 
     The low-precision path is what a model gets when everything has been cast to `dtype`:
@@ -94,8 +108,14 @@ def angle_error(positions, head_dim: int, base: float = 10000.0, dtype=torch.bfl
     positions = torch.as_tensor(positions)
     if positions.dim() != 1:
         raise ValueError(f"positions must be 1-D, got shape {tuple(positions.shape)}")
-    low = positions.to(dtype)[:, None] * inv_frequencies(head_dim, base).to(dtype)[None, :]
-    exact = positions.to(torch.float64)[:, None] * _exact_frequencies(head_dim, base)[None, :]
+    low = (
+        positions.to(dtype)[:, None]
+        * inv_frequencies(head_dim, base).to(dtype)[None, :]
+    )
+    exact = (
+        positions.to(torch.float64)[:, None]
+        * _exact_frequencies(head_dim, base)[None, :]
+    )
     return (low.to(torch.float64) - exact).abs()
 
 
@@ -121,7 +141,11 @@ def rope_cost_per_token(
     """
     require_even("head_dim", head_dim)
     require_positive_int("n_heads", n_heads)
-    n_kv_heads = n_heads if n_kv_heads is None else require_positive_int("n_kv_heads", n_kv_heads)
+    n_kv_heads = (
+        n_heads
+        if n_kv_heads is None
+        else require_positive_int("n_kv_heads", n_kv_heads)
+    )
     require_positive_int("context", context)
     require_positive_int("bytes_per_value", bytes_per_value)
     rope_flops = 3 * head_dim * (n_heads + n_kv_heads)
@@ -163,7 +187,11 @@ class UnsqueezeBugRoPE(nn.Module):
         self.register_buffer("sin_cache", angles.sin(), persistent=False)
 
     def forward(self, x: torch.Tensor, token_positions: torch.Tensor) -> torch.Tensor:
-        cos = self.cos_cache[token_positions].unsqueeze(0)  # the bug: assumes token_positions is [seq]
+        cos = self.cos_cache[token_positions].unsqueeze(
+            0
+        )  # the bug: assumes token_positions is [seq]
         sin = self.sin_cache[token_positions].unsqueeze(0)
         even, odd = x[..., 0::2], x[..., 1::2]
-        return torch.stack([even * cos - odd * sin, even * sin + odd * cos], dim=-1).flatten(-2)
+        return torch.stack(
+            [even * cos - odd * sin, even * sin + odd * cos], dim=-1
+        ).flatten(-2)

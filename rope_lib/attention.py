@@ -74,14 +74,22 @@ class PositionalSelfAttention(nn.Module):
         require_positive_int("d_model", d_model)
         require_positive_int("n_heads", n_heads)
         if d_model % n_heads:
-            raise ValueError(f"d_model must be divisible by n_heads = {n_heads}, got {d_model}")
+            raise ValueError(
+                f"d_model must be divisible by n_heads = {n_heads}, got {d_model}"
+            )
         if not isinstance(position, str) or position not in POSITION_SCHEMES:
-            raise ValueError(f"position must be one of {POSITION_SCHEMES}, got {position!r}")
+            raise ValueError(
+                f"position must be one of {POSITION_SCHEMES}, got {position!r}"
+            )
         self.d_model, self.n_heads, self.head_dim = d_model, n_heads, d_model // n_heads
         if position == "rope" and self.head_dim % 2:
-            raise ValueError(f"head_dim = d_model / n_heads must be even for RoPE, got {self.head_dim}")
+            raise ValueError(
+                f"head_dim = d_model / n_heads must be even for RoPE, got {self.head_dim}"
+            )
         if position in ("sinusoidal",) and d_model % 2:
-            raise ValueError(f"d_model must be even for sinusoidal encodings, got {d_model}")
+            raise ValueError(
+                f"d_model must be even for sinusoidal encodings, got {d_model}"
+            )
         self.position = position
         self.causal = require_bool("causal", causal)
         self.max_len = require_positive_int("max_len", max_len)
@@ -126,7 +134,9 @@ class PositionalSelfAttention(nn.Module):
 
         def build():
             if inv_freq is None:
-                freqs = inv_frequencies(self.head_dim, self.base, dtype=compute, device=x.device)
+                freqs = inv_frequencies(
+                    self.head_dim, self.base, dtype=compute, device=x.device
+                )
             else:
                 freqs = inv_freq.to(x.device)
             angles = rope_angles(torch.arange(seq, device=x.device), freqs, compute)
@@ -147,7 +157,9 @@ class PositionalSelfAttention(nn.Module):
         def build(pos):
             pos = pos.to(torch.float64 if x.dtype == torch.float64 else torch.float32)
             distance = (pos[..., :, None] - pos[..., None, :]).abs()
-            slopes = self.slopes.to(device=x.device, dtype=distance.dtype)[:, None, None]
+            slopes = self.slopes.to(device=x.device, dtype=distance.dtype)[
+                :, None, None
+            ]
             bias = -slopes * distance.unsqueeze(-3)
             if self.causal:
                 future = torch.ones(seq, seq, dtype=torch.bool, device=x.device).triu(1)
@@ -157,7 +169,9 @@ class PositionalSelfAttention(nn.Module):
             return bias if bias.dim() == 4 else bias.unsqueeze(0)
 
         if positions is None:
-            return self._cached("alibi", seq, x, lambda: build(torch.arange(seq, device=x.device)))
+            return self._cached(
+                "alibi", seq, x, lambda: build(torch.arange(seq, device=x.device))
+            )
         return build(positions)
 
     # --- forward -----------------------------------------------------------------------------
@@ -166,9 +180,13 @@ class PositionalSelfAttention(nn.Module):
         if positions is None:
             return None
         if not isinstance(positions, torch.Tensor):
-            raise TypeError(f"positions must be a torch.Tensor or None, got {type(positions).__name__}")
+            raise TypeError(
+                f"positions must be a torch.Tensor or None, got {type(positions).__name__}"
+            )
         if positions.is_complex() or positions.dtype == torch.bool:
-            raise TypeError(f"positions must hold integers or real numbers, got dtype {positions.dtype}")
+            raise TypeError(
+                f"positions must hold integers or real numbers, got dtype {positions.dtype}"
+            )
         if positions.shape not in ((seq,), (batch, seq), (1, seq)):
             raise ValueError(
                 f"positions must have shape [seq] = [{seq}] or [batch, seq] = [{batch}, {seq}] "
@@ -184,7 +202,11 @@ class PositionalSelfAttention(nn.Module):
                     f"positions must be integers for position='learned' (rows of the table), "
                     f"got dtype {positions.dtype}"
                 )
-        if self.position in ("learned", "sinusoidal") and positions.numel() and positions.device.type != "meta":
+        if (
+            self.position in ("learned", "sinusoidal")
+            and positions.numel()
+            and positions.device.type != "meta"
+        ):
             low, high = int(positions.min()), positions.max().item()
             if low < 0:
                 raise ValueError(
@@ -198,21 +220,34 @@ class PositionalSelfAttention(nn.Module):
                 )
         return positions
 
-    def forward(self, x: torch.Tensor, positions: torch.Tensor | None = None, return_weights: bool = False):
+    def forward(
+        self,
+        x: torch.Tensor,
+        positions: torch.Tensor | None = None,
+        return_weights: bool = False,
+    ):
         require_float_tensor("x", x)
         if x.dim() != 3:
-            raise ValueError(f"x must be [batch, seq, d_model], got shape {tuple(x.shape)}")
+            raise ValueError(
+                f"x must be [batch, seq, d_model], got shape {tuple(x.shape)}"
+            )
         batch, seq, d_model = x.shape
         if d_model != self.d_model:
-            raise ValueError(f"x.shape[-1] must be d_model = {self.d_model}, got {d_model}")
+            raise ValueError(
+                f"x.shape[-1] must be d_model = {self.d_model}, got {d_model}"
+            )
         require_bool("return_weights", return_weights)
         positions = self._check_positions(positions, batch, seq, x)
 
         if self.position == "sinusoidal":
             if positions is None:
                 table = self._cached(
-                    "sinusoidal", seq, x,
-                    lambda: _sinusoids(torch.arange(seq, device=x.device), d_model, self.base).to(x.dtype),
+                    "sinusoidal",
+                    seq,
+                    x,
+                    lambda: _sinusoids(
+                        torch.arange(seq, device=x.device), d_model, self.base
+                    ).to(x.dtype),
                 )
             else:
                 table = _sinusoids(positions, d_model, self.base).to(x.dtype)
@@ -220,7 +255,11 @@ class PositionalSelfAttention(nn.Module):
         elif self.position == "learned":
             x = self.learned(x, positions)
 
-        qkv = self.qkv(x).view(batch, seq, 3, self.n_heads, self.head_dim).permute(2, 0, 3, 1, 4)
+        qkv = (
+            self.qkv(x)
+            .view(batch, seq, 3, self.n_heads, self.head_dim)
+            .permute(2, 0, 3, 1, 4)
+        )
         q, k, v = qkv[0], qkv[1], qkv[2]
         if self.position == "rope":
             if positions is None:
@@ -228,9 +267,15 @@ class PositionalSelfAttention(nn.Module):
                 qk = _rotate(qkv[:2], cos, sin, self.layout)  # q and k in one pass
             else:
                 inv_freq, factor = self._rope_setting()
-                pos = positions.reshape(1, -1, 1, seq)  # [1, batch or 1, 1, seq]: x.dim()-1 dims
+                pos = positions.reshape(
+                    1, -1, 1, seq
+                )  # [1, batch or 1, 1, seq]: x.dim()-1 dims
                 qk = apply_rope(
-                    qkv[:2], pos, inv_freq=inv_freq, base=self.base, layout=self.layout,
+                    qkv[:2],
+                    pos,
+                    inv_freq=inv_freq,
+                    base=self.base,
+                    layout=self.layout,
                     attention_factor=factor,
                 )
             q, k = qk[0], qk[1]
@@ -243,7 +288,9 @@ class PositionalSelfAttention(nn.Module):
             if bias is not None:
                 heads = F.scaled_dot_product_attention(q, k, v, attn_mask=bias)
             else:
-                heads = F.scaled_dot_product_attention(q, k, v, is_causal=self.causal and seq > 0)
+                heads = F.scaled_dot_product_attention(
+                    q, k, v, is_causal=self.causal and seq > 0
+                )
             return self.out(heads.transpose(1, 2).reshape(batch, seq, d_model))
 
         scores = q @ k.transpose(-1, -2) / math.sqrt(self.head_dim)

@@ -59,13 +59,19 @@ def closed_form_score(q, k, m, n, theta) -> torch.Tensor:
     k = as_real_float64("k", k).to(q.device)
     for name, x in (("q", q), ("k", k)):
         if x.dim() < 1 or x.shape[-1] % 2:
-            raise ValueError(f"{name} must be [..., d] with d even (pairs), got shape {tuple(x.shape)}")
+            raise ValueError(
+                f"{name} must be [..., d] with d even (pairs), got shape {tuple(x.shape)}"
+            )
     if q.shape[-1] != k.shape[-1]:
-        raise ValueError(f"q and k must have the same last dimension, got {q.shape[-1]} and {k.shape[-1]}")
+        raise ValueError(
+            f"q and k must have the same last dimension, got {q.shape[-1]} and {k.shape[-1]}"
+        )
     half = q.shape[-1] // 2
     theta = as_real_float64("theta", theta).to(q.device)
     if theta.dim() > 1 or (theta.dim() == 1 and theta.shape[0] != half):
-        raise ValueError(f"theta must be a number or a [d/2] = [{half}] tensor, got shape {tuple(theta.shape)}")
+        raise ValueError(
+            f"theta must be a number or a [d/2] = [{half}] tensor, got shape {tuple(theta.shape)}"
+        )
     offset = as_real_float64("m", m).to(q.device) - as_real_float64("n", n).to(q.device)
     angle = offset.unsqueeze(-1) * theta  # [..., d/2]
     qa, qb = q[..., 0::2], q[..., 1::2]
@@ -81,12 +87,17 @@ def polar_score(q_length, q_angle, k_length, k_angle, m, n, theta) -> torch.Tens
     lengths times the cosine of the angle between, and that angle only sees m - n.
     """
     names = ("q_length", "q_angle", "k_length", "k_angle", "m", "n", "theta")
-    args = [as_real_float64(name, v) for name, v in zip(names, (q_length, q_angle, k_length, k_angle, m, n, theta))]
+    args = [
+        as_real_float64(name, v)
+        for name, v in zip(names, (q_length, q_angle, k_length, k_angle, m, n, theta))
+    ]
     ql, qa, kl, ka, m, n, theta = args
     return ql * kl * torch.cos(qa - ka + (m - n) * theta)
 
 
-def rope_by_steps(Q: torch.Tensor, K: torch.Tensor, n_heads: int, base: float = 10000.0) -> dict:
+def rope_by_steps(
+    Q: torch.Tensor, K: torch.Tensor, n_heads: int, base: float = 10000.0
+) -> dict:
     """RoPE in six steps, as a common "how to rotate" write-up lists them, one tensor per step,
     for reading the shapes.
 
@@ -107,10 +118,14 @@ def rope_by_steps(Q: torch.Tensor, K: torch.Tensor, n_heads: int, base: float = 
     require_tensor("K", K)
     require_positive_int("n_heads", n_heads)
     if Q.dim() != 3 or Q.shape != K.shape:
-        raise ValueError(f"Q and K must both be [batch, len, d_model], got {tuple(Q.shape)} and {tuple(K.shape)}")
+        raise ValueError(
+            f"Q and K must both be [batch, len, d_model], got {tuple(Q.shape)} and {tuple(K.shape)}"
+        )
     batch, length, d_model = Q.shape
     if d_model % n_heads or (d_model // n_heads) % 2:
-        raise ValueError(f"d_model / n_heads must be an even integer, got d_model={d_model}, n_heads={n_heads}")
+        raise ValueError(
+            f"d_model / n_heads must be an even integer, got d_model={d_model}, n_heads={n_heads}"
+        )
     d_head = d_model // n_heads
     steps = {}
     # 1. heads
@@ -139,7 +154,9 @@ def rope_by_steps(Q: torch.Tensor, K: torch.Tensor, n_heads: int, base: float = 
     steps["Q_rot"] = Q_rot.view(batch, n_heads, length, d_head)
     steps["K_rot"] = K_rot.view(batch, n_heads, length, d_head)
     # 6. scores
-    steps["scores"] = steps["Q_rot"] @ steps["K_rot"].transpose(-2, -1) / math.sqrt(d_head)
+    steps["scores"] = (
+        steps["Q_rot"] @ steps["K_rot"].transpose(-2, -1) / math.sqrt(d_head)
+    )
     return steps
 
 
@@ -190,7 +207,9 @@ class ScoreDerivation:
     product: object  # q_m . k_n as written: two products of sums
     expanded: object  # the eight terms
     grouped: dict  # {q1*k1: ..., q2*k2: ..., q1*k2: ..., q2*k1: ...}: coefficient of each product
-    grouped_simplified: dict  # the same coefficients after the angle-difference formulas
+    grouped_simplified: (
+        dict  # the same coefficients after the angle-difference formulas
+    )
     closed_form: object  # (q1 k1 + q2 k2) cos((m - n) theta) + (q1 k2 - q2 k1) sin((m - n) theta)
     difference: object  # simplify(product - closed_form): 0 when the derivation holds
 
@@ -209,7 +228,9 @@ def score_derivation() -> ScoreDerivation:
     m, n = sp.symbols("m n", integer=True)
 
     def rot(angle):
-        return sp.Matrix([[sp.cos(angle), -sp.sin(angle)], [sp.sin(angle), sp.cos(angle)]])
+        return sp.Matrix(
+            [[sp.cos(angle), -sp.sin(angle)], [sp.sin(angle), sp.cos(angle)]]
+        )
 
     q_m = rot(m * theta) * sp.Matrix([q1, q2])
     k_n = rot(n * theta) * sp.Matrix([k1, k2])
@@ -220,8 +241,18 @@ def score_derivation() -> ScoreDerivation:
         a, b = pair.as_ordered_factors()
         grouped[pair] = expanded.coeff(a).coeff(b)
     simplified = {pair: sp.trigsimp(c) for pair, c in grouped.items()}
-    closed = (q1 * k1 + q2 * k2) * sp.cos((m - n) * theta) + (q1 * k2 - q2 * k1) * sp.sin((m - n) * theta)
+    closed = (q1 * k1 + q2 * k2) * sp.cos((m - n) * theta) + (
+        q1 * k2 - q2 * k1
+    ) * sp.sin((m - n) * theta)
     difference = sp.simplify(sp.expand_trig(expanded - closed))
     return ScoreDerivation(
-        (q1, q2, k1, k2, m, n, theta), q_m, k_n, product, expanded, grouped, simplified, closed, difference
+        (q1, q2, k1, k2, m, n, theta),
+        q_m,
+        k_n,
+        product,
+        expanded,
+        grouped,
+        simplified,
+        closed,
+        difference,
     )

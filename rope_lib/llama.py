@@ -46,7 +46,9 @@ def apply_rotary_emb(xq: torch.Tensor, xk: torch.Tensor, freqs_cis: torch.Tensor
     for name, x in (("xq", xq), ("xk", xk)):
         _check_x(x, name)
         if x.dim() != 4:
-            raise ValueError(f"{name} must be [batch, seq, heads, head_dim], got shape {tuple(x.shape)}")
+            raise ValueError(
+                f"{name} must be [batch, seq, heads, head_dim], got shape {tuple(x.shape)}"
+            )
     require_tensor("freqs_cis", freqs_cis)
     if xk.shape[:2] != xq.shape[:2] or xk.shape[-1] != xq.shape[-1]:
         raise ValueError(
@@ -62,6 +64,8 @@ def apply_rotary_emb(xq: torch.Tensor, xk: torch.Tensor, freqs_cis: torch.Tensor
     out = []
     for name, x in (("xq", xq), ("xk", xk)):
         # [seq, head_dim/2] -> [1, seq, 1, head_dim/2], Meta's reshape_for_broadcast
-        cis = require_same_device("freqs_cis", freqs_cis, x.device).resolve_conj()[None, :, None, :]
+        cis = require_same_device("freqs_cis", freqs_cis, x.device).resolve_conj()[
+            None, :, None, :
+        ]
         out.append(_rotate(x, cis.real, cis.imag, "interleaved"))
     return tuple(out)

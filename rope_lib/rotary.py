@@ -22,16 +22,18 @@ from torch import nn
 
 from ._checks import (
     _describe,
-    as_real_float64 as _as_real_float64,
     check_inv_freq,
     check_positions,
     require_even,
-    require_int,
     require_float_tensor,
+    require_int,
     require_number,
     require_positive_float,
     require_positive_int,
     require_tensor,
+)
+from ._checks import (
+    as_real_float64 as _as_real_float64,
 )
 
 LAYOUTS = ("interleaved", "half")
@@ -42,7 +44,11 @@ _SLAB_BYTES = 1 << 20
 
 
 def inv_frequencies(
-    head_dim: int, base: float = 10000.0, *, dtype: torch.dtype = torch.float32, device=None
+    head_dim: int,
+    base: float = 10000.0,
+    *,
+    dtype: torch.dtype = torch.float32,
+    device=None,
 ) -> torch.Tensor:
     """The RoPE frequencies theta_i = base ** (-2i / head_dim), i = 0 .. head_dim/2 - 1.
 
@@ -55,16 +61,23 @@ def inv_frequencies(
     require_even("head_dim", head_dim)
     base = require_positive_float("base", base)
     if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
-        raise TypeError(f"dtype must be a floating-point torch.dtype, got {_describe(dtype)}")
+        raise TypeError(
+            f"dtype must be a floating-point torch.dtype, got {_describe(dtype)}"
+        )
     work = torch.float64 if dtype == torch.float64 else torch.float32
-    exponents = torch.arange(0, head_dim, 2, dtype=torch.int64, device=device).to(work) / head_dim
+    exponents = (
+        torch.arange(0, head_dim, 2, dtype=torch.int64, device=device).to(work)
+        / head_dim
+    )
     return (1.0 / (base**exponents)).to(dtype)
 
 
 _DEFAULT_INV_FREQ: dict = {}
 
 
-def _default_inv_freq(head_dim: int, base, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+def _default_inv_freq(
+    head_dim: int, base, dtype: torch.dtype, device: torch.device
+) -> torch.Tensor:
     """inv_frequencies(head_dim, base, dtype=dtype, device=device), kept for the next call (a
     few small kernels less per apply_rope). Internal: callers must not modify the result."""
     base = require_positive_float("base", base)
@@ -84,10 +97,14 @@ def _angle_dtype(x_dtype: torch.dtype) -> torch.dtype:
     return torch.float64 if x_dtype == torch.float64 else torch.float32
 
 
-def rope_angles(positions: torch.Tensor, inv_freq: torch.Tensor, dtype=torch.float32) -> torch.Tensor:
+def rope_angles(
+    positions: torch.Tensor, inv_freq: torch.Tensor, dtype=torch.float32
+) -> torch.Tensor:
     """angles[..., i] = positions[...] * inv_freq[i], computed in `dtype` (float32 or float64),
     on positions' device."""
-    return positions.to(dtype).unsqueeze(-1) * inv_freq.to(device=positions.device, dtype=dtype)
+    return positions.to(dtype).unsqueeze(-1) * inv_freq.to(
+        device=positions.device, dtype=dtype
+    )
 
 
 def _check_layout(layout: str) -> str:
@@ -119,10 +136,16 @@ def _as_pairs_of_complex(t: torch.Tensor) -> torch.Tensor:
 
 def _complex_viewable(t: torch.Tensor) -> bool:
     # view_as_complex needs unit stride in the last dimension and even strides and offset elsewhere
-    return t.stride(-1) == 1 and t.storage_offset() % 2 == 0 and all(st % 2 == 0 for st in t.stride()[:-1])
+    return (
+        t.stride(-1) == 1
+        and t.storage_offset() % 2 == 0
+        and all(st % 2 == 0 for st in t.stride()[:-1])
+    )
 
 
-def _rotate_kernel(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str) -> torch.Tensor:
+def _rotate_kernel(
+    x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str
+) -> torch.Tensor:
     """Rotate the pairs of x by the angles whose cos and sin are given.
 
     cos, sin: [..., head_dim/2], broadcastable to x.shape[:-1] + (head_dim/2,), float32 or float64.
@@ -162,11 +185,18 @@ def _rotate_kernel(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout
 
         xs = x_slab.to(compute)
         if layout == "interleaved":
-            out_slab.copy_(torch.view_as_real(_as_pairs_of_complex(xs) * take(cis)).flatten(-2))
+            out_slab.copy_(
+                torch.view_as_real(_as_pairs_of_complex(xs) * take(cis)).flatten(-2)
+            )
             continue
         c, s = take(cos), take(sin)
         target = out_slab if x.dtype == compute else torch.empty_like(xs)
-        x_a, x_b, out_a, out_b = xs[..., :half], xs[..., half:], target[..., :half], target[..., half:]
+        x_a, x_b, out_a, out_b = (
+            xs[..., :half],
+            xs[..., half:],
+            target[..., :half],
+            target[..., half:],
+        )
         torch.mul(x_a, c, out=out_a).addcmul_(x_b, s, value=-1)
         torch.mul(x_b, c, out=out_b).addcmul_(x_a, s)
         if target is not out_slab:
@@ -187,24 +217,35 @@ class _Rotation(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_out):
         cos, sin = ctx.saved_tensors
-        return _rotate_kernel(grad_out.contiguous(), cos, -sin, ctx.layout), None, None, None
+        return (
+            _rotate_kernel(grad_out.contiguous(), cos, -sin, ctx.layout),
+            None,
+            None,
+            None,
+        )
 
 
-def _rotate_autograd(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str) -> torch.Tensor:
+def _rotate_autograd(
+    x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str
+) -> torch.Tensor:
     """The same rotation in plain differentiable operations: used when the angles need a gradient
     (an inv_freq, positions or attention factor that requires grad)."""
     xs = x.to(cos.dtype)
     half = x.shape[-1] // 2
     if layout == "interleaved":
         x_a, x_b = xs[..., 0::2], xs[..., 1::2]
-        out = torch.stack([x_a * cos - x_b * sin, x_b * cos + x_a * sin], dim=-1).flatten(-2)
+        out = torch.stack(
+            [x_a * cos - x_b * sin, x_b * cos + x_a * sin], dim=-1
+        ).flatten(-2)
     else:
         x_a, x_b = xs[..., :half], xs[..., half:]
         out = torch.cat([x_a * cos - x_b * sin, x_b * cos + x_a * sin], dim=-1)
     return out.to(x.dtype)
 
 
-def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str) -> torch.Tensor:
+def _rotate(
+    x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str
+) -> torch.Tensor:
     """_rotate_kernel, differentiable in x, and in the angles when they require grad."""
     if torch.is_grad_enabled():
         if cos.requires_grad or sin.requires_grad:
@@ -294,7 +335,9 @@ def apply_rope(
 def _check_pairs(x) -> torch.Tensor:
     require_tensor("x", x)
     if x.dim() < 1 or x.shape[-1] % 2:
-        raise ValueError(f"x.shape[-1] must be even (pairs of coordinates), got shape {tuple(x.shape)}")
+        raise ValueError(
+            f"x.shape[-1] must be even (pairs of coordinates), got shape {tuple(x.shape)}"
+        )
     return x
 
 
@@ -344,7 +387,9 @@ def rotation_matrix(
     _check_layout(layout)
     if isinstance(position, torch.Tensor):
         if position.numel() != 1:
-            raise ValueError(f"position must be one number, got a tensor of shape {tuple(position.shape)}")
+            raise ValueError(
+                f"position must be one number, got a tensor of shape {tuple(position.shape)}"
+            )
         position = _as_real_float64("position", position).item()
     position = require_number("position", position)
     if inv_freq is None:
@@ -391,14 +436,18 @@ class RotaryEmbedding(nn.Module):
         require_even("head_dim", head_dim)
         base = require_positive_float("base", base)
         self.layout = _check_layout(layout)
-        self.attention_factor = require_positive_float("attention_factor", attention_factor)
+        self.attention_factor = require_positive_float(
+            "attention_factor", attention_factor
+        )
         self.initial_cache = require_positive_int("initial_cache", initial_cache)
         if inv_freq is None:
             inv_freq64 = inv_frequencies(head_dim, base, dtype=torch.float64)
             inv_freq = inv_frequencies(head_dim, base)
         else:
             require_tensor("inv_freq", inv_freq)
-            inv_freq = check_inv_freq("inv_freq", inv_freq, head_dim // 2, inv_freq.device).detach()
+            inv_freq = check_inv_freq(
+                "inv_freq", inv_freq, head_dim // 2, inv_freq.device
+            ).detach()
             inv_freq64 = inv_freq.to(torch.float64)
         # Plain attributes, not buffers: module.to(torch.bfloat16) must not round the frequencies
         # or the cache (angles stay float32); the cache follows x to its device in forward.
@@ -415,7 +464,9 @@ class RotaryEmbedding(nn.Module):
         return 0 if cos is None else cos.shape[0]
 
     def _frequencies(self, device, dtype) -> torch.Tensor:
-        return (self._inv_freq64 if dtype == torch.float64 else self.inv_freq).to(device)
+        return (self._inv_freq64 if dtype == torch.float64 else self.inv_freq).to(
+            device
+        )
 
     def _table(self, needed: int, device, dtype):
         """(cos, sin) covering positions 0 .. needed-1 on `device` in `dtype`, grown if needed."""
@@ -428,15 +479,22 @@ class RotaryEmbedding(nn.Module):
         angles = rope_angles(
             torch.arange(length, device=device), self._frequencies(device, dtype), dtype
         )
-        table = (angles.cos() * self.attention_factor, angles.sin() * self.attention_factor)
+        table = (
+            angles.cos() * self.attention_factor,
+            angles.sin() * self.attention_factor,
+        )
         self._cache[key] = table
         return table
 
-    def forward(self, x: torch.Tensor, positions: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(
+        self, x: torch.Tensor, positions: torch.Tensor | None = None
+    ) -> torch.Tensor:
         _check_x(x)
         head_dim = 2 * self.inv_freq.shape[0]
         if x.shape[-1] != head_dim:
-            raise ValueError(f"x.shape[-1] must be head_dim = {head_dim}, got {x.shape[-1]}")
+            raise ValueError(
+                f"x.shape[-1] must be head_dim = {head_dim}, got {x.shape[-1]}"
+            )
         seq = x.shape[-2]
         if positions is None:
             positions = torch.arange(seq, device=x.device)
@@ -448,7 +506,9 @@ class RotaryEmbedding(nn.Module):
             or (positions.numel() and int(positions.min()) < 0)
         )
         if direct:
-            angles = rope_angles(positions, self._frequencies(x.device, compute), compute)
+            angles = rope_angles(
+                positions, self._frequencies(x.device, compute), compute
+            )
             cos, sin = angles.cos(), angles.sin()
             if self.attention_factor != 1.0:
                 cos, sin = cos * self.attention_factor, sin * self.attention_factor

@@ -43,7 +43,6 @@ from ._checks import (
     require_positive_int,
     require_tensor,
 )
-from .rotary import inv_frequencies
 
 PARAMETERS = (
     "factor",
@@ -67,13 +66,17 @@ PARAMETERS = (
 def _need(params: dict, name: str, rope_type: str):
     value = params.get(name)
     if value is None:
-        raise ValueError(f"rope_type {rope_type!r} needs the parameter {name!r}, which is missing")
+        raise ValueError(
+            f"rope_type {rope_type!r} needs the parameter {name!r}, which is missing"
+        )
     return value
 
 
 def _original_length(params: dict, rope_type: str) -> int:
     # transformers falls back to max_position_embeddings when original_... is not set
-    value = params.get("original_max_position_embeddings") or params.get("max_position_embeddings")
+    value = params.get("original_max_position_embeddings") or params.get(
+        "max_position_embeddings"
+    )
     if value is None:
         raise ValueError(
             f"rope_type {rope_type!r} needs the parameter 'original_max_position_embeddings' "
@@ -89,10 +92,14 @@ def _seq_len(value):
         return None
     if isinstance(value, torch.Tensor):
         if value.numel() != 1 or value.is_complex() or value.dtype == torch.bool:
-            raise ValueError(f"seq_len must be a number or a one-element tensor, got {_describe(value)}")
+            raise ValueError(
+                f"seq_len must be a number or a one-element tensor, got {_describe(value)}"
+            )
         value = value.item()
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-        return require_positive_int("seq_len", value, minimum=0)  # 0: not set, as in transformers
+        return require_positive_int(
+            "seq_len", value, minimum=0
+        )  # 0: not set, as in transformers
     return require_positive_float("seq_len", value)
 
 
@@ -105,13 +112,19 @@ def _check_params(params: dict) -> dict:
     for name in ("original_max_position_embeddings", "max_position_embeddings"):
         if params.get(name) is not None:
             value = params[name]
-            require_positive_float(name, value)  # a finite number > 0 (ints, as configs hold)
-            checked[name] = int(value) if isinstance(value, numbers.Integral) else float(value)
+            require_positive_float(
+                name, value
+            )  # a finite number > 0 (ints, as configs hold)
+            checked[name] = (
+                int(value) if isinstance(value, numbers.Integral) else float(value)
+            )
     for name in ("beta_fast", "beta_slow", "mscale", "mscale_all_dim"):
         if params.get(name) is not None:
             value = require_number(name, params[name])
             if name.startswith("beta") and value < 0:
-                raise ValueError(f"{name} must be >= 0 (a number of turns; 0 means the default), got {value}")
+                raise ValueError(
+                    f"{name} must be >= 0 (a number of turns; 0 means the default), got {value}"
+                )
             checked[name] = value
     if "truncate" in params:
         require_bool_or_none("truncate", params["truncate"])
@@ -125,8 +138,14 @@ def _check_frequencies(name: str, inv_freq) -> torch.Tensor:
     if inv_freq.is_complex() or inv_freq.dtype == torch.bool:
         raise TypeError(f"{name} must hold real numbers, got dtype {inv_freq.dtype}")
     require_finite(name, inv_freq)
-    if inv_freq.device.type != "meta" and inv_freq.numel() and not bool((inv_freq > 0).all()):
-        raise ValueError(f"{name} must be > 0 (radians per position), got {inv_freq.min().item()} among its values")
+    if (
+        inv_freq.device.type != "meta"
+        and inv_freq.numel()
+        and not bool((inv_freq > 0).all())
+    ):
+        raise ValueError(
+            f"{name} must be > 0 (radians per position), got {inv_freq.min().item()} among its values"
+        )
     return inv_freq
 
 
@@ -168,7 +187,9 @@ def _ntk(head_dim, base, params):
 def _dynamic(head_dim, base, params):
     factor = require_positive_float("factor", _need(params, "factor", "dynamic"))
     max_len = _need(params, "max_position_embeddings", "dynamic")
-    seq_len = max(params.get("seq_len") or max_len, max_len)  # a tensor seq_len arrives as a number
+    seq_len = max(
+        params.get("seq_len") or max_len, max_len
+    )  # a tensor seq_len arrives as a number
     scaled = factor * seq_len / max_len - (factor - 1)
     scaled_base = base * scaled ** (head_dim / (head_dim - 2))
     return _exponent_frequencies(head_dim, scaled_base), 1.0
@@ -209,11 +230,15 @@ def yarn_attention_factor(factor: float, mscale=None, mscale_all_dim=None) -> fl
 def _check_log_base(base) -> float:
     base = require_positive_float("base", base)
     if base == 1:
-        raise ValueError("base must differ from 1 (YaRN's bounds divide by ln(base)), got 1.0")
+        raise ValueError(
+            "base must differ from 1 (YaRN's bounds divide by ln(base)), got 1.0"
+        )
     return base
 
 
-def yarn_correction_dim(num_rotations: float, head_dim: int, base: float, original_length: int) -> float:
+def yarn_correction_dim(
+    num_rotations: float, head_dim: int, base: float, original_length: int
+) -> float:
     """The (fractional) pair index whose wavelength fits `num_rotations` times into the original
     length: solve L / lambda_i = num_rotations for i, with lambda_i = 2 pi base^(2i/d).
 
@@ -222,7 +247,9 @@ def yarn_correction_dim(num_rotations: float, head_dim: int, base: float, origin
     require_even("head_dim", head_dim)
     base = _check_log_base(base)
     original_length = require_positive_float("original_length", original_length)
-    return (head_dim * math.log(original_length / (num_rotations * 2 * math.pi))) / (2 * math.log(base))
+    return (head_dim * math.log(original_length / (num_rotations * 2 * math.pi))) / (
+        2 * math.log(base)
+    )
 
 
 def yarn_correction_range(
@@ -269,7 +296,9 @@ def ramp_by_pair(low: float, high: float, n_pairs: int) -> torch.Tensor:
     high = require_number("high", high)
     n_pairs = require_positive_int("n_pairs", n_pairs, minimum=0)
     if low > high:
-        raise ValueError(f"low must be <= high (the ramp falls from pair low to pair high), got low={low}, high={high}")
+        raise ValueError(
+            f"low must be <= high (the ramp falls from pair low to pair high), got low={low}, high={high}"
+        )
     return _ramp(low, high, n_pairs)
 
 
@@ -277,7 +306,9 @@ def _ramp(low: float, high: float, n_pairs: int) -> torch.Tensor:
     # transformers' linear_ramp_factor, reversed bounds included (it only warns about those)
     if low == high:
         high += 0.001  # transformers' guard against a zero-width ramp
-    return 1 - torch.clamp((torch.arange(n_pairs, dtype=torch.float32) - low) / (high - low), 0, 1)
+    return 1 - torch.clamp(
+        (torch.arange(n_pairs, dtype=torch.float32) - low) / (high - low), 0, 1
+    )
 
 
 def _yarn(head_dim, base, params):
@@ -293,7 +324,9 @@ def _yarn(head_dim, base, params):
         factor = _need(params, "max_position_embeddings", "yarn") / original
     attention_factor = params.get("attention_factor")
     if attention_factor is None:
-        attention_factor = yarn_attention_factor(factor, params.get("mscale"), params.get("mscale_all_dim"))
+        attention_factor = yarn_attention_factor(
+            factor, params.get("mscale"), params.get("mscale_all_dim")
+        )
     # transformers: config.rope_parameters.get("truncate", True), so an explicit None rounds nothing
     truncate = params.get("truncate", True)
     _check_log_base(base)
@@ -326,10 +359,15 @@ def _llama3(head_dim, base, params):
         )
     inv_freq = _exponent_frequencies(head_dim, base)
     wavelen = wavelengths(inv_freq)
-    low_freq_wavelen, high_freq_wavelen = original / low_freq_factor, original / high_freq_factor
+    low_freq_wavelen, high_freq_wavelen = (
+        original / low_freq_factor,
+        original / high_freq_factor,
+    )
     # long wavelengths (> L / low_freq_factor) are interpolated, short ones (< L / high) kept
     scaled = torch.where(wavelen > low_freq_wavelen, inv_freq / factor, inv_freq)
-    smooth = (original / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor)
+    smooth = (original / wavelen - low_freq_factor) / (
+        high_freq_factor - low_freq_factor
+    )
     blended = (1 - smooth) * scaled / factor + smooth * scaled
     medium = ~(wavelen < high_freq_wavelen) * ~(wavelen > low_freq_wavelen)
     return torch.where(medium, blended, scaled), 1.0
@@ -353,9 +391,16 @@ def _longrope(head_dim, base, params):
         factor = _need(params, "max_position_embeddings", "longrope") / original
     attention_factor = params.get("attention_factor")
     if attention_factor is None:
-        attention_factor = 1.0 if factor <= 1.0 else math.sqrt(1 + math.log(factor) / math.log(original))
+        attention_factor = (
+            1.0
+            if factor <= 1.0
+            else math.sqrt(1 + math.log(factor) / math.log(original))
+        )
     seq_len = params.get("seq_len")
-    ext = torch.tensor(long_factor if seq_len and seq_len > original else short_factor, dtype=torch.float32)
+    ext = torch.tensor(
+        long_factor if seq_len and seq_len > original else short_factor,
+        dtype=torch.float32,
+    )
     exponents = torch.arange(0, head_dim, 2, dtype=torch.int64).float() / head_dim
     return 1.0 / (ext * base**exponents), attention_factor
 
@@ -424,7 +469,9 @@ def rope_frequencies(rope_type: str, head_dim: int, base: float = 10000.0, **par
     nothing) with a warning.
     """
     if not isinstance(rope_type, str) or rope_type not in ROPE_FREQUENCY_FUNCTIONS:
-        raise ValueError(f"rope_type must be one of {list(ROPE_FREQUENCY_FUNCTIONS)}, got {rope_type!r}")
+        raise ValueError(
+            f"rope_type must be one of {list(ROPE_FREQUENCY_FUNCTIONS)}, got {rope_type!r}"
+        )
     partial = params.pop("partial_rotary_factor", None)
     if partial is not None:
         partial = _check_partial(partial)
@@ -487,7 +534,9 @@ def angle_coverage(inv_freq: torch.Tensor, length: int) -> torch.Tensor:
     arXiv:2306.15595; Peng et al. 2023, arXiv:2309.00071)."""
     inv_freq = _check_frequencies("inv_freq", inv_freq)
     length = require_positive_int("length", length)
-    return torch.clamp((length - 1) * inv_freq.to(torch.float64) / (2 * math.pi), max=1.0)
+    return torch.clamp(
+        (length - 1) * inv_freq.to(torch.float64) / (2 * math.pi), max=1.0
+    )
 
 
 def first_pair_longer_than(inv_freq: torch.Tensor, length: float) -> int:
@@ -497,13 +546,17 @@ def first_pair_longer_than(inv_freq: torch.Tensor, length: float) -> int:
     the same idea. inv_freq: a 1-D tensor of frequencies > 0; length: a finite number > 0."""
     inv_freq = _check_frequencies("inv_freq", inv_freq)
     if inv_freq.dim() != 1:
-        raise ValueError(f"inv_freq must be 1-D [head_dim/2], got shape {tuple(inv_freq.shape)}")
+        raise ValueError(
+            f"inv_freq must be 1-D [head_dim/2], got shape {tuple(inv_freq.shape)}"
+        )
     length = require_positive_float("length", length)
     longer = (wavelengths(inv_freq.to(torch.float64)) > length).nonzero()
     return int(longer[0]) if len(longer) else int(inv_freq.shape[0])
 
 
-def implied_ramp(inv_freq: torch.Tensor, scaled_inv_freq: torch.Tensor, factor: float) -> torch.Tensor:
+def implied_ramp(
+    inv_freq: torch.Tensor, scaled_inv_freq: torch.Tensor, factor: float
+) -> torch.Tensor:
     """The ramp gamma_i that a set of scaled frequencies implies, read back from them:
     scaled_i = (1 - gamma_i) * theta_i / s + gamma_i * theta_i, so
 
@@ -516,7 +569,9 @@ def implied_ramp(inv_freq: torch.Tensor, scaled_inv_freq: torch.Tensor, factor: 
     (the last pair) (float64 [head_dim/2])."""
     factor = require_positive_float("factor", factor)
     if factor == 1.0:
-        raise ValueError("factor must differ from 1 (with s = 1 every method keeps every frequency), got 1.0")
+        raise ValueError(
+            "factor must differ from 1 (with s = 1 every method keeps every frequency), got 1.0"
+        )
     inv_freq = _check_frequencies("inv_freq", inv_freq)
     scaled_inv_freq = _check_frequencies("scaled_inv_freq", scaled_inv_freq)
     if inv_freq.shape != scaled_inv_freq.shape:
@@ -529,7 +584,10 @@ def implied_ramp(inv_freq: torch.Tensor, scaled_inv_freq: torch.Tensor, factor: 
 
 
 def pair_regimes(
-    inv_freq: torch.Tensor, scaled_inv_freq: torch.Tensor, factor: float, tol: float = 1e-4
+    inv_freq: torch.Tensor,
+    scaled_inv_freq: torch.Tensor,
+    factor: float,
+    tol: float = 1e-4,
 ) -> torch.Tensor:
     """Per pair, an index into REGIMES: 0 "extrapolated" (frequency kept, implied_ramp >= 1-tol),
     2 "interpolated" (frequency divided by s, implied_ramp <= tol), 1 "blended" (in between).
@@ -544,7 +602,9 @@ def pair_regimes(
     return regimes
 
 
-def ramp_by_turns(inv_freq: torch.Tensor, original_length: float, alpha: float, beta: float) -> torch.Tensor:
+def ramp_by_turns(
+    inv_freq: torch.Tensor, original_length: float, alpha: float, beta: float
+) -> torch.Tensor:
     """The YaRN paper's ramp as a function of r = L / lambda_i (turns of pair i within L):
 
         gamma(r) = 0 if r < alpha,  1 if r > beta,  (r - alpha) / (beta - alpha) otherwise
@@ -569,16 +629,24 @@ def _check_score_inputs(h, distances, inv_freq):
     require_tensor("distances", distances)
     inv_freq = _check_frequencies("inv_freq", inv_freq)
     if inv_freq.dim() != 1:
-        raise ValueError(f"inv_freq must be 1-D [head_dim/2], got shape {tuple(inv_freq.shape)}")
+        raise ValueError(
+            f"inv_freq must be 1-D [head_dim/2], got shape {tuple(inv_freq.shape)}"
+        )
     if h is not None and tuple(h.shape) != tuple(inv_freq.shape):
-        raise ValueError(f"h must have the shape of inv_freq {tuple(inv_freq.shape)}, got {tuple(h.shape)}")
+        raise ValueError(
+            f"h must have the shape of inv_freq {tuple(inv_freq.shape)}, got {tuple(h.shape)}"
+        )
     if distances.is_complex() or distances.dtype == torch.bool:
-        raise TypeError(f"distances must hold real numbers, got dtype {distances.dtype}")
+        raise TypeError(
+            f"distances must hold real numbers, got dtype {distances.dtype}"
+        )
     require_finite("distances", distances)
     return h, distances, inv_freq
 
 
-def relative_score(h: torch.Tensor, distances: torch.Tensor, inv_freq: torch.Tensor) -> torch.Tensor:
+def relative_score(
+    h: torch.Tensor, distances: torch.Tensor, inv_freq: torch.Tensor
+) -> torch.Tensor:
     """RoPE's attention score as a function of the offset Delta = m - n alone:
 
         a(Delta) = Re sum_j h_j exp(i Delta theta_j)
@@ -592,7 +660,10 @@ def relative_score(h: torch.Tensor, distances: torch.Tensor, inv_freq: torch.Ten
 
 
 def fit_relative_score(
-    distances: torch.Tensor, targets: torch.Tensor, inv_freq: torch.Tensor, ridge: float = 1e-8
+    distances: torch.Tensor,
+    targets: torch.Tensor,
+    inv_freq: torch.Tensor,
+    ridge: float = 1e-8,
 ) -> torch.Tensor:
     """Coefficients h (complex128 [head_dim/2]) of a score function a(Delta) = relative_score(h, Delta)
     fitted to `targets` at `distances` by ridge-regularised least squares:
@@ -601,7 +672,9 @@ def fit_relative_score(
     _, distances, inv_freq = _check_score_inputs(None, distances, inv_freq)
     require_tensor("targets", targets)
     if tuple(targets.shape) != tuple(distances.shape):
-        raise ValueError(f"targets must have the shape of distances {tuple(distances.shape)}, got {tuple(targets.shape)}")
+        raise ValueError(
+            f"targets must have the shape of distances {tuple(distances.shape)}, got {tuple(targets.shape)}"
+        )
     ridge = require_number("ridge", ridge)
     if ridge < 0:
         raise ValueError(f"ridge must be >= 0, got {ridge}")
@@ -613,7 +686,9 @@ def fit_relative_score(
     return torch.complex(solution[: n // 2], solution[n // 2 :])
 
 
-def interpolation_error_bound(h: torch.Tensor, inv_freq: torch.Tensor, distances: torch.Tensor) -> torch.Tensor:
+def interpolation_error_bound(
+    h: torch.Tensor, inv_freq: torch.Tensor, distances: torch.Tensor
+) -> torch.Tensor:
     """How far a(Delta) can be from the straight line through a(D1) and a(D2), D1 = floor(Delta),
     D2 = D1 + 1 (Chen et al. 2023, Theorem 2.1):
 

@@ -18,8 +18,8 @@ from torch import nn
 from ._checks import (
     as_real_float64,
     require_even,
-    require_number,
     require_float_tensor,
+    require_number,
     require_positive_float,
     require_positive_int,
     require_tensor,
@@ -40,17 +40,25 @@ def _sinusoids(positions: torch.Tensor, d_model: int, base: float) -> torch.Tens
     return torch.stack([angles.sin(), angles.cos()], dim=-1).flatten(-2)
 
 
-def sinusoidal_encoding(seq_len: int, d_model: int, base: float = 10000.0) -> torch.Tensor:
+def sinusoidal_encoding(
+    seq_len: int, d_model: int, base: float = 10000.0
+) -> torch.Tensor:
     """The sinusoidal table, float32 [seq_len, d_model]: column 2i = sin(m theta_i),
     column 2i+1 = cos(m theta_i), theta_i = base ** (-2i / d_model). Angles in float64."""
     require_positive_int("seq_len", seq_len)
     require_even("d_model", d_model)
     base = require_positive_float("base", base)
-    angles = torch.arange(seq_len, dtype=torch.float64)[:, None] * _frequencies(d_model, base)
-    return torch.stack([angles.sin(), angles.cos()], dim=-1).flatten(-2).to(torch.float32)
+    angles = torch.arange(seq_len, dtype=torch.float64)[:, None] * _frequencies(
+        d_model, base
+    )
+    return (
+        torch.stack([angles.sin(), angles.cos()], dim=-1).flatten(-2).to(torch.float32)
+    )
 
 
-def sinusoidal_shift_matrix(offset: float, d_model: int, base: float = 10000.0) -> torch.Tensor:
+def sinusoidal_shift_matrix(
+    offset: float, d_model: int, base: float = 10000.0
+) -> torch.Tensor:
     """M_Delta with PE[m + Delta] = M_Delta @ PE[m] for every m, float64 [d_model, d_model].
 
     For the pair (sin a, cos a), a = m theta, shifting by Delta gives (sin(a + Delta theta),
@@ -58,7 +66,12 @@ def sinusoidal_shift_matrix(offset: float, d_model: int, base: float = 10000.0) 
     @ (sin a, cos a): a rotation by -Delta theta in the (sin, cos)
     coordinates. M_k is block-diagonal with one such block per pair.
     """
-    offset = require_number("offset", offset.item() if isinstance(offset, torch.Tensor) and offset.numel() == 1 else offset)
+    offset = require_number(
+        "offset",
+        offset.item()
+        if isinstance(offset, torch.Tensor) and offset.numel() == 1
+        else offset,
+    )
     require_even("d_model", d_model)
     base = require_positive_float("base", base)
     return torch.block_diag(*rotation_2d(-offset * _frequencies(d_model, base)))
@@ -80,11 +93,15 @@ class LearnedPositionEmbedding(nn.Module):
         self.max_len = max_len
         self.table = nn.Parameter(torch.randn(max_len, d_model) * init_std)
 
-    def forward(self, x: torch.Tensor, positions: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(
+        self, x: torch.Tensor, positions: torch.Tensor | None = None
+    ) -> torch.Tensor:
         require_float_tensor("x", x)
         d_model = self.table.shape[1]
         if x.dim() < 2 or x.shape[-1] != d_model:
-            raise ValueError(f"x must be [..., seq, d_model = {d_model}], got shape {tuple(x.shape)}")
+            raise ValueError(
+                f"x must be [..., seq, d_model = {d_model}], got shape {tuple(x.shape)}"
+            )
         seq = x.shape[-2]
         if positions is None:
             if seq > self.max_len:
@@ -94,8 +111,14 @@ class LearnedPositionEmbedding(nn.Module):
                 )
             return x + self.table[:seq].to(device=x.device, dtype=x.dtype)
         require_tensor("positions", positions)
-        if positions.is_floating_point() or positions.is_complex() or positions.dtype == torch.bool:
-            raise TypeError(f"positions must be integers (rows of the table), got dtype {positions.dtype}")
+        if (
+            positions.is_floating_point()
+            or positions.is_complex()
+            or positions.dtype == torch.bool
+        ):
+            raise TypeError(
+                f"positions must be integers (rows of the table), got dtype {positions.dtype}"
+            )
         if positions.dim() < 1 or positions.shape[-1] != seq:
             raise ValueError(
                 f"positions must be [seq] or [batch, seq] with seq = x.shape[-2] = {seq}, "
@@ -134,7 +157,9 @@ def sinusoidal_offset_dot(offset, d_model: int, base: float = 10000.0) -> torch.
 def _check_table(table) -> torch.Tensor:
     require_tensor("table", table)
     if table.dim() != 2 or table.is_complex() or table.dtype == torch.bool:
-        raise ValueError(f"table must be a 2-D tensor [positions, d_model] of real numbers, got {table.dtype} {tuple(table.shape)}")
+        raise ValueError(
+            f"table must be a 2-D tensor [positions, d_model] of real numbers, got {table.dtype} {tuple(table.shape)}"
+        )
     return as_real_float64("table", table.detach())
 
 
@@ -148,7 +173,9 @@ def offset_head_attends_to(table: torch.Tensor, A: torch.Tensor) -> torch.Tensor
     d = table.shape[1]
     if not isinstance(A, torch.Tensor) or tuple(A.shape) != (d, d):
         shape = tuple(A.shape) if isinstance(A, torch.Tensor) else type(A).__name__
-        raise ValueError(f"A must be a tensor of shape ({d}, {d}) to match table, got {shape}")
+        raise ValueError(
+            f"A must be a tensor of shape ({d}, {d}) to match table, got {shape}"
+        )
     A = as_real_float64("A", A.detach()).to(table.device)
     scores = table @ A @ table.T
     future = torch.ones_like(scores, dtype=torch.bool).triu(1)
@@ -156,7 +183,11 @@ def offset_head_attends_to(table: torch.Tensor, A: torch.Tensor) -> torch.Tensor
 
 
 def train_offset_head(
-    table: torch.Tensor, offset: int = 1, train_len: int = 32, steps: int = 300, lr: float = 0.05
+    table: torch.Tensor,
+    offset: int = 1,
+    train_len: int = 32,
+    steps: int = 300,
+    lr: float = 0.05,
 ) -> torch.Tensor:
     """Fit A (float64 [d, d], from zeros, `steps` Adam steps) so that query m attends to key m - offset.
 
@@ -171,10 +202,18 @@ def train_offset_head(
     table = _check_table(table)
     require_positive_int("train_len", train_len, minimum=2)
     require_positive_int("steps", steps)
-    if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset < train_len:
-        raise ValueError(f"offset must be an int in [0, train_len = {train_len}), got {offset!r}")
+    if (
+        isinstance(offset, bool)
+        or not isinstance(offset, int)
+        or not 0 <= offset < train_len
+    ):
+        raise ValueError(
+            f"offset must be an int in [0, train_len = {train_len}), got {offset!r}"
+        )
     if train_len > table.shape[0]:
-        raise ValueError(f"train_len must be <= table.shape[0] = {table.shape[0]}, got {train_len}")
+        raise ValueError(
+            f"train_len must be <= table.shape[0] = {table.shape[0]}, got {train_len}"
+        )
     rows = table[:train_len]
     d = rows.shape[1]
     A = torch.zeros(d, d, dtype=torch.float64, requires_grad=True)

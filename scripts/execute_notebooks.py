@@ -23,7 +23,10 @@ ROOT = Path(__file__).resolve().parent.parent
 def execute(path: Path) -> float:
     notebook = nbformat.read(path, as_version=4)
     processor = ExecutePreprocessor(
-        timeout=600, kernel_name="python3", store_widget_state=False, record_timing=False
+        timeout=600,
+        kernel_name="python3",
+        store_widget_state=False,
+        record_timing=False,
     )
     start = time.perf_counter()
     processor.preprocess(notebook, {"metadata": {"path": str(path.parent)}})
@@ -36,9 +39,13 @@ def execute(path: Path) -> float:
 
 
 def main(argv: list[str]) -> None:
-    paths = [Path(a).resolve() for a in argv] or sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))
+    paths = [Path(a).resolve() for a in argv] or sorted(
+        (ROOT / "notebooks").glob("[0-9]*.ipynb")
+    )
     for path in paths:
-        print(f"{path.relative_to(ROOT)}: executed in {execute(path):.1f} s", flush=True)
+        print(
+            f"{path.relative_to(ROOT)}: executed in {execute(path):.1f} s", flush=True
+        )
 
 
 if __name__ == "__main__":

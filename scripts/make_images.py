@@ -32,29 +32,78 @@ THUMBNAIL = (320, 200)  # px, the size of the widget thumbnails
 
 
 def hero() -> plt.Figure:
-    fig, axes = plt.subplots(1, 3, figsize=(12, 3.4))
+    """Three ideas of the course on a dark card: the sinusoid table, a query turning by
+    m·theta, ALiBi's bias. Course notation: positions m (query) and n (key)."""
+    ink, card = "#e8e6e3", "#1b1f2a"
+    with plt.rc_context(
+        {
+            "text.color": ink,
+            "axes.labelcolor": ink,
+            "xtick.color": ink,
+            "ytick.color": ink,
+            "axes.edgecolor": "#3a4150",
+            "font.size": 12,
+            "axes.titlesize": 14,
+        }
+    ):
+        fig, axes = plt.subplots(
+            1, 3, figsize=(12, 3.6), facecolor=card, layout="constrained"
+        )
+        for ax in axes:
+            ax.set_facecolor(card)
+        fig.suptitle(
+            "How does a transformer know where a token is?",
+            color=ink,
+            fontsize=17,
+            fontweight="bold",
+        )
 
-    pe = rope_lib.sinusoidal_encoding(64, 64)
-    axes[0].imshow(pe.T, aspect="auto", cmap="RdBu_r", vmin=-1, vmax=1)
-    axes[0].set(title="Sinusoidal encoding", xlabel="position", ylabel="dimension")
+        pe = rope_lib.sinusoidal_encoding(64, 64)
+        axes[0].imshow(pe.T, aspect="auto", cmap="twilight_shifted", vmin=-1, vmax=1)
+        axes[0].set(
+            title="sinusoids: one column per position",
+            xlabel="position m",
+            ylabel="dimension",
+        )
 
-    ax = axes[1]
-    circle = torch.linspace(0, 2 * math.pi, 200)
-    ax.plot(circle.cos(), circle.sin(), color="0.85")
-    q = torch.tensor([[0.9, 0.25]])
-    theta = torch.tensor([0.45])
-    for m in range(0, 7):
-        rotated = rope_lib.apply_rope(q, torch.tensor([m]), inv_freq=theta)[0]
-        ax.annotate("", xy=tuple(rotated.tolist()), xytext=(0, 0),
-                    arrowprops=dict(arrowstyle="->", color=plt.cm.viridis(m / 7), lw=2))
-        ax.text(*(1.12 * rotated).tolist(), f"m={m}", fontsize=8, ha="center", va="center")
-    ax.set(title="RoPE: q rotated by m·θ", xlim=(-1.3, 1.3), ylim=(-1.3, 1.3), aspect="equal")
-    ax.set_xticks([]), ax.set_yticks([])
+        ax = axes[1]
+        circle = torch.linspace(0, 2 * math.pi, 200)
+        ax.plot(circle.cos(), circle.sin(), color="#3a4150", lw=1.5)
+        q = torch.tensor([[0.9, 0.25]])
+        theta = torch.tensor([0.45])
+        for m in range(0, 7):
+            rotated = rope_lib.apply_rope(q, torch.tensor([m]), inv_freq=theta)[0]
+            color = plt.cm.plasma(0.15 + 0.75 * m / 6)
+            ax.annotate(
+                "",
+                xy=tuple(rotated.tolist()),
+                xytext=(0, 0),
+                arrowprops=dict(arrowstyle="-|>", color=color, lw=2.5),
+            )
+            ax.text(
+                *(1.16 * rotated).tolist(),
+                f"m={m}",
+                fontsize=10,
+                ha="center",
+                va="center",
+                color=color,
+            )
+        ax.set(
+            title="RoPE: q turned by m·θ",
+            xlim=(-1.35, 1.35),
+            ylim=(-1.35, 1.35),
+            aspect="equal",
+        )
+        ax.set_xticks([]), ax.set_yticks([])
+        for side in ax.spines.values():
+            side.set_visible(False)
 
-    bias = rope_lib.alibi_bias(16, 8)[2]
-    axes[2].imshow(bias.masked_fill(bias.isinf(), float("nan")), cmap="magma")
-    axes[2].set(title="ALiBi bias, head 3 of 8", xlabel="key j", ylabel="query i")
-    fig.tight_layout()
+        bias = rope_lib.alibi_bias(16, 8)[2]
+        axes[2].imshow(bias.masked_fill(bias.isinf(), float("nan")), cmap="plasma")
+        axes[2].set(
+            title="ALiBi: −μ·(m − n), head 3 of 8", xlabel="key n", ylabel="query m"
+        )
+        axes[2].set_xticks(range(0, 16, 5)), axes[2].set_yticks(range(0, 16, 5))
     return fig
 
 
@@ -67,7 +116,9 @@ def lesson0_thumbnail() -> plt.Figure:
         _, w = block(x, return_weights=True)
         _, w_swapped = block(x[:, swap], return_weights=True)
     fig, axes = plt.subplots(1, 2, figsize=(4, 2.5))
-    for ax, weights, title in zip(axes, (w, w_swapped), ("tokens", "tokens 1 and 4 swapped")):
+    for ax, weights, title in zip(
+        axes, (w, w_swapped), ("tokens", "tokens 1 and 4 swapped")
+    ):
         ax.imshow(weights[0, 0], cmap="viridis")
         ax.set_title(title, fontsize=8)
         ax.set_xticks([]), ax.set_yticks([])
@@ -114,7 +165,7 @@ def save_thumbnail_of(image: Image.Image, name: str) -> None:
 
 def main() -> None:
     IMAGES.mkdir(exist_ok=True)
-    save(hero(), "hero.png", 90)
+    save(hero(), "hero.png", 100)
     save(lesson0_thumbnail(), "lesson00.png", 80)
     used = set()
     for notebook in sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")):
@@ -129,6 +180,7 @@ def main() -> None:
             save(module.thumbnail(), f"lesson{number}.png", 80)
         elif (figure := first_figure(notebook)) is not None:
             save_thumbnail_of(figure, f"lesson{number}.png")
+
 
 if __name__ == "__main__":
     main()

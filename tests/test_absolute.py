@@ -50,7 +50,9 @@ def dot(u, v) -> float:
 def test_sinusoidal_at_is_the_formula_at_any_real_position(pos, d, base):
     got = sinusoidal_at(pos, d, base)
     assert got.dtype == torch.float64 and got.shape == (d,)
-    assert torch.allclose(got, torch.tensor(pe_by_hand(pos, d, base), dtype=torch.float64), atol=1e-9)
+    assert torch.allclose(
+        got, torch.tensor(pe_by_hand(pos, d, base), dtype=torch.float64), atol=1e-9
+    )
 
 
 def test_sinusoidal_at_agrees_with_the_table_and_keeps_leading_shape():
@@ -74,8 +76,8 @@ def test_offset_dot_shapes_and_special_values():
     ks = torch.arange(-5, 6)
     values = sinusoidal_offset_dot(ks, 20)
     assert values.shape == (11,) and values.dtype == torch.float64
-    assert float(values[5]) == pytest.approx(10.0)             # k = 0: |PE|^2 = d/2
-    assert torch.allclose(values, values.flip(0))              # even in k
+    assert float(values[5]) == pytest.approx(10.0)  # k = 0: |PE|^2 = d/2
+    assert torch.allclose(values, values.flip(0))  # even in k
     # d = 2: a single pair of frequency 1, so the dot product is cos(k)
     assert float(sinusoidal_offset_dot(2.5, 2)) == pytest.approx(math.cos(2.5))
     with pytest.raises(ValueError, match="d_model"):
@@ -102,10 +104,12 @@ def test_the_shift_matrix_is_an_exact_previous_token_head_and_its_transpose_is_n
     table = rope_lib.sinusoidal_encoding(500, 16)
     m = torch.arange(500)
     for offset in (1, 3):
-        looks = offset_head_attends_to(table, rope_lib.sinusoidal_shift_matrix(offset, 16))
+        looks = offset_head_attends_to(
+            table, rope_lib.sinusoidal_shift_matrix(offset, 16)
+        )
         assert looks[offset:].tolist() == (m[offset:] - offset).tolist()
     looks = offset_head_attends_to(table, rope_lib.sinusoidal_shift_matrix(1, 16).T)
-    assert looks.tolist() == m.tolist()        # looks ahead, masked, lands on itself
+    assert looks.tolist() == m.tolist()  # looks ahead, masked, lands on itself
 
 
 def test_offset_head_attends_to_rejects_a_wrong_matrix():
@@ -119,12 +123,14 @@ def test_train_offset_head_fits_the_training_range_only_and_is_deterministic():
     table = rope_lib.sinusoidal_encoding(256, 16)
     A = train_offset_head(table, offset=1, train_len=32)
     short = train_offset_head(table, offset=1, train_len=32, steps=20)
-    assert torch.equal(short, train_offset_head(table, offset=1, train_len=32, steps=20))
+    assert torch.equal(
+        short, train_offset_head(table, offset=1, train_len=32, steps=20)
+    )
     looks = brute_force_attends_to(table[:32].double(), A)
-    assert looks[1:] == list(range(31))                      # every training query is right
+    assert looks[1:] == list(range(31))  # every training query is right
     looks = offset_head_attends_to(table, A)
     past = (looks[32:] == torch.arange(31, 255)).double().mean()
-    assert past < 0.9                                        # and it does not carry over
+    assert past < 0.9  # and it does not carry over
 
 
 def test_train_offset_head_rejects_bad_arguments():
@@ -147,7 +153,10 @@ def test_exercise_1():
     assert "frequencies" in ex.check_wavelengths(10000 ** (-2 * i / 64)).message
     assert "reversed" in ex.check_wavelengths(solution.flip(0)).message
     assert "2i/d_model" in ex.check_wavelengths(2 * math.pi * 10000 ** (i / 64)).message
-    assert "off by one pair" in ex.check_wavelengths(2 * math.pi * 10000 ** (2 * (i + 1) / 64)).message
+    assert (
+        "off by one pair"
+        in ex.check_wavelengths(2 * math.pi * 10000 ** (2 * (i + 1) / 64)).message
+    )
     assert "degrees" in ex.check_wavelengths(360 * 10000 ** (2 * i / 64)).message
     assert "one per coordinate" in ex.check_wavelengths(torch.ones(64)).message
     assert "shape" in ex.check_wavelengths(torch.ones(5)).message
@@ -163,9 +172,26 @@ def test_exercise_2():
     assert ex.check_shift_block(rope_lib.sinusoidal_shift_matrix(5, 8)[2:4, 2:4]).ok
     assert "(sin, cos)" in ex.check_shift_block(solution.T).message
     r = math.radians(b)
-    assert "degrees" in ex.check_shift_block(torch.tensor([[math.cos(r), math.sin(r)], [-math.sin(r), math.cos(r)]])).message
-    assert "pair 0" in ex.check_shift_block(torch.tensor([[math.cos(5), math.sin(5)], [-math.sin(5), math.cos(5)]])).message
-    assert "Δ = 1" in ex.check_shift_block(torch.tensor([[math.cos(0.1), math.sin(0.1)], [-math.sin(0.1), math.cos(0.1)]])).message
+    assert (
+        "degrees"
+        in ex.check_shift_block(
+            torch.tensor([[math.cos(r), math.sin(r)], [-math.sin(r), math.cos(r)]])
+        ).message
+    )
+    assert (
+        "pair 0"
+        in ex.check_shift_block(
+            torch.tensor([[math.cos(5), math.sin(5)], [-math.sin(5), math.cos(5)]])
+        ).message
+    )
+    assert (
+        "Δ = 1"
+        in ex.check_shift_block(
+            torch.tensor(
+                [[math.cos(0.1), math.sin(0.1)], [-math.sin(0.1), math.cos(0.1)]]
+            )
+        ).message
+    )
     assert "shape (2, 2)" in ex.check_shift_block(torch.eye(3)).message
 
 
@@ -173,7 +199,9 @@ def test_exercise_3():
     rows = [pe_by_hand(40 + k, 16) for k in range(32)]
     solution = torch.tensor([dot(rows[0], row) for row in rows])
     assert ex.check_offset_dots(solution).ok
-    table = rope_lib.sinusoidal_encoding(100, 16).double()  # the notebook's worked solution
+    table = rope_lib.sinusoidal_encoding(
+        100, 16
+    ).double()  # the notebook's worked solution
     assert ex.check_offset_dots(table[40 + torch.arange(32)] @ table[40]).ok
     assert "cosine similarities" in ex.check_offset_dots(solution / 8).message
     assert "twice" in ex.check_offset_dots(2 * solution).message
@@ -188,11 +216,15 @@ def test_exercise_4():
     # by hand: 2*pi*10000**(i/64) > 512  <=>  i > 64*log(512/(2*pi))/log(10000) = 30.58, so i = 31..63
     assert ex.check_unfinished_pairs(33).ok
     assert ex.check_unfinished_pairs(torch.tensor(33)).ok
-    assert "2*pi" in ex.check_unfinished_pairs(20).message          # 10000**(i/64) > 512 <=> i > 43.35
+    assert (
+        "2*pi" in ex.check_unfinished_pairs(20).message
+    )  # 10000**(i/64) > 512 <=> i > 43.35
     assert "DO finish" in ex.check_unfinished_pairs(31).message
     assert "coordinates" in ex.check_unfinished_pairs(66).message
     assert "between 0 and 64" in ex.check_unfinished_pairs(100).message
-    assert "sum it" in ex.check_unfinished_pairs(torch.ones(64, dtype=torch.bool)).message
+    assert (
+        "sum it" in ex.check_unfinished_pairs(torch.ones(64, dtype=torch.bool)).message
+    )
     assert "whole number" in ex.check_unfinished_pairs(32.5).message
 
 
@@ -201,8 +233,13 @@ def test_exercise_5():
     assert ex.check_previous_token_head(solution).ok
     assert "transpose" in ex.check_previous_token_head(solution.T).message
     assert "identity" in ex.check_previous_token_head(torch.eye(16)).message
-    trained = train_offset_head(rope_lib.sinusoidal_encoding(64, 16), offset=1, train_len=32)
-    assert "only works where it was fitted" in ex.check_previous_token_head(trained).message
+    trained = train_offset_head(
+        rope_lib.sinusoidal_encoding(64, 16), offset=1, train_len=32
+    )
+    assert (
+        "only works where it was fitted"
+        in ex.check_previous_token_head(trained).message
+    )
     assert "shape (16, 16)" in ex.check_previous_token_head(torch.eye(8)).message
 
 
@@ -229,13 +266,17 @@ def test_widget_update_moves_every_artist_to_the_formula():
     assert list(mx) == [-6] and my[0] == pytest.approx(forward)
     ox, oy = w.mirror.get_data()
     assert list(ox) == [6] and oy[0] == pytest.approx(backward)
-    assert forward == pytest.approx(backward)                  # the lesson's symmetry, by hand
+    assert forward == pytest.approx(backward)  # the lesson's symmetry, by hand
 
     ks, curve = w.curve.get_data()
     expected = [sum(math.cos(k / 100.0 ** (2 * i / 12)) for i in range(6)) for k in ks]
     assert curve == pytest.approx(expected, abs=1e-9)
-    assert readout_number(w.readout.value, "PE(m)·PE(m+Δ)") == pytest.approx(forward, abs=1e-4)
-    assert readout_number(w.readout.value, "PE(m)·PE(m−Δ)") == pytest.approx(backward, abs=1e-4)
+    assert readout_number(w.readout.value, "PE(m)·PE(m+Δ)") == pytest.approx(
+        forward, abs=1e-4
+    )
+    assert readout_number(w.readout.value, "PE(m)·PE(m−Δ)") == pytest.approx(
+        backward, abs=1e-4
+    )
     assert "rope-readout" in w.readout._dom_classes
     plt.close(w.figure)
 
@@ -284,13 +325,22 @@ def test_widget_readout_for_an_offset_beyond_the_drawn_curve():
     w = EncodingExplorer(d_model=8)
     w.update(p=3, k=300)
     expected = sum(math.cos(300 / 10000 ** (2 * i / 8)) for i in range(4))
-    assert readout_number(w.readout.value, "Σ_i cos(Δ·θ_i)") == pytest.approx(expected, abs=1e-4)
-    assert readout_number(w.readout.value, "PE(m)·PE(m+Δ)") == pytest.approx(expected, abs=1e-4)
+    assert readout_number(w.readout.value, "Σ_i cos(Δ·θ_i)") == pytest.approx(
+        expected, abs=1e-4
+    )
+    assert readout_number(w.readout.value, "PE(m)·PE(m+Δ)") == pytest.approx(
+        expected, abs=1e-4
+    )
     plt.close(w.figure)
 
 
 def test_an_answer_that_is_not_numbers_gets_feedback_not_a_crash():
-    for check in (ex.check_wavelengths, ex.check_shift_block, ex.check_offset_dots, ex.check_previous_token_head):
+    for check in (
+        ex.check_wavelengths,
+        ex.check_shift_block,
+        ex.check_offset_dots,
+        ex.check_previous_token_head,
+    ):
         feedback = check("abc")
         assert not feedback.ok and feedback.message
 
@@ -307,12 +357,21 @@ def test_widget_blitted_picture_equals_a_full_draw_of_the_same_state():
     fig = w.figure
     previous = canvas_pixels(fig)
     # slider moves of p, k and base are blitted; the d_model move redraws everything
-    for step in (dict(p=90), dict(k=-40), dict(base=10.0), dict(d_model=64), dict(p=5), dict(k=64)):
+    for step in (
+        dict(p=90),
+        dict(k=-40),
+        dict(base=10.0),
+        dict(d_model=64),
+        dict(p=5),
+        dict(k=64),
+    ):
         w.update(**step)
         blitted = canvas_pixels(fig)
-        assert not np.array_equal(blitted, previous), step       # the picture did move
+        assert not np.array_equal(blitted, previous), step  # the picture did move
         fig.canvas.draw()
-        assert np.array_equal(blitted, canvas_pixels(fig)), step  # and it is the complete picture
+        assert np.array_equal(blitted, canvas_pixels(fig)), (
+            step
+        )  # and it is the complete picture
         previous = blitted
     plt.close(fig)
 
@@ -322,7 +381,11 @@ def test_widget_redraws_everything_only_when_d_model_changes(monkeypatch):
     w = factory()
     full_draws = []
     draw = type(w.figure.canvas).draw
-    monkeypatch.setattr(type(w.figure.canvas), "draw", lambda canvas: (full_draws.append(1), draw(canvas)))
+    monkeypatch.setattr(
+        type(w.figure.canvas),
+        "draw",
+        lambda canvas: (full_draws.append(1), draw(canvas)),
+    )
     d_changes = 0
     for step in steps:
         before = len(full_draws)
@@ -344,9 +407,16 @@ def test_widget_fixed_limits_hold_the_curve_for_every_base_of_the_slider(d):
     while exponent <= slider.max + 1e-9:
         base = 10.0**exponent
         w.update(base=base)
-        assert w.ax_dot.get_ylim() == limits                 # static: not redrawn for a base move
-        curve = [sum(math.cos(k / base ** (2 * i / d)) for i in range(d // 2)) for k in range(-128, 129)]
-        assert limits[0] < min(curve) and max(curve) == pytest.approx(d / 2) and d / 2 < limits[1]
+        assert w.ax_dot.get_ylim() == limits  # static: not redrawn for a base move
+        curve = [
+            sum(math.cos(k / base ** (2 * i / d)) for i in range(d // 2))
+            for k in range(-128, 129)
+        ]
+        assert (
+            limits[0] < min(curve)
+            and max(curve) == pytest.approx(d / 2)
+            and d / 2 < limits[1]
+        )
         exponent += slider.step
     assert w.ax_vec.get_xlim() == (-0.5, d - 0.5)
     w.update(d_model=d + 4)
@@ -359,7 +429,10 @@ def test_widget_limits_hold_the_curve_for_a_base_set_from_code():
     w = EncodingExplorer(d_model=8)
     for base in (1.5, 2.0, 3.0, 1e6):
         w.update(base=base)
-        curve = [sum(math.cos(k / base ** (2 * i / 8)) for i in range(4)) for k in range(-128, 129)]
+        curve = [
+            sum(math.cos(k / base ** (2 * i / 8)) for i in range(4))
+            for k in range(-128, 129)
+        ]
         low, high = w.ax_dot.get_ylim()
         assert low < min(curve) and max(curve) < high
         blitted = canvas_pixels(w.figure)
@@ -370,16 +443,18 @@ def test_widget_limits_hold_the_curve_for_a_base_set_from_code():
 
 def test_static_png_shows_the_moving_artists_and_leaves_the_live_picture_intact():
     w = EncodingExplorer()
-    png = rope_lib.widgets.static_png(w.figure, dpi=80).data   # dpi 80, not the figure's 100
+    png = rope_lib.widgets.static_png(
+        w.figure, dpi=80
+    ).data  # dpi 80, not the figure's 100
     image = np.asarray(PIL.Image.open(io.BytesIO(png)).convert("RGB")).astype(int)
 
     def near(rgb):
         return (np.abs(image - np.array(rgb)).sum(-1) < 40).sum()
 
-    assert near((31, 119, 180)) > 50       # tab:blue, PE(p)
-    assert near((255, 127, 14)) > 50       # tab:orange, PE(p + k)
-    assert near((44, 160, 44)) > 200       # tab:green, the curve
-    assert near((214, 39, 40)) > 20        # tab:red, the marker
+    assert near((31, 119, 180)) > 50  # tab:blue, PE(p)
+    assert near((255, 127, 14)) > 50  # tab:orange, PE(p + k)
+    assert near((44, 160, 44)) > 200  # tab:green, the curve
+    assert near((214, 39, 40)) > 20  # tab:red, the marker
     # the next blit uses the live background, not the smaller saved render
     w.update(p=60)
     blitted = canvas_pixels(w.figure)
@@ -389,16 +464,40 @@ def test_static_png_shows_the_moving_artists_and_leaves_the_live_picture_intact(
 
 
 def test_checkers_read_answers_by_value_and_hint_at_a_zero_matrix():
-    for count in (33, np.int64(33), np.int32(33), 33.0, np.float64(33.0), torch.tensor(33), torch.tensor([33.0])):
+    for count in (
+        33,
+        np.int64(33),
+        np.int32(33),
+        33.0,
+        np.float64(33.0),
+        torch.tensor(33),
+        torch.tensor([33.0]),
+    ):
         assert ex.check_unfinished_pairs(count).ok, count
-    for wrong in (33.5, np.float32(33.25), float("nan"), float("inf"), 10**400, complex(33, 0), True, "33"):
+    for wrong in (
+        33.5,
+        np.float32(33.25),
+        float("nan"),
+        float("inf"),
+        10**400,
+        complex(33, 0),
+        True,
+        "33",
+    ):
         feedback = ex.check_unfinished_pairs(wrong)
         assert not feedback.ok and feedback.message, wrong
     i = torch.arange(32, dtype=torch.float64)
     solution = 2 * math.pi * 10000 ** (2 * i / 64)
-    assert ex.check_wavelengths(solution.numpy()).ok and ex.check_wavelengths(tuple(solution.tolist())).ok
+    assert (
+        ex.check_wavelengths(solution.numpy()).ok
+        and ex.check_wavelengths(tuple(solution.tolist())).ok
+    )
     assert "complex" in ex.check_wavelengths(solution.to(torch.complex128)).message
     assert "meta" in ex.check_wavelengths(solution.to("meta")).message
     # a zero matrix scores every key the same: right at m = 1 only by accident, not "up to m = 1"
     feedback = ex.check_previous_token_head(torch.zeros(16, 16))
-    assert not feedback.ok and "first key" in feedback.message and "up to m = 1" not in feedback.message
+    assert (
+        not feedback.ok
+        and "first key" in feedback.message
+        and "up to m = 1" not in feedback.message
+    )

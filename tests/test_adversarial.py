@@ -24,7 +24,9 @@ import rope_lib
 from rope_lib.scaling import PARAMETERS
 
 COUNTS: Counter = Counter()
-SETTINGS = settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = settings(
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -45,7 +47,11 @@ def ref_rope(x, positions, inv_freq=None, layout="interleaved", factor=1.0):
     """x [..., seq, d] rotated pair by pair; positions broadcast against x.shape[:-1]."""
     x = x.detach().to("cpu", torch.float64)
     d = x.shape[-1]
-    inv_freq = ref_inv_freq(d) if inv_freq is None else inv_freq.detach().to("cpu", torch.float64)
+    inv_freq = (
+        ref_inv_freq(d)
+        if inv_freq is None
+        else inv_freq.detach().to("cpu", torch.float64)
+    )
     angle = positions.detach().to("cpu", torch.float64)[..., None] * inv_freq
     c, s = torch.cos(angle) * factor, torch.sin(angle) * factor
     if layout == "interleaved":
@@ -55,19 +61,33 @@ def ref_rope(x, positions, inv_freq=None, layout="interleaved", factor=1.0):
     return torch.cat([a * c - b * s, a * s + b * c], -1)
 
 
-TOL = {torch.float64: 1e-9, torch.float32: 5e-4, torch.float16: 2e-2, torch.bfloat16: 8e-2}
+TOL = {
+    torch.float64: 1e-9,
+    torch.float32: 5e-4,
+    torch.float16: 2e-2,
+    torch.bfloat16: 8e-2,
+}
 
 
 def close_to_reference(got, want, dtype):
     got = got.to("cpu", torch.float64)
     scale = max(1.0, want.abs().max().item()) if want.numel() else 1.0
-    return got.shape == want.shape and (got.numel() == 0 or (got - want).abs().max().item() <= TOL[dtype] * scale)
+    return got.shape == want.shape and (
+        got.numel() == 0 or (got - want).abs().max().item() <= TOL[dtype] * scale
+    )
 
 
 # --- odd but valid x --------------------------------------------------------------------------
 
 DTYPES = [torch.float32, torch.float64, torch.bfloat16, torch.float16]
-FORMS = ["contiguous", "odd_offset", "transposed", "seq_sliced", "last_dim_slice", "expanded"]
+FORMS = [
+    "contiguous",
+    "odd_offset",
+    "transposed",
+    "seq_sliced",
+    "last_dim_slice",
+    "expanded",
+]
 
 
 def make_x(form, shape, dtype, gen):
@@ -75,19 +95,39 @@ def make_x(form, shape, dtype, gen):
     b, h, s, d = shape
     if form == "contiguous":
         return torch.randn(shape, generator=gen, dtype=torch.float64).to(dtype)
-    if form == "odd_offset":  # one step sliced out of a flat buffer: contiguous, offset 1
-        flat = torch.randn(1 + b * h * s * d, generator=gen, dtype=torch.float64).to(dtype)
+    if (
+        form == "odd_offset"
+    ):  # one step sliced out of a flat buffer: contiguous, offset 1
+        flat = torch.randn(1 + b * h * s * d, generator=gen, dtype=torch.float64).to(
+            dtype
+        )
         x = flat[1:].view(shape)
         assert x.is_contiguous() and x.storage_offset() == 1
         return x
-    if form == "transposed":  # [batch, seq, heads, d] transposed to [batch, heads, seq, d]
-        return torch.randn(b, s, h, d, generator=gen, dtype=torch.float64).to(dtype).transpose(1, 2)
+    if (
+        form == "transposed"
+    ):  # [batch, seq, heads, d] transposed to [batch, heads, seq, d]
+        return (
+            torch.randn(b, s, h, d, generator=gen, dtype=torch.float64)
+            .to(dtype)
+            .transpose(1, 2)
+        )
     if form == "seq_sliced":  # every other token
-        return torch.randn(b, h, 2 * s, d, generator=gen, dtype=torch.float64).to(dtype)[:, :, ::2]
-    if form == "last_dim_slice":  # head_dim sliced from a fused projection, at an odd offset
-        return torch.randn(b, h, s, d + 3, generator=gen, dtype=torch.float64).to(dtype)[..., 1 : d + 1]
+        return torch.randn(b, h, 2 * s, d, generator=gen, dtype=torch.float64).to(
+            dtype
+        )[:, :, ::2]
+    if (
+        form == "last_dim_slice"
+    ):  # head_dim sliced from a fused projection, at an odd offset
+        return torch.randn(b, h, s, d + 3, generator=gen, dtype=torch.float64).to(
+            dtype
+        )[..., 1 : d + 1]
     # a broadcast view: stride 0 along heads
-    return torch.randn(b, 1, s, d, generator=gen, dtype=torch.float64).to(dtype).expand(b, h, s, d)
+    return (
+        torch.randn(b, 1, s, d, generator=gen, dtype=torch.float64)
+        .to(dtype)
+        .expand(b, h, s, d)
+    )
 
 
 odd_inputs = st.tuples(
@@ -174,12 +214,18 @@ def test_float64_x_gets_a_float64_rotation_throughout(layout):
     ):
         assert (got - want).abs().max().item() < 1e-9
     exact = ref_inv_freq(64)
-    assert (rope_lib.inv_frequencies(64, dtype=torch.float64) - exact).abs().max().item() < 1e-15
+    assert (
+        rope_lib.inv_frequencies(64, dtype=torch.float64) - exact
+    ).abs().max().item() < 1e-15
     # rotation_matrix is float64 too: R_m x == apply_rope(x, m) to float64 precision
     vector = x[0, 0, 0]
     matrix = rope_lib.rotation_matrix(100_000, 64, layout=layout)
-    torch.testing.assert_close(matrix @ vector, ref_rope(vector[None], torch.tensor([100_000]), layout=layout)[0],
-                               rtol=0, atol=1e-9)
+    torch.testing.assert_close(
+        matrix @ vector,
+        ref_rope(vector[None], torch.tensor([100_000]), layout=layout)[0],
+        rtol=0,
+        atol=1e-9,
+    )
 
 
 def test_zero_length_sequences_give_empty_results():
@@ -187,7 +233,9 @@ def test_zero_length_sequences_give_empty_results():
     assert rope_lib.apply_rope(empty, torch.arange(0)).shape == (2, 3, 0, 8)
     assert rope_lib.RotaryEmbedding(8)(empty).shape == (2, 3, 0, 8)
     xq, xk = torch.randn(2, 0, 3, 8), torch.randn(2, 0, 1, 8)
-    out_q, out_k = rope_lib.apply_rotary_emb(xq, xk, rope_lib.precompute_freqs_cis(8, 0))
+    out_q, out_k = rope_lib.apply_rotary_emb(
+        xq, xk, rope_lib.precompute_freqs_cis(8, 0)
+    )
     assert out_q.shape == xq.shape and out_k.shape == xk.shape
     for scheme in rope_lib.POSITION_SCHEMES:
         block = rope_lib.PositionalSelfAttention(8, 2, scheme)
@@ -201,20 +249,36 @@ def test_zero_length_sequences_give_empty_results():
 def test_every_rotation_stays_on_the_meta_device():
     x = torch.empty(2, 4, 6, 8, device="meta")
     for layout in rope_lib.LAYOUTS:
-        out = rope_lib.apply_rope(x, torch.arange(6), layout=layout)  # CPU positions follow x
+        out = rope_lib.apply_rope(
+            x, torch.arange(6), layout=layout
+        )  # CPU positions follow x
         assert out.device.type == "meta" and out.shape == x.shape
         out = rope_lib.apply_rope(x, torch.arange(6, device="meta"), layout=layout)
         assert out.device.type == "meta"
         out = rope_lib.RotaryEmbedding(8, layout=layout)(x)
         assert out.device.type == "meta"
-    inv_freq, factor = rope_lib.rope_frequencies("yarn", 8, factor=4.0, original_max_position_embeddings=64)
-    assert rope_lib.apply_rope(x, torch.arange(6), inv_freq=inv_freq, attention_factor=factor).device.type == "meta"
+    inv_freq, factor = rope_lib.rope_frequencies(
+        "yarn", 8, factor=4.0, original_max_position_embeddings=64
+    )
+    assert (
+        rope_lib.apply_rope(
+            x, torch.arange(6), inv_freq=inv_freq, attention_factor=factor
+        ).device.type
+        == "meta"
+    )
     assert rope_lib.inv_frequencies(8, device="meta").device.type == "meta"
     xq = torch.empty(2, 6, 4, 8, device="meta", dtype=torch.bfloat16)
-    out_q, out_k = rope_lib.apply_rotary_emb(xq, xq[:, :, :1], rope_lib.precompute_freqs_cis(8, 6))
+    out_q, out_k = rope_lib.apply_rotary_emb(
+        xq, xq[:, :, :1], rope_lib.precompute_freqs_cis(8, 6)
+    )
     assert out_q.device.type == "meta" and out_q.dtype == torch.bfloat16
     scores = torch.empty(4, 6, device="meta")
-    assert rope_lib.alibi_query_attention(scores, rope_lib.alibi_slopes(4)[:, None], 3).device.type == "meta"
+    assert (
+        rope_lib.alibi_query_attention(
+            scores, rope_lib.alibi_slopes(4)[:, None], 3
+        ).device.type
+        == "meta"
+    )
 
 
 @pytest.mark.parametrize("scheme", rope_lib.POSITION_SCHEMES)
@@ -237,7 +301,9 @@ def test_rotary_embedding_keeps_one_cache_per_device():
 
 def test_frequencies_and_positions_on_another_device():
     x = torch.randn(1, 2, 4, 8)
-    with pytest.raises(ValueError, match="positions"):  # meta has no values to copy to x
+    with pytest.raises(
+        ValueError, match="positions"
+    ):  # meta has no values to copy to x
         rope_lib.apply_rope(x, torch.arange(4, device="meta"))
     with pytest.raises(ValueError, match="inv_freq"):
         rope_lib.apply_rope(x, torch.arange(4), inv_freq=torch.ones(4, device="meta"))
@@ -253,7 +319,8 @@ def test_gradient_flows_to_inv_freq_and_x(layout):
     inv_freq = ref_inv_freq(8).requires_grad_()
     positions = torch.arange(5) * 1.5
     assert torch.autograd.gradcheck(
-        lambda t, f: rope_lib.apply_rope(t, positions, inv_freq=f, layout=layout), (x, inv_freq)
+        lambda t, f: rope_lib.apply_rope(t, positions, inv_freq=f, layout=layout),
+        (x, inv_freq),
     )
     # float32 x with a learnable float32 inv_freq: the gradient arrives, with the right value
     f32 = ref_inv_freq(8).float().requires_grad_()
@@ -294,7 +361,9 @@ def test_learned_embedding_returns_x_dtype(dtype):
 def test_apply_rope_and_rotary_embedding_read_positions_the_same_way():
     gen = torch.Generator().manual_seed(2)
     module = rope_lib.RotaryEmbedding(8)
-    x = torch.randn(2, 3, 5, 8, generator=gen)  # batch 2, heads 3: only batch-first fits [2, 5]
+    x = torch.randn(
+        2, 3, 5, 8, generator=gen
+    )  # batch 2, heads 3: only batch-first fits [2, 5]
     positions = torch.randint(0, 50, (2, 5), generator=gen)
     want = ref_rope(x, positions[:, None, :])
     assert close_to_reference(rope_lib.apply_rope(x, positions), want, torch.float32)
@@ -306,12 +375,23 @@ def test_apply_rope_and_rotary_embedding_read_positions_the_same_way():
     assert close_to_reference(module(x, positions), want, torch.float32)
     # batch == heads: ambiguous, both refuse and say how to write each reading
     x = torch.randn(2, 2, 5, 8, generator=gen)
-    for call in (lambda: rope_lib.apply_rope(x, positions), lambda: module(x, positions)):
+    for call in (
+        lambda: rope_lib.apply_rope(x, positions),
+        lambda: module(x, positions),
+    ):
         with pytest.raises(ValueError) as info:
             call()
-        assert "positions[:, None, :]" in str(info.value) and "positions[None]" in str(info.value)
-    assert close_to_reference(rope_lib.apply_rope(x, positions[:, None, :]), ref_rope(x, positions[:, None, :]), torch.float32)
-    assert close_to_reference(module(x, positions[None]), ref_rope(x, positions[None]), torch.float32)
+        assert "positions[:, None, :]" in str(info.value) and "positions[None]" in str(
+            info.value
+        )
+    assert close_to_reference(
+        rope_lib.apply_rope(x, positions[:, None, :]),
+        ref_rope(x, positions[:, None, :]),
+        torch.float32,
+    )
+    assert close_to_reference(
+        module(x, positions[None]), ref_rope(x, positions[None]), torch.float32
+    )
 
 
 # --- RotaryEmbedding's cache under threads ------------------------------------------------------
@@ -333,7 +413,9 @@ def test_rotary_embedding_cache_is_thread_safe():
                     barrier.wait()
                     for step in range(1, 30):
                         p = torch.tensor([k * 37 + step * 11])
-                        if not close_to_reference(module(x, p), ref_rope(x, p), torch.float32):
+                        if not close_to_reference(
+                            module(x, p), ref_rope(x, p), torch.float32
+                        ):
                             wrong.append(int(p))
                 except Exception as error:  # noqa: BLE001 - any error is a failure here
                     errors.append(repr(error))
@@ -395,7 +477,9 @@ def test_learned_attention_uses_the_positions_it_is_given():
     shifted = torch.arange(4) + 10
     manual = rope_lib.PositionalSelfAttention(8, 2, "none")
     manual.qkv, manual.out = block.qkv, block.out
-    torch.testing.assert_close(block(x, shifted), manual(x + block.learned.table[shifted]))
+    torch.testing.assert_close(
+        block(x, shifted), manual(x + block.learned.table[shifted])
+    )
     assert (block(x, shifted) - block(x)).abs().max().item() > 1e-6
 
 
@@ -407,9 +491,22 @@ def test_sinusoidal_attention_refuses_negative_positions():
 
 # --- wrong input: a ValueError/TypeError naming the argument ----------------------------------
 
-NOT_A_NUMBER = st.sampled_from([None, "2", "nan", [1.0], (2,), {"factor": 2}, True, 1 + 2j, torch.ones(2), object()])
+NOT_A_NUMBER = st.sampled_from(
+    [
+        None,
+        "2",
+        "nan",
+        [1.0],
+        (2,),
+        {"factor": 2},
+        True,
+        1 + 2j,
+        torch.ones(2),
+        object(),
+    ]
+)
 NON_FINITE = st.sampled_from([math.nan, math.inf, -math.inf])
-NON_POSITIVE = st.one_of(st.integers(-10**6, 0), st.floats(-1e9, 0.0))
+NON_POSITIVE = st.one_of(st.integers(-(10**6), 0), st.floats(-1e9, 0.0))
 NOT_AN_INT = st.sampled_from([2.0, 4.5, "4", None, True, [4], 1 + 0j])
 ODD = st.integers(0, 500).map(lambda n: 2 * n + 1)
 BAD_NUMBER = st.one_of(NOT_A_NUMBER, NON_FINITE)
@@ -423,35 +520,48 @@ FREQS = rope_lib.precompute_freqs_cis(8, 4)
 XQ, XK = torch.randn(2, 4, 3, 8), torch.randn(2, 4, 1, 8)
 BAD_X = st.one_of(
     NOT_A_TENSOR,
-    st.sampled_from([
-        torch.ones(2, 3, 4, 8, dtype=torch.int64),
-        torch.ones(2, 4, 8, dtype=torch.bool),
-        torch.ones(2, 4, 8, dtype=torch.complex64),
-        torch.ones(8),
-        torch.ones(2, 4, 7),
-    ]),
+    st.sampled_from(
+        [
+            torch.ones(2, 3, 4, 8, dtype=torch.int64),
+            torch.ones(2, 4, 8, dtype=torch.bool),
+            torch.ones(2, 4, 8, dtype=torch.complex64),
+            torch.ones(8),
+            torch.ones(2, 4, 7),
+        ]
+    ),
 )
 BAD_POSITIONS = st.one_of(
     NOT_A_TENSOR,
-    st.sampled_from([
-        torch.arange(5),
-        torch.arange(3),
-        torch.zeros(4, dtype=torch.bool),
-        torch.zeros(4, dtype=torch.complex64),
-        torch.tensor([0.0, math.nan, 2.0, 3.0]),
-        torch.tensor([0.0, 1.0, math.inf, 3.0]),
-        torch.zeros(3, 4, 2),
-        torch.zeros(1, 1, 1, 1, 4),
-        torch.zeros(5, 4),
-    ]),
+    st.sampled_from(
+        [
+            torch.arange(5),
+            torch.arange(3),
+            torch.zeros(4, dtype=torch.bool),
+            torch.zeros(4, dtype=torch.complex64),
+            torch.tensor([0.0, math.nan, 2.0, 3.0]),
+            torch.tensor([0.0, 1.0, math.inf, 3.0]),
+            torch.zeros(3, 4, 2),
+            torch.zeros(1, 1, 1, 1, 4),
+            torch.zeros(5, 4),
+        ]
+    ),
 )
 BAD_INV_FREQ = st.one_of(
     NOT_A_TENSOR.filter(lambda v: v is not None),  # None: the default frequencies
-    st.sampled_from([torch.ones(3), torch.ones(5), torch.ones(2, 4), torch.ones(4, dtype=torch.int64),
-                     torch.tensor([1.0, math.nan, 0.1, 0.01])]),
+    st.sampled_from(
+        [
+            torch.ones(3),
+            torch.ones(5),
+            torch.ones(2, 4),
+            torch.ones(4, dtype=torch.int64),
+            torch.tensor([1.0, math.nan, 0.1, 0.01]),
+        ]
+    ),
 )
-BAD_LAYOUT = st.one_of(st.text(max_size=12).filter(lambda s: s not in rope_lib.LAYOUTS),
-                       st.sampled_from([None, 1, ["half"], ("interleaved",)]))
+BAD_LAYOUT = st.one_of(
+    st.text(max_size=12).filter(lambda s: s not in rope_lib.LAYOUTS),
+    st.sampled_from([None, 1, ["half"], ("interleaved",)]),
+)
 
 
 def _rope_frequencies(rope_type, **params):
@@ -462,38 +572,87 @@ def _rope_frequencies(rope_type, **params):
         "ntk": {"factor": 2.0},
         "dynamic": {"factor": 2.0, "max_position_embeddings": 64, "seq_len": 128},
         "yarn": {"factor": 4.0, "original_max_position_embeddings": 64},
-        "llama3": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 64},
-        "longrope": {"short_factor": [1.0] * 8, "long_factor": [2.0] * 8, "original_max_position_embeddings": 64,
-                     "factor": 4.0},
+        "llama3": {
+            "factor": 8.0,
+            "low_freq_factor": 1.0,
+            "high_freq_factor": 4.0,
+            "original_max_position_embeddings": 64,
+        },
+        "longrope": {
+            "short_factor": [1.0] * 8,
+            "long_factor": [2.0] * 8,
+            "original_max_position_embeddings": 64,
+            "factor": 4.0,
+        },
     }[rope_type]
     head_dim = params.pop("head_dim", base["head_dim"])
     base_value = params.pop("base", 10000.0)
-    return rope_lib.rope_frequencies(rope_type, head_dim, base_value, **{**defaults, **params})
+    return rope_lib.rope_frequencies(
+        rope_type, head_dim, base_value, **{**defaults, **params}
+    )
 
 
 # (function, argument) -> (strategy of bad values, call with the bad value)
 WRONG = {
     ("inv_frequencies", "head_dim"): (BAD_EVEN, lambda v: rope_lib.inv_frequencies(v)),
-    ("inv_frequencies", "base"): (BAD_POSITIVE, lambda v: rope_lib.inv_frequencies(8, v)),
-    ("sinusoidal_encoding", "seq_len"): (BAD_COUNT, lambda v: rope_lib.sinusoidal_encoding(v, 8)),
-    ("sinusoidal_encoding", "d_model"): (BAD_EVEN, lambda v: rope_lib.sinusoidal_encoding(4, v)),
-    ("sinusoidal_encoding", "base"): (BAD_POSITIVE, lambda v: rope_lib.sinusoidal_encoding(4, 8, v)),
+    ("inv_frequencies", "base"): (
+        BAD_POSITIVE,
+        lambda v: rope_lib.inv_frequencies(8, v),
+    ),
+    ("sinusoidal_encoding", "seq_len"): (
+        BAD_COUNT,
+        lambda v: rope_lib.sinusoidal_encoding(v, 8),
+    ),
+    ("sinusoidal_encoding", "d_model"): (
+        BAD_EVEN,
+        lambda v: rope_lib.sinusoidal_encoding(4, v),
+    ),
+    ("sinusoidal_encoding", "base"): (
+        BAD_POSITIVE,
+        lambda v: rope_lib.sinusoidal_encoding(4, 8, v),
+    ),
     ("apply_rope", "x"): (BAD_X, lambda v: rope_lib.apply_rope(v, P)),
     ("apply_rope", "positions"): (BAD_POSITIONS, lambda v: rope_lib.apply_rope(X, v)),
-    ("apply_rope", "inv_freq"): (BAD_INV_FREQ, lambda v: rope_lib.apply_rope(X, P, inv_freq=v)),
-    ("apply_rope", "attention_factor"): (BAD_POSITIVE, lambda v: rope_lib.apply_rope(X, P, attention_factor=v)),
-    ("apply_rope", "layout"): (BAD_LAYOUT, lambda v: rope_lib.apply_rope(X, P, layout=v)),
+    ("apply_rope", "inv_freq"): (
+        BAD_INV_FREQ,
+        lambda v: rope_lib.apply_rope(X, P, inv_freq=v),
+    ),
+    ("apply_rope", "attention_factor"): (
+        BAD_POSITIVE,
+        lambda v: rope_lib.apply_rope(X, P, attention_factor=v),
+    ),
+    ("apply_rope", "layout"): (
+        BAD_LAYOUT,
+        lambda v: rope_lib.apply_rope(X, P, layout=v),
+    ),
     ("apply_rope", "base"): (BAD_POSITIVE, lambda v: rope_lib.apply_rope(X, P, base=v)),
-    ("precompute_freqs_cis", "dim"): (BAD_EVEN, lambda v: rope_lib.precompute_freqs_cis(v, 4)),
-    ("precompute_freqs_cis", "end"): (st.one_of(NOT_AN_INT, st.integers(-100, -1)), lambda v: rope_lib.precompute_freqs_cis(8, v)),
-    ("precompute_freqs_cis", "theta"): (BAD_POSITIVE, lambda v: rope_lib.precompute_freqs_cis(8, 4, v)),
-    ("apply_rotary_emb", "xq"): (BAD_X, lambda v: rope_lib.apply_rotary_emb(v, XK, FREQS)),
+    ("precompute_freqs_cis", "dim"): (
+        BAD_EVEN,
+        lambda v: rope_lib.precompute_freqs_cis(v, 4),
+    ),
+    ("precompute_freqs_cis", "end"): (
+        st.one_of(NOT_AN_INT, st.integers(-100, -1)),
+        lambda v: rope_lib.precompute_freqs_cis(8, v),
+    ),
+    ("precompute_freqs_cis", "theta"): (
+        BAD_POSITIVE,
+        lambda v: rope_lib.precompute_freqs_cis(8, 4, v),
+    ),
+    ("apply_rotary_emb", "xq"): (
+        BAD_X,
+        lambda v: rope_lib.apply_rotary_emb(v, XK, FREQS),
+    ),
     ("apply_rotary_emb", "xk"): (
-        st.one_of(BAD_X, st.just(torch.randn(2, 3, 1, 8)), st.just(torch.randn(2, 4, 1, 6))),
+        st.one_of(
+            BAD_X, st.just(torch.randn(2, 3, 1, 8)), st.just(torch.randn(2, 4, 1, 6))
+        ),
         lambda v: rope_lib.apply_rotary_emb(XQ, v, FREQS),
     ),
     ("apply_rotary_emb", "freqs_cis"): (
-        st.one_of(NOT_A_TENSOR, st.sampled_from([FREQS.real, FREQS[:3], FREQS[:, :2], FREQS * math.nan])),
+        st.one_of(
+            NOT_A_TENSOR,
+            st.sampled_from([FREQS.real, FREQS[:3], FREQS[:, :2], FREQS * math.nan]),
+        ),
         lambda v: rope_lib.apply_rotary_emb(XQ, XK, v),
     ),
     ("interleaved_to_half", "x"): (
@@ -507,175 +666,361 @@ WRONG = {
     ("alibi_slopes", "n_heads"): (BAD_COUNT, lambda v: rope_lib.alibi_slopes(v)),
     ("alibi_bias", "seq_len"): (BAD_COUNT, lambda v: rope_lib.alibi_bias(v, 4)),
     ("alibi_bias", "n_heads"): (BAD_COUNT, lambda v: rope_lib.alibi_bias(4, v)),
-    ("alibi_bias", "causal"): (st.sampled_from(["yes", 1, 0, None, [True]]), lambda v: rope_lib.alibi_bias(4, 2, v)),
+    ("alibi_bias", "causal"): (
+        st.sampled_from(["yes", 1, 0, None, [True]]),
+        lambda v: rope_lib.alibi_bias(4, 2, v),
+    ),
     ("rope_frequencies", "rope_type"): (
-        st.one_of(st.text(max_size=12).filter(lambda s: s not in rope_lib.ROPE_FREQUENCY_FUNCTIONS),
-                  st.sampled_from([None, 3, ["yarn"], {"rope_type": "yarn"}])),
+        st.one_of(
+            st.text(max_size=12).filter(
+                lambda s: s not in rope_lib.ROPE_FREQUENCY_FUNCTIONS
+            ),
+            st.sampled_from([None, 3, ["yarn"], {"rope_type": "yarn"}]),
+        ),
         lambda v: rope_lib.rope_frequencies(v, 16),
     ),
-    ("rope_frequencies", "head_dim"): (BAD_EVEN, lambda v: _rope_frequencies("default", head_dim=v)),
-    ("rope_frequencies", "base"): (BAD_POSITIVE, lambda v: _rope_frequencies("linear", base=v)),
+    ("rope_frequencies", "head_dim"): (
+        BAD_EVEN,
+        lambda v: _rope_frequencies("default", head_dim=v),
+    ),
+    ("rope_frequencies", "base"): (
+        BAD_POSITIVE,
+        lambda v: _rope_frequencies("linear", base=v),
+    ),
     ("rope_frequencies", "factor"): (
-        st.tuples(BAD_POSITIVE.filter(lambda v: v is not None),
-                  st.sampled_from(["linear", "ntk", "dynamic", "yarn", "llama3", "longrope"])),
+        st.tuples(
+            BAD_POSITIVE.filter(lambda v: v is not None),
+            st.sampled_from(["linear", "ntk", "dynamic", "yarn", "llama3", "longrope"]),
+        ),
         lambda v: _rope_frequencies(v[1], factor=v[0]),
     ),
 }
-WRONG.update({
-    ("rope_frequencies", "attention_factor"): (
-        st.tuples(BAD_POSITIVE.filter(lambda v: v is not None), st.sampled_from(["yarn", "longrope"])),
-        lambda v: _rope_frequencies(v[1], attention_factor=v[0]),
-    ),
-    ("rope_frequencies", "truncate"): (
-        st.sampled_from(["no", "yes", 0, 1, 1.0, [True], "False"]),
-        lambda v: _rope_frequencies("yarn", truncate=v),
-    ),
-    ("rope_frequencies", "short_factor"): (
-        st.sampled_from([[[1.0] * 8], [1.0] * 7, [1.0] * 9, "1" * 8, [1.0] * 7 + ["a"], [1.0] * 7 + [math.nan],
-                         [1.0] * 7 + [0.0], 3.0, torch.ones(2, 4)]),
-        lambda v: _rope_frequencies("longrope", short_factor=v),
-    ),
-    ("rope_frequencies", "long_factor"): (
-        st.sampled_from([[[2.0] * 8], [2.0] * 3, [2.0] * 7 + [-1.0], [2.0] * 7 + [math.inf], None]),
-        lambda v: _rope_frequencies("longrope", long_factor=v),
-    ),
-    ("rope_frequencies", "low_freq_factor"): (
-        BAD_POSITIVE.filter(lambda v: v is not None), lambda v: _rope_frequencies("llama3", low_freq_factor=v)
-    ),
-    ("rope_frequencies", "high_freq_factor"): (
-        BAD_POSITIVE, lambda v: _rope_frequencies("llama3", high_freq_factor=v)
-    ),
-    ("rope_frequencies", "original_max_position_embeddings"): (
-        st.one_of(NON_POSITIVE, NON_FINITE, st.sampled_from(["4096", [64], True])),
-        lambda v: _rope_frequencies("yarn", original_max_position_embeddings=v),
-    ),
-    ("rope_frequencies", "max_position_embeddings"): (
-        st.one_of(NON_POSITIVE, NON_FINITE, st.sampled_from(["4096", None])),
-        lambda v: _rope_frequencies("dynamic", max_position_embeddings=v),
-    ),
-    ("rope_frequencies", "seq_len"): (
-        st.one_of(NON_POSITIVE.filter(lambda v: v != 0), NON_FINITE, st.sampled_from(["128", torch.ones(3), [128]])),
-        lambda v: _rope_frequencies("dynamic", seq_len=v),
-    ),
-    ("rope_frequencies", "beta_fast"): (
-        st.one_of(NON_FINITE, st.floats(-100, -0.001), st.sampled_from(["32", [32]])),
-        lambda v: _rope_frequencies("yarn", beta_fast=v),
-    ),
-    ("rope_frequencies", "mscale"): (
-        st.one_of(NON_FINITE, st.sampled_from(["1", [1.0]])),
-        lambda v: _rope_frequencies("yarn", mscale=v, mscale_all_dim=1.0),
-    ),
-    ("rotation_2d", "angle"): (
-        st.one_of(st.sampled_from([None, "1.0", {"a": 1}, [1.0, "b"], [[1.0], [1.0, 2.0]], 1 + 1j, torch.ones(2, dtype=torch.complex64),
-                                   torch.ones(2, dtype=torch.bool)]), NON_FINITE),
-        lambda v: rope_lib.rotation_2d(v),
-    ),
-    ("rotation_matrix", "position"): (
-        st.one_of(st.sampled_from([None, "3", [3], torch.ones(2)]), NON_FINITE),
-        lambda v: rope_lib.rotation_matrix(v, 8),
-    ),
-    ("rotation_matrix", "head_dim"): (BAD_EVEN, lambda v: rope_lib.rotation_matrix(1.0, v)),
-    ("rotation_matrix", "inv_freq"): (BAD_INV_FREQ, lambda v: rope_lib.rotation_matrix(1.0, 8, inv_freq=v)),
-    ("RotaryEmbedding", "head_dim"): (BAD_EVEN, lambda v: rope_lib.RotaryEmbedding(v)),
-    ("RotaryEmbedding", "base"): (BAD_POSITIVE, lambda v: rope_lib.RotaryEmbedding(8, v)),
-    ("RotaryEmbedding", "attention_factor"): (BAD_POSITIVE, lambda v: rope_lib.RotaryEmbedding(8, attention_factor=v)),
-    ("RotaryEmbedding", "inv_freq"): (BAD_INV_FREQ, lambda v: rope_lib.RotaryEmbedding(8, inv_freq=v)),
-    ("RotaryEmbedding", "x"): (BAD_X, lambda v: rope_lib.RotaryEmbedding(8)(v)),
-    ("RotaryEmbedding", "positions"): (BAD_POSITIONS.filter(lambda v: v is not None), lambda v: rope_lib.RotaryEmbedding(8)(X, v)),
-    ("LearnedPositionEmbedding", "positions"): (
-        st.sampled_from([torch.tensor([0, 1, 2, 9]), torch.tensor([-1, 0, 1, 2]), torch.arange(4.0), torch.arange(3), "0123"]),
-        lambda v: rope_lib.LearnedPositionEmbedding(8, 4)(torch.randn(2, 4, 4), v),
-    ),
-    ("LearnedPositionEmbedding", "x"): (
-        st.one_of(NOT_A_TENSOR, st.just(torch.ones(2, 4, 4, dtype=torch.int64)), st.just(torch.ones(2, 4, 5))),
-        lambda v: rope_lib.LearnedPositionEmbedding(8, 4)(v),
-    ),
-    ("PositionalSelfAttention", "position"): (
-        st.one_of(st.text(max_size=10).filter(lambda s: s not in rope_lib.POSITION_SCHEMES), st.sampled_from([None, ["rope"]])),
-        lambda v: rope_lib.PositionalSelfAttention(8, 2, v),
-    ),
-    ("PositionalSelfAttention", "causal"): (st.sampled_from(["yes", 1, None]), lambda v: rope_lib.PositionalSelfAttention(8, 2, causal=v)),
-    ("PositionalSelfAttention", "rope"): (
-        st.sampled_from([(torch.ones(3), 1.0), (torch.ones(2), "1"), (torch.ones(2), -1.0), "linear", (torch.ones(2),)]),
-        lambda v: rope_lib.PositionalSelfAttention(8, 2, rope=v),
-    ),
-    ("PositionalSelfAttention", "positions"): (
-        st.tuples(st.sampled_from(rope_lib.POSITION_SCHEMES),
-                  st.sampled_from([torch.arange(5), torch.zeros(2, 2, 4), "0123", torch.tensor([0.0, math.nan, 1.0, 2.0])])),
-        lambda v: rope_lib.PositionalSelfAttention(8, 2, v[0])(torch.randn(2, 4, 8), v[1]),
-    ),
-    ("PositionalSelfAttention", "x"): (
-        st.one_of(NOT_A_TENSOR, st.sampled_from([torch.ones(2, 4, 6), torch.ones(4, 8), torch.ones(2, 4, 8, dtype=torch.int64)])),
-        lambda v: rope_lib.PositionalSelfAttention(8, 2)(v),
-    ),
-    ("wavelengths", "inv_freq"): (
-        st.one_of(NOT_A_TENSOR, st.sampled_from([torch.zeros(4), -torch.ones(4), torch.tensor([1.0, math.nan])])),
-        lambda v: rope_lib.wavelengths(v),
-    ),
-    ("yarn_correction_dim", "num_rotations"): (BAD_POSITIVE, lambda v: rope_lib.yarn_correction_dim(v, 64, 10000.0, 2048)),
-    ("yarn_correction_dim", "base"): (
-        st.one_of(BAD_POSITIVE, st.just(1.0), st.just(1)), lambda v: rope_lib.yarn_correction_dim(32, 64, v, 2048)
-    ),
-    ("yarn_correction_dim", "original_length"): (BAD_POSITIVE, lambda v: rope_lib.yarn_correction_dim(32, 64, 10000.0, v)),
-    ("yarn_correction_range", "truncate"): (st.sampled_from(["no", 1, 0.0, [False]]), lambda v: rope_lib.yarn_correction_range(64, 10000.0, 2048, truncate=v)),
-    ("yarn_correction_range", "beta_fast"): (BAD_POSITIVE, lambda v: rope_lib.yarn_correction_range(64, 10000.0, 2048, beta_fast=v)),
-    ("ramp_by_pair", "low"): (
-        st.one_of(NOT_A_NUMBER.filter(lambda v: not isinstance(v, bool)), NON_FINITE, st.floats(10.001, 1e6)),
-        lambda v: rope_lib.ramp_by_pair(v, 10.0, 16),
-    ),
-    ("ramp_by_pair", "n_pairs"): (BAD_COUNT.filter(lambda v: v != 0), lambda v: rope_lib.ramp_by_pair(1.0, 3.0, v)),
-    ("yarn_get_mscale", "scale"): (BAD_POSITIVE, lambda v: rope_lib.yarn_get_mscale(v)),
-    ("yarn_attention_factor", "factor"): (BAD_POSITIVE, lambda v: rope_lib.yarn_attention_factor(v)),
-    ("yarn_attention_factor", "mscale_all_dim"): (
-        st.just(-10 / math.log(4.0)), lambda v: rope_lib.yarn_attention_factor(4.0, 1.0, v)
-    ),
-    ("ramp_by_turns", "beta"): (
-        st.one_of(st.floats(-100, 1.0), NON_FINITE, NOT_A_NUMBER.filter(lambda v: not isinstance(v, bool))),
-        lambda v: rope_lib.ramp_by_turns(rope_lib.inv_frequencies(16), 64, 1.0, v),
-    ),
-    ("angle_coverage", "length"): (BAD_COUNT, lambda v: rope_lib.angle_coverage(rope_lib.inv_frequencies(16), v)),
-    ("first_pair_longer_than", "length"): (BAD_POSITIVE, lambda v: rope_lib.first_pair_longer_than(rope_lib.inv_frequencies(16), v)),
-    ("first_pair_longer_than", "inv_freq"): (
-        st.one_of(NOT_A_TENSOR, st.just(torch.zeros(4))), lambda v: rope_lib.first_pair_longer_than(v, 100.0)
-    ),
-    ("implied_ramp", "factor"): (
-        st.one_of(BAD_POSITIVE, st.just(1.0)),
-        lambda v: rope_lib.implied_ramp(rope_lib.inv_frequencies(16), rope_lib.inv_frequencies(16) / 2, v),
-    ),
-    ("sinusoidal_shift_matrix", "offset"): (
-        st.one_of(st.sampled_from([None, "1", [1]]), NON_FINITE), lambda v: rope_lib.sinusoidal_shift_matrix(v, 8)
-    ),
-    ("sinusoidal_at", "positions"): (
-        st.one_of(st.sampled_from([None, "1", [1, "a"]]), NON_FINITE), lambda v: rope_lib.sinusoidal_at(v, 8)
-    ),
-    ("closed_form_score", "theta"): (
-        st.one_of(st.sampled_from(["0.1", None, torch.ones(3)]), NON_FINITE),
-        lambda v: rope_lib.closed_form_score(torch.ones(4), torch.ones(4), 1, 0, v),
-    ),
-    ("from_polar", "angle"): (
-        st.one_of(st.sampled_from(["1", None, {"a": 1}]), NON_FINITE), lambda v: rope_lib.from_polar(1.0, v)
-    ),
-    ("alibi_span", "threshold"): (
-        st.one_of(NOT_A_NUMBER.filter(lambda v: not isinstance(v, bool)), NON_FINITE, st.floats(-10, 1.0)),
-        lambda v: rope_lib.alibi_span(rope_lib.alibi_slopes(4), v),
-    ),
-    ("alibi_query_attention", "causal"): (
-        st.sampled_from(["yes", 1, None]), lambda v: rope_lib.alibi_query_attention(torch.zeros(4, 6), 0.5, 3, v)
-    ),
-    ("long_term_decay_bound", "distances"): (
-        st.one_of(st.sampled_from(["1", None, [1, "a"]]), NON_FINITE), lambda v: rope_lib.long_term_decay_bound(v, 16)
-    ),
-    ("angle_error", "dtype"): (
-        st.sampled_from(["bfloat16", torch.int32, None, 16]), lambda v: rope_lib.angle_error([1, 2], 16, dtype=v)
-    ),
-})
+WRONG.update(
+    {
+        ("rope_frequencies", "attention_factor"): (
+            st.tuples(
+                BAD_POSITIVE.filter(lambda v: v is not None),
+                st.sampled_from(["yarn", "longrope"]),
+            ),
+            lambda v: _rope_frequencies(v[1], attention_factor=v[0]),
+        ),
+        ("rope_frequencies", "truncate"): (
+            st.sampled_from(["no", "yes", 0, 1, 1.0, [True], "False"]),
+            lambda v: _rope_frequencies("yarn", truncate=v),
+        ),
+        ("rope_frequencies", "short_factor"): (
+            st.sampled_from(
+                [
+                    [[1.0] * 8],
+                    [1.0] * 7,
+                    [1.0] * 9,
+                    "1" * 8,
+                    [1.0] * 7 + ["a"],
+                    [1.0] * 7 + [math.nan],
+                    [1.0] * 7 + [0.0],
+                    3.0,
+                    torch.ones(2, 4),
+                ]
+            ),
+            lambda v: _rope_frequencies("longrope", short_factor=v),
+        ),
+        ("rope_frequencies", "long_factor"): (
+            st.sampled_from(
+                [
+                    [[2.0] * 8],
+                    [2.0] * 3,
+                    [2.0] * 7 + [-1.0],
+                    [2.0] * 7 + [math.inf],
+                    None,
+                ]
+            ),
+            lambda v: _rope_frequencies("longrope", long_factor=v),
+        ),
+        ("rope_frequencies", "low_freq_factor"): (
+            BAD_POSITIVE.filter(lambda v: v is not None),
+            lambda v: _rope_frequencies("llama3", low_freq_factor=v),
+        ),
+        ("rope_frequencies", "high_freq_factor"): (
+            BAD_POSITIVE,
+            lambda v: _rope_frequencies("llama3", high_freq_factor=v),
+        ),
+        ("rope_frequencies", "original_max_position_embeddings"): (
+            st.one_of(NON_POSITIVE, NON_FINITE, st.sampled_from(["4096", [64], True])),
+            lambda v: _rope_frequencies("yarn", original_max_position_embeddings=v),
+        ),
+        ("rope_frequencies", "max_position_embeddings"): (
+            st.one_of(NON_POSITIVE, NON_FINITE, st.sampled_from(["4096", None])),
+            lambda v: _rope_frequencies("dynamic", max_position_embeddings=v),
+        ),
+        ("rope_frequencies", "seq_len"): (
+            st.one_of(
+                NON_POSITIVE.filter(lambda v: v != 0),
+                NON_FINITE,
+                st.sampled_from(["128", torch.ones(3), [128]]),
+            ),
+            lambda v: _rope_frequencies("dynamic", seq_len=v),
+        ),
+        ("rope_frequencies", "beta_fast"): (
+            st.one_of(
+                NON_FINITE, st.floats(-100, -0.001), st.sampled_from(["32", [32]])
+            ),
+            lambda v: _rope_frequencies("yarn", beta_fast=v),
+        ),
+        ("rope_frequencies", "mscale"): (
+            st.one_of(NON_FINITE, st.sampled_from(["1", [1.0]])),
+            lambda v: _rope_frequencies("yarn", mscale=v, mscale_all_dim=1.0),
+        ),
+        ("rotation_2d", "angle"): (
+            st.one_of(
+                st.sampled_from(
+                    [
+                        None,
+                        "1.0",
+                        {"a": 1},
+                        [1.0, "b"],
+                        [[1.0], [1.0, 2.0]],
+                        1 + 1j,
+                        torch.ones(2, dtype=torch.complex64),
+                        torch.ones(2, dtype=torch.bool),
+                    ]
+                ),
+                NON_FINITE,
+            ),
+            lambda v: rope_lib.rotation_2d(v),
+        ),
+        ("rotation_matrix", "position"): (
+            st.one_of(st.sampled_from([None, "3", [3], torch.ones(2)]), NON_FINITE),
+            lambda v: rope_lib.rotation_matrix(v, 8),
+        ),
+        ("rotation_matrix", "head_dim"): (
+            BAD_EVEN,
+            lambda v: rope_lib.rotation_matrix(1.0, v),
+        ),
+        ("rotation_matrix", "inv_freq"): (
+            BAD_INV_FREQ,
+            lambda v: rope_lib.rotation_matrix(1.0, 8, inv_freq=v),
+        ),
+        ("RotaryEmbedding", "head_dim"): (
+            BAD_EVEN,
+            lambda v: rope_lib.RotaryEmbedding(v),
+        ),
+        ("RotaryEmbedding", "base"): (
+            BAD_POSITIVE,
+            lambda v: rope_lib.RotaryEmbedding(8, v),
+        ),
+        ("RotaryEmbedding", "attention_factor"): (
+            BAD_POSITIVE,
+            lambda v: rope_lib.RotaryEmbedding(8, attention_factor=v),
+        ),
+        ("RotaryEmbedding", "inv_freq"): (
+            BAD_INV_FREQ,
+            lambda v: rope_lib.RotaryEmbedding(8, inv_freq=v),
+        ),
+        ("RotaryEmbedding", "x"): (BAD_X, lambda v: rope_lib.RotaryEmbedding(8)(v)),
+        ("RotaryEmbedding", "positions"): (
+            BAD_POSITIONS.filter(lambda v: v is not None),
+            lambda v: rope_lib.RotaryEmbedding(8)(X, v),
+        ),
+        ("LearnedPositionEmbedding", "positions"): (
+            st.sampled_from(
+                [
+                    torch.tensor([0, 1, 2, 9]),
+                    torch.tensor([-1, 0, 1, 2]),
+                    torch.arange(4.0),
+                    torch.arange(3),
+                    "0123",
+                ]
+            ),
+            lambda v: rope_lib.LearnedPositionEmbedding(8, 4)(torch.randn(2, 4, 4), v),
+        ),
+        ("LearnedPositionEmbedding", "x"): (
+            st.one_of(
+                NOT_A_TENSOR,
+                st.just(torch.ones(2, 4, 4, dtype=torch.int64)),
+                st.just(torch.ones(2, 4, 5)),
+            ),
+            lambda v: rope_lib.LearnedPositionEmbedding(8, 4)(v),
+        ),
+        ("PositionalSelfAttention", "position"): (
+            st.one_of(
+                st.text(max_size=10).filter(
+                    lambda s: s not in rope_lib.POSITION_SCHEMES
+                ),
+                st.sampled_from([None, ["rope"]]),
+            ),
+            lambda v: rope_lib.PositionalSelfAttention(8, 2, v),
+        ),
+        ("PositionalSelfAttention", "causal"): (
+            st.sampled_from(["yes", 1, None]),
+            lambda v: rope_lib.PositionalSelfAttention(8, 2, causal=v),
+        ),
+        ("PositionalSelfAttention", "rope"): (
+            st.sampled_from(
+                [
+                    (torch.ones(3), 1.0),
+                    (torch.ones(2), "1"),
+                    (torch.ones(2), -1.0),
+                    "linear",
+                    (torch.ones(2),),
+                ]
+            ),
+            lambda v: rope_lib.PositionalSelfAttention(8, 2, rope=v),
+        ),
+        ("PositionalSelfAttention", "positions"): (
+            st.tuples(
+                st.sampled_from(rope_lib.POSITION_SCHEMES),
+                st.sampled_from(
+                    [
+                        torch.arange(5),
+                        torch.zeros(2, 2, 4),
+                        "0123",
+                        torch.tensor([0.0, math.nan, 1.0, 2.0]),
+                    ]
+                ),
+            ),
+            lambda v: rope_lib.PositionalSelfAttention(8, 2, v[0])(
+                torch.randn(2, 4, 8), v[1]
+            ),
+        ),
+        ("PositionalSelfAttention", "x"): (
+            st.one_of(
+                NOT_A_TENSOR,
+                st.sampled_from(
+                    [
+                        torch.ones(2, 4, 6),
+                        torch.ones(4, 8),
+                        torch.ones(2, 4, 8, dtype=torch.int64),
+                    ]
+                ),
+            ),
+            lambda v: rope_lib.PositionalSelfAttention(8, 2)(v),
+        ),
+        ("wavelengths", "inv_freq"): (
+            st.one_of(
+                NOT_A_TENSOR,
+                st.sampled_from(
+                    [torch.zeros(4), -torch.ones(4), torch.tensor([1.0, math.nan])]
+                ),
+            ),
+            lambda v: rope_lib.wavelengths(v),
+        ),
+        ("yarn_correction_dim", "num_rotations"): (
+            BAD_POSITIVE,
+            lambda v: rope_lib.yarn_correction_dim(v, 64, 10000.0, 2048),
+        ),
+        ("yarn_correction_dim", "base"): (
+            st.one_of(BAD_POSITIVE, st.just(1.0), st.just(1)),
+            lambda v: rope_lib.yarn_correction_dim(32, 64, v, 2048),
+        ),
+        ("yarn_correction_dim", "original_length"): (
+            BAD_POSITIVE,
+            lambda v: rope_lib.yarn_correction_dim(32, 64, 10000.0, v),
+        ),
+        ("yarn_correction_range", "truncate"): (
+            st.sampled_from(["no", 1, 0.0, [False]]),
+            lambda v: rope_lib.yarn_correction_range(64, 10000.0, 2048, truncate=v),
+        ),
+        ("yarn_correction_range", "beta_fast"): (
+            BAD_POSITIVE,
+            lambda v: rope_lib.yarn_correction_range(64, 10000.0, 2048, beta_fast=v),
+        ),
+        ("ramp_by_pair", "low"): (
+            st.one_of(
+                NOT_A_NUMBER.filter(lambda v: not isinstance(v, bool)),
+                NON_FINITE,
+                st.floats(10.001, 1e6),
+            ),
+            lambda v: rope_lib.ramp_by_pair(v, 10.0, 16),
+        ),
+        ("ramp_by_pair", "n_pairs"): (
+            BAD_COUNT.filter(lambda v: v != 0),
+            lambda v: rope_lib.ramp_by_pair(1.0, 3.0, v),
+        ),
+        ("yarn_get_mscale", "scale"): (
+            BAD_POSITIVE,
+            lambda v: rope_lib.yarn_get_mscale(v),
+        ),
+        ("yarn_attention_factor", "factor"): (
+            BAD_POSITIVE,
+            lambda v: rope_lib.yarn_attention_factor(v),
+        ),
+        ("yarn_attention_factor", "mscale_all_dim"): (
+            st.just(-10 / math.log(4.0)),
+            lambda v: rope_lib.yarn_attention_factor(4.0, 1.0, v),
+        ),
+        ("ramp_by_turns", "beta"): (
+            st.one_of(
+                st.floats(-100, 1.0),
+                NON_FINITE,
+                NOT_A_NUMBER.filter(lambda v: not isinstance(v, bool)),
+            ),
+            lambda v: rope_lib.ramp_by_turns(rope_lib.inv_frequencies(16), 64, 1.0, v),
+        ),
+        ("angle_coverage", "length"): (
+            BAD_COUNT,
+            lambda v: rope_lib.angle_coverage(rope_lib.inv_frequencies(16), v),
+        ),
+        ("first_pair_longer_than", "length"): (
+            BAD_POSITIVE,
+            lambda v: rope_lib.first_pair_longer_than(rope_lib.inv_frequencies(16), v),
+        ),
+        ("first_pair_longer_than", "inv_freq"): (
+            st.one_of(NOT_A_TENSOR, st.just(torch.zeros(4))),
+            lambda v: rope_lib.first_pair_longer_than(v, 100.0),
+        ),
+        ("implied_ramp", "factor"): (
+            st.one_of(BAD_POSITIVE, st.just(1.0)),
+            lambda v: rope_lib.implied_ramp(
+                rope_lib.inv_frequencies(16), rope_lib.inv_frequencies(16) / 2, v
+            ),
+        ),
+        ("sinusoidal_shift_matrix", "offset"): (
+            st.one_of(st.sampled_from([None, "1", [1]]), NON_FINITE),
+            lambda v: rope_lib.sinusoidal_shift_matrix(v, 8),
+        ),
+        ("sinusoidal_at", "positions"): (
+            st.one_of(st.sampled_from([None, "1", [1, "a"]]), NON_FINITE),
+            lambda v: rope_lib.sinusoidal_at(v, 8),
+        ),
+        ("closed_form_score", "theta"): (
+            st.one_of(st.sampled_from(["0.1", None, torch.ones(3)]), NON_FINITE),
+            lambda v: rope_lib.closed_form_score(torch.ones(4), torch.ones(4), 1, 0, v),
+        ),
+        ("from_polar", "angle"): (
+            st.one_of(st.sampled_from(["1", None, {"a": 1}]), NON_FINITE),
+            lambda v: rope_lib.from_polar(1.0, v),
+        ),
+        ("alibi_span", "threshold"): (
+            st.one_of(
+                NOT_A_NUMBER.filter(lambda v: not isinstance(v, bool)),
+                NON_FINITE,
+                st.floats(-10, 1.0),
+            ),
+            lambda v: rope_lib.alibi_span(rope_lib.alibi_slopes(4), v),
+        ),
+        ("alibi_query_attention", "causal"): (
+            st.sampled_from(["yes", 1, None]),
+            lambda v: rope_lib.alibi_query_attention(torch.zeros(4, 6), 0.5, 3, v),
+        ),
+        ("long_term_decay_bound", "distances"): (
+            st.one_of(st.sampled_from(["1", None, [1, "a"]]), NON_FINITE),
+            lambda v: rope_lib.long_term_decay_bound(v, 16),
+        ),
+        ("angle_error", "dtype"): (
+            st.sampled_from(["bfloat16", torch.int32, None, 16]),
+            lambda v: rope_lib.angle_error([1, 2], 16, dtype=v),
+        ),
+    }
+)
 
 
 def _names_the_argument(message: str, function: str, argument: str) -> bool:
     if argument in message:
         return True
     # the parts of x that are wrong are named as x.shape[-1] or head_dim (x.shape[-1])
-    return argument in ("x", "xq", "xk") and ("head_dim" in message or "x.shape" in message)
+    return argument in ("x", "xq", "xk") and (
+        "head_dim" in message or "x.shape" in message
+    )
 
 
 WRONG_KEYS = sorted(WRONG)
@@ -694,7 +1039,12 @@ def test_wrong_input_is_refused_with_the_argument_named(data):
 def test_each_argument_refuses_its_wrong_values(key):
     strategy, call = WRONG[key]
 
-    @settings(max_examples=12, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=12,
+        deadline=None,
+        derandomize=True,
+        suppress_health_check=list(HealthCheck),
+    )
     @given(strategy)
     def check(value):
         _expect_named_error(key, call, value)
@@ -716,7 +1066,11 @@ def _expect_named_error(key, call, value):
 
 
 @SETTINGS
-@given(st.text(alphabet="abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=20).filter(lambda s: s not in PARAMETERS))
+@given(
+    st.text(alphabet="abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=20).filter(
+        lambda s: s not in PARAMETERS
+    )
+)
 def test_unknown_parameter_names_are_refused(name):
     COUNTS["wrong input generated"] += 1
     with pytest.raises(ValueError) as info:
@@ -732,9 +1086,18 @@ def test_a_typo_gets_a_suggestion():
 
 @pytest.mark.parametrize(
     "rope_type,missing",
-    [("linear", "factor"), ("ntk", "factor"), ("dynamic", "factor"), ("dynamic", "max_position_embeddings"),
-     ("yarn", "original_max_position_embeddings"), ("llama3", "factor"), ("llama3", "low_freq_factor"),
-     ("llama3", "high_freq_factor"), ("longrope", "short_factor"), ("longrope", "long_factor")],
+    [
+        ("linear", "factor"),
+        ("ntk", "factor"),
+        ("dynamic", "factor"),
+        ("dynamic", "max_position_embeddings"),
+        ("yarn", "original_max_position_embeddings"),
+        ("llama3", "factor"),
+        ("llama3", "low_freq_factor"),
+        ("llama3", "high_freq_factor"),
+        ("longrope", "short_factor"),
+        ("longrope", "long_factor"),
+    ],
 )
 def test_missing_parameters_are_named(rope_type, missing):
     params = {
@@ -742,8 +1105,17 @@ def test_missing_parameters_are_named(rope_type, missing):
         "ntk": {"factor": 2.0},
         "dynamic": {"factor": 2.0, "max_position_embeddings": 64},
         "yarn": {"factor": 4.0, "original_max_position_embeddings": 64},
-        "llama3": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 64},
-        "longrope": {"short_factor": [1.0] * 8, "long_factor": [2.0] * 8, "original_max_position_embeddings": 64},
+        "llama3": {
+            "factor": 8.0,
+            "low_freq_factor": 1.0,
+            "high_freq_factor": 4.0,
+            "original_max_position_embeddings": 64,
+        },
+        "longrope": {
+            "short_factor": [1.0] * 8,
+            "long_factor": [2.0] * 8,
+            "original_max_position_embeddings": 64,
+        },
     }[rope_type]
     params.pop(missing)
     with pytest.raises(ValueError, match=missing):
@@ -752,9 +1124,22 @@ def test_missing_parameters_are_named(rope_type, missing):
 
 def test_reversed_bounds_warn_where_transformers_warns():
     with pytest.warns(UserWarning, match="beta_fast"):
-        rope_lib.rope_frequencies("yarn", 16, factor=4.0, original_max_position_embeddings=64, beta_fast=1.0, beta_slow=32.0)
+        rope_lib.rope_frequencies(
+            "yarn",
+            16,
+            factor=4.0,
+            original_max_position_embeddings=64,
+            beta_fast=1.0,
+            beta_slow=32.0,
+        )
     with pytest.warns(UserWarning, match="high_freq_factor"):
-        rope_lib.rope_frequencies("llama3", 16, factor=8.0, low_freq_factor=4.0, high_freq_factor=1.0,
-                                  original_max_position_embeddings=64)
+        rope_lib.rope_frequencies(
+            "llama3",
+            16,
+            factor=8.0,
+            low_freq_factor=4.0,
+            high_freq_factor=1.0,
+            original_max_position_embeddings=64,
+        )
     with pytest.raises(ValueError, match="low"):
         rope_lib.ramp_by_pair(5.0, 2.0, 8)

@@ -41,7 +41,9 @@ def test_span_is_ln100_over_slope():
     expected = torch.tensor([math.log(100) * 2.0**h for h in range(1, 9)])
     torch.testing.assert_close(spans, expected)
     assert spans.dtype == torch.float32
-    assert abs(float(alibi_span(0.5)) - 9.210340371976184) < 1e-5  # ln(100) / 0.5 by hand
+    assert (
+        abs(float(alibi_span(0.5)) - 9.210340371976184) < 1e-5
+    )  # ln(100) / 0.5 by hand
     assert abs(float(alibi_span(0.25, threshold=math.e)) - 4.0) < 1e-6  # ln(e) / 0.25
 
 
@@ -49,7 +51,9 @@ def test_span_keeps_float64_and_shape():
     slopes = torch.tensor([[0.5, 0.125]], dtype=torch.float64)
     spans = alibi_span(slopes, threshold=10.0)
     assert spans.dtype == torch.float64 and spans.shape == (1, 2)
-    torch.testing.assert_close(spans, torch.tensor([[2 * math.log(10), 8 * math.log(10)]], dtype=torch.float64))
+    torch.testing.assert_close(
+        spans, torch.tensor([[2 * math.log(10), 8 * math.log(10)]], dtype=torch.float64)
+    )
 
 
 def test_span_bias_reaches_minus_ln_threshold():
@@ -78,7 +82,10 @@ def test_query_attention_zero_scores_is_truncated_geometric():
     i, n = 6, 10
     for m in (0.5, 0.0625, 1 / 256):
         r = math.exp(-m)
-        expected = [((1 - r) * r ** (i - j) / (1 - r ** (i + 1))) if j <= i else 0.0 for j in range(n)]
+        expected = [
+            ((1 - r) * r ** (i - j) / (1 - r ** (i + 1))) if j <= i else 0.0
+            for j in range(n)
+        ]
         got = alibi_query_attention(torch.zeros(n, dtype=torch.float64), m, i)
         torch.testing.assert_close(got, torch.tensor(expected, dtype=torch.float64))
 
@@ -94,15 +101,21 @@ def test_query_attention_matches_softmax_by_hand():
     # causal=False: the future is biased by |i - j| like the past
     logits = [scores[j] - m * abs(i - j) for j in range(len(scores))]
     z = sum(math.exp(v) for v in logits)
-    got = alibi_query_attention(torch.tensor(scores, dtype=torch.float64), m, i, causal=False)
-    torch.testing.assert_close(got, torch.tensor([math.exp(v) / z for v in logits], dtype=torch.float64))
+    got = alibi_query_attention(
+        torch.tensor(scores, dtype=torch.float64), m, i, causal=False
+    )
+    torch.testing.assert_close(
+        got, torch.tensor([math.exp(v) / z for v in logits], dtype=torch.float64)
+    )
 
 
 def test_query_attention_matches_the_attention_block():
     # with q = k = 0 (zeroed qkv weights) the block's weights are position only; every row i of
     # every head must equal alibi_query_attention(zeros, slope_h, i)
     n_heads, seq = 12, 9
-    block = rope_lib.PositionalSelfAttention(d_model=24, n_heads=n_heads, position="alibi")
+    block = rope_lib.PositionalSelfAttention(
+        d_model=24, n_heads=n_heads, position="alibi"
+    )
     with torch.no_grad():
         block.qkv.weight.zero_()
         _, weights = block(torch.randn(1, seq, 24), return_weights=True)
@@ -123,10 +136,18 @@ def test_query_attention_dtype_and_broadcast():
     "kwargs, error, words",
     [
         (dict(scores=[0.0, 1.0], slopes=0.5, query=0), TypeError, "scores"),
-        (dict(scores=torch.zeros(4, dtype=torch.long), slopes=0.5, query=0), TypeError, "floating"),
+        (
+            dict(scores=torch.zeros(4, dtype=torch.long), slopes=0.5, query=0),
+            TypeError,
+            "floating",
+        ),
         (dict(scores=torch.zeros(4), slopes=0.5, query=4), ValueError, "query"),
         (dict(scores=torch.zeros(4), slopes=0.5, query=-1), ValueError, "query"),
-        (dict(scores=torch.zeros(3, 4), slopes=torch.ones(2), query=1), ValueError, "broadcast"),
+        (
+            dict(scores=torch.zeros(3, 4), slopes=torch.ones(2), query=1),
+            ValueError,
+            "broadcast",
+        ),
     ],
 )
 def test_query_attention_errors(kwargs, error, words):
@@ -138,12 +159,20 @@ def test_query_attention_errors(kwargs, error, words):
 def test_check_1():
     h = torch.arange(1, 9)
     assert ex.check_power_of_two_slopes(2.0 ** (-8.0 * h / 8)).ok  # the worked solution
-    assert ex.check_power_of_two_slopes([1 / 2, 1 / 4, 1 / 8, 1 / 16, 1 / 32, 1 / 64, 1 / 128, 1 / 256]).ok
+    assert ex.check_power_of_two_slopes(
+        [1 / 2, 1 / 4, 1 / 8, 1 / 16, 1 / 32, 1 / 64, 1 / 128, 1 / 256]
+    ).ok
     assert "linear" in ex.check_power_of_two_slopes(0.1 * h).message
     assert "linear" in ex.check_power_of_two_slopes(-0.1 * h).message
-    assert "reversed" in ex.check_power_of_two_slopes(2.0 ** (-8.0 * h.flip(0) / 8)).message
+    assert (
+        "reversed"
+        in ex.check_power_of_two_slopes(2.0 ** (-8.0 * h.flip(0) / 8)).message
+    )
     assert "positive" in ex.check_power_of_two_slopes(-(2.0 ** (-8.0 * h / 8))).message
-    assert "off by one" in ex.check_power_of_two_slopes(2.0 ** (-8.0 * (h - 1) / 8)).message
+    assert (
+        "off by one"
+        in ex.check_power_of_two_slopes(2.0 ** (-8.0 * (h - 1) / 8)).message
+    )
     assert "-8h/n" in ex.check_power_of_two_slopes(2.0 ** (-h / 8)).message
     assert "shape" in ex.check_power_of_two_slopes(torch.ones(12)).message
     assert "replace" in ex.check_power_of_two_slopes(None).message
@@ -159,8 +188,15 @@ def test_check_2():
     assert ex.check_twelve_head_slopes(paper_slopes(12)).ok
     assert "not a power of" in ex.check_twelve_head_slopes(geometric(12)).message
     assert "first 12" in ex.check_twelve_head_slopes(geometric(16)[:12]).message
-    assert "[0::2]" in ex.check_twelve_head_slopes(torch.cat([geometric(8), geometric(16)[1::2][:4]])).message
-    assert "another order" in ex.check_twelve_head_slopes(solution.sort().values).message
+    assert (
+        "[0::2]"
+        in ex.check_twelve_head_slopes(
+            torch.cat([geometric(8), geometric(16)[1::2][:4]])
+        ).message
+    )
+    assert (
+        "another order" in ex.check_twelve_head_slopes(solution.sort().values).message
+    )
     assert "linear" in ex.check_twelve_head_slopes(0.1 * torch.arange(1, 13)).message
     assert "positive" in ex.check_twelve_head_slopes(-solution).message
 
@@ -169,21 +205,43 @@ def test_check_3():
     m = 2.0 ** (-8 * 2 / 8)
     i = torch.arange(5)[:, None]
     j = torch.arange(5)[None, :]
-    solution = (-m * (i - j)).float().masked_fill(j > i, float("-inf"))  # the worked solution
+    solution = (
+        (-m * (i - j)).float().masked_fill(j > i, float("-inf"))
+    )  # the worked solution
     assert ex.check_causal_bias(solution).ok
     assert "symmetric" in ex.check_causal_bias(-m * (i - j).abs().float()).message
-    assert "positive" in ex.check_causal_bias((m * (i - j)).float().masked_fill(j > i, float("-inf"))).message
+    assert (
+        "positive"
+        in ex.check_causal_bias(
+            (m * (i - j)).float().masked_fill(j > i, float("-inf"))
+        ).message
+    )
     assert "positive" in ex.check_causal_bias(m * (i - j).abs().float()).message
     assert "transposed" in ex.check_causal_bias(solution.T).message
-    assert "are 0" in ex.check_causal_bias((-m * (i - j)).float().masked_fill(j > i, 0.0)).message
-    assert "factor 2" in ex.check_causal_bias((-0.5 * (i - j)).float().masked_fill(j > i, float("-inf"))).message
-    assert "row-constant" in ex.check_causal_bias((m * j).float().expand(5, 5).masked_fill(j > i, float("-inf"))).message
+    assert (
+        "are 0"
+        in ex.check_causal_bias((-m * (i - j)).float().masked_fill(j > i, 0.0)).message
+    )
+    assert (
+        "factor 2"
+        in ex.check_causal_bias(
+            (-0.5 * (i - j)).float().masked_fill(j > i, float("-inf"))
+        ).message
+    )
+    assert (
+        "row-constant"
+        in ex.check_causal_bias(
+            (m * j).float().expand(5, 5).masked_fill(j > i, float("-inf"))
+        ).message
+    )
     assert "head 2 only" in ex.check_causal_bias(torch.zeros(8, 5, 5)).message
 
 
 def test_check_4():
     j = torch.arange(8)
-    solution = (-0.5 * (5 - j)).float().masked_fill(j > 5, float("-inf")).softmax(-1)  # worked solution
+    solution = (
+        (-0.5 * (5 - j)).float().masked_fill(j > 5, float("-inf")).softmax(-1)
+    )  # worked solution
     assert ex.check_query_weights(solution).ok
     # hand-derived: query's own key gets (1 - r) / (1 - r^6), r = e^-0.5
     r = math.exp(-0.5)
@@ -209,7 +267,9 @@ def test_widget_update_changes_the_artists():
         if h <= 12:
             assert abs(bar.get_y() + bar.get_height() - math.log2(slopes[h - 1])) < 1e-6
     colors = [tuple(bar.get_facecolor()) for bar in w.bars[:12]]
-    assert colors[9] != colors[0] and len(set(colors)) == 2  # head 10 alone is highlighted
+    assert (
+        colors[9] != colors[0] and len(set(colors)) == 2
+    )  # head 10 alone is highlighted
 
     m = slopes[9]  # 2^-1.5
     data = np.ma.filled(w.image.get_array(), np.nan)
@@ -225,19 +285,28 @@ def test_widget_update_changes_the_artists():
 
     x, y = w.attn_line.get_data()
     r = math.exp(-m)
-    geometric = [((1 - r) * r ** (30 - j) / (1 - r**31)) if j <= 30 else 0.0 for j in range(40)]
+    geometric = [
+        ((1 - r) * r ** (30 - j) / (1 - r**31)) if j <= 30 else 0.0 for j in range(40)
+    ]
     np.testing.assert_allclose(x, np.arange(40))
     np.testing.assert_allclose(y, geometric, rtol=1e-5, atol=1e-7)
-    assert abs(w.ax_attn.get_ylim()[1] - 1.12 * max(geometric)) < 1e-6  # the y range follows the top weight
+    assert (
+        abs(w.ax_attn.get_ylim()[1] - 1.12 * max(geometric)) < 1e-6
+    )  # the y range follows the top weight
     span = math.log(100) / m
     assert abs(w.span_line.get_xdata()[0] - (30 - span)) < 1e-4
     assert w.span_line.get_visible()
-    assert f"slope = {m:.4f}" in w.readout.value and f"span = {span:.4f}" in w.readout.value
+    assert (
+        f"slope = {m:.4f}" in w.readout.value
+        and f"span = {span:.4f}" in w.readout.value
+    )
 
 
 def test_widget_random_scores_and_readout():
     w = widgets.AlibiWidget(heads=8, head=4, query=20, seq_len=24, scores="random")
-    scores = torch.randn(widgets.MAX_SEQ_LEN, generator=torch.Generator().manual_seed(0))[:24].double()
+    scores = torch.randn(
+        widgets.MAX_SEQ_LEN, generator=torch.Generator().manual_seed(0)
+    )[:24].double()
     logits = [float(scores[j]) - 0.0625 * (20 - j) for j in range(21)]
     z = sum(math.exp(v) for v in logits)
     expected = [math.exp(v) / z for v in logits] + [0.0] * 3
@@ -256,10 +325,20 @@ def test_widget_clamps_and_syncs_controls():
     assert w.controls["query"].max == 9 and w.controls["query"].value == 9
     w.controls["head"].value = 1  # moving a control redraws through update()
     assert w.values["head"] == 1
-    assert abs(w.bars[0].get_height() - (math.log2(2.0**-2) + 9)) < 1e-9  # 4 heads: m_1 = 2^-2
+    assert (
+        abs(w.bars[0].get_height() - (math.log2(2.0**-2) + 9)) < 1e-9
+    )  # 4 heads: m_1 = 2^-2
     descriptions = {name: c.description for name, c in w.controls.items()}
-    assert descriptions == {"heads": "heads", "head": "head", "query": "query m", "seq_len": "seq len", "scores": "scores"}
-    assert w.colorbar.mappable is w.image  # the colour bar reads the bias image's fixed range
+    assert descriptions == {
+        "heads": "heads",
+        "head": "head",
+        "query": "query m",
+        "seq_len": "seq len",
+        "scores": "scores",
+    }
+    assert (
+        w.colorbar.mappable is w.image
+    )  # the colour bar reads the bias image's fixed range
     with pytest.raises(ValueError, match="scores"):
         w.update(scores="ones")
 
@@ -275,9 +354,17 @@ def test_widget_steps_and_thumbnail():
             seen[key].add(value)
     assert seen["scores"] == {"zeros", "random"}
     # every control reaches both ends of its range
-    assert {1, widgets.MAX_HEADS} <= seen["heads"] and {1, widgets.MAX_HEADS} <= seen["head"]
-    assert {0, widgets.MAX_SEQ_LEN - 1} <= seen["query"] and widgets.MAX_SEQ_LEN in seen["seq_len"]
-    assert min(seen["seq_len"]) <= 8 and len(seen["heads"]) >= 4 and len(seen["seq_len"]) >= 4
+    assert {1, widgets.MAX_HEADS} <= seen["heads"] and {1, widgets.MAX_HEADS} <= seen[
+        "head"
+    ]
+    assert {0, widgets.MAX_SEQ_LEN - 1} <= seen[
+        "query"
+    ] and widgets.MAX_SEQ_LEN in seen["seq_len"]
+    assert (
+        min(seen["seq_len"]) <= 8
+        and len(seen["heads"]) >= 4
+        and len(seen["seq_len"]) >= 4
+    )
     figure = widgets.thumbnail()
     assert tuple(figure.get_size_inches()) == (4.0, 2.5)
 
@@ -290,18 +377,31 @@ def canvas_pixels(figure) -> np.ndarray:
 def full_draw_counter(figure) -> list:
     """A one-element list counting full draws (a blit emits no draw_event)."""
     count = [0]
-    figure.canvas.mpl_connect("draw_event", lambda event: count.__setitem__(0, count[0] + 1))
+    figure.canvas.mpl_connect(
+        "draw_event", lambda event: count.__setitem__(0, count[0] + 1)
+    )
     return count
 
 
 def test_widget_blits_only_when_static_parts_stay():
     w = widgets.AlibiWidget(heads=8, head=4, query=31, seq_len=32)
     full = full_draw_counter(w.figure)
-    for values in ({"query": 5}, {"head": 1}, {"scores": "random"}, {"query": 0, "head": 8}):
+    for values in (
+        {"query": 5},
+        {"head": 1},
+        {"scores": "random"},
+        {"query": 0, "head": 8},
+    ):
         w.update(**values)
-    assert full[0] == 0  # query, head and scores only blit (the y range too: its axis is redrawn)
+    assert (
+        full[0] == 0
+    )  # query, head and scores only blit (the y range too: its axis is redrawn)
     w.update(seq_len=64)
-    assert full[0] == 1 and w.ax_attn.get_xlim() == (-0.5, 63.5) and w.ax_bias.get_ylim() == (63.5, -0.5)
+    assert (
+        full[0] == 1
+        and w.ax_attn.get_xlim() == (-0.5, 63.5)
+        and w.ax_bias.get_ylim() == (63.5, -0.5)
+    )
     w.update(heads=12)
     assert full[0] == 2 and w.ax_slopes.get_xlim() == (0.4, 12.6)
     w.update(heads=12, seq_len=64, query=3)  # the same static parts: blit
@@ -321,7 +421,16 @@ def test_widget_blitted_canvas_equals_a_full_draw():
         previous = (step["heads"], step["seq_len"])
         assert full[0] - before == int(is_full), k
         expected_full += is_full
-        if k in (0, 3, 8, 12, 16, 20, 26, 28):  # 8, 16 and 28 are full redraws, the others blits
+        if k in (
+            0,
+            3,
+            8,
+            12,
+            16,
+            20,
+            26,
+            28,
+        ):  # 8, 16 and 28 are full redraws, the others blits
             blitted = canvas_pixels(w.figure)
             w.figure.canvas.draw()  # everything from scratch, for the same state
             assert np.array_equal(blitted, canvas_pixels(w.figure)), k
@@ -359,18 +468,26 @@ def test_widget_static_png_shows_the_moving_parts_and_blitting_goes_on():
     from rope_lib.widgets import static_png
 
     w = widgets.AlibiWidget(heads=8, head=4, query=120, seq_len=128, scores="random")
-    png = np.asarray(Image.open(io.BytesIO(static_png(w.figure).data)).convert("RGB")).astype(int)
+    png = np.asarray(
+        Image.open(io.BytesIO(static_png(w.figure).data)).convert("RGB")
+    ).astype(int)
     assert png.shape[:2] == w.figure.canvas.get_width_height()[::-1]
-    red = (np.abs(png - [214, 39, 40]).sum(-1) < 60)  # HEAD_COLOR: the head's bar, the row, the weights
+    red = (
+        np.abs(png - [214, 39, 40]).sum(-1) < 60
+    )  # HEAD_COLOR: the head's bar, the row, the weights
     height = png.shape[0]
     for ax in (w.ax_slopes, w.ax_bias, w.ax_attn):
         box = ax.get_window_extent()
-        panel = red[height - int(box.y1) : height - int(box.y0), int(box.x0) : int(box.x1)]
+        panel = red[
+            height - int(box.y1) : height - int(box.y0), int(box.x0) : int(box.x1)
+        ]
         assert panel.sum() > 20
     # the titles and the attention panel's y tick labels (moving artists) are in the picture
     for text in (w.bias_title, w.attn_title, *w.ax_attn.yaxis.get_ticklabels()[1:3]):
         box = text.get_window_extent()
-        ink = png[height - int(box.y1) : height - int(box.y0), int(box.x0) : int(box.x1)]
+        ink = png[
+            height - int(box.y1) : height - int(box.y0), int(box.x0) : int(box.x1)
+        ]
         assert (ink.sum(-1) < 300).sum() > 10, text.get_text()
     # after the savefig, blitting still gives the full draw's picture
     w.update(head=1, query=30)
@@ -394,23 +511,40 @@ def test_readout_names_every_control_it_depends_on():
 
 def test_check_4_hints_at_scores_given_instead_of_weights():
     j = torch.arange(8)
-    masked_logits = (-0.5 * (5 - j)).double().masked_fill(j > 5, float("-inf"))  # no softmax
+    masked_logits = (
+        (-0.5 * (5 - j)).double().masked_fill(j > 5, float("-inf"))
+    )  # no softmax
     feedback = ex.check_query_weights(masked_logits)
-    assert not feedback.ok and "softmax" in feedback.message and "must get weight 0" not in feedback.message
+    assert (
+        not feedback.ok
+        and "softmax" in feedback.message
+        and "must get weight 0" not in feedback.message
+    )
     unmasked = (-0.5 * (5 - j)).double()
     assert "softmax" in ex.check_query_weights(unmasked).message
     symmetric = (-0.5 * (5 - j).abs()).double()
     assert "softmax" in ex.check_query_weights(symmetric).message
     solution = (-0.5 * (5 - j)).double().masked_fill(j > 5, float("-inf")).softmax(-1)
-    assert ex.check_query_weights(solution.tolist()).ok and ex.check_query_weights(solution.numpy()).ok
+    assert (
+        ex.check_query_weights(solution.tolist()).ok
+        and ex.check_query_weights(solution.numpy()).ok
+    )
     assert not ex.check_query_weights(solution.to(torch.complex128)).ok
     assert "NaN" in ex.check_query_weights(torch.full((8,), float("nan"))).message
 
 
 def test_checkers_read_lists_with_infinities_and_refuse_complex_slopes():
-    bias = [[-0.25 * (i - j) if j <= i else float("-inf") for j in range(5)] for i in range(5)]
+    bias = [
+        [-0.25 * (i - j) if j <= i else float("-inf") for j in range(5)]
+        for i in range(5)
+    ]
     assert ex.check_causal_bias(bias).ok and ex.check_causal_bias(np.array(bias)).ok
     slopes = [2.0 ** (-h) for h in range(1, 9)]
     assert ex.check_power_of_two_slopes(tuple(slopes)).ok
-    assert not ex.check_power_of_two_slopes(torch.tensor(slopes, dtype=torch.complex64)).ok
-    assert "meta" in ex.check_power_of_two_slopes(torch.tensor(slopes, device="meta")).message
+    assert not ex.check_power_of_two_slopes(
+        torch.tensor(slopes, dtype=torch.complex64)
+    ).ok
+    assert (
+        "meta"
+        in ex.check_power_of_two_slopes(torch.tensor(slopes, device="meta")).message
+    )

@@ -40,7 +40,11 @@ def discover_checkers() -> dict:
             continue
         module = importlib.import_module(f"rope_lib.exercises.{info.name}")
         for name, obj in vars(module).items():
-            if name.startswith("check_") and inspect.isfunction(obj) and obj.__module__ == module.__name__:
+            if (
+                name.startswith("check_")
+                and inspect.isfunction(obj)
+                and obj.__module__ == module.__name__
+            ):
                 found[f"{info.name}.{name}"] = obj
     return found
 
@@ -91,7 +95,10 @@ def _previous_token_head():
 
 def _rotate(v, angle):
     x, y = v
-    return [x * math.cos(angle) - y * math.sin(angle), x * math.sin(angle) + y * math.cos(angle)]
+    return [
+        x * math.cos(angle) - y * math.sin(angle),
+        x * math.sin(angle) + y * math.cos(angle),
+    ]
 
 
 def _closed_form_score():
@@ -104,7 +111,10 @@ def _rope_attention():
 
     q, k, v, _ = rotation.rope_attention_inputs()
     d, seq = q.shape[-1], q.shape[-2]
-    angle = torch.tensor([[m * 10000 ** (-2 * i / d) for i in range(d // 2)] for m in range(seq)], dtype=F64)
+    angle = torch.tensor(
+        [[m * 10000 ** (-2 * i / d) for i in range(d // 2)] for m in range(seq)],
+        dtype=F64,
+    )
 
     def rot(x):
         x0, x1 = x[..., 0::2], x[..., 1::2]
@@ -133,8 +143,10 @@ def _meta_layout_weights():
     from rope_lib.exercises import complex_rope
 
     w = complex_rope.meta_layout_weights().to(F64)
-    order = [j for i in range(4) for j in (i, i + 4)]  # half pair (i, i + 4) -> rows (2i, 2i + 1)
-    return torch.cat([w[h * 8:(h + 1) * 8][order] for h in range(2)]).tolist()
+    order = [
+        j for i in range(4) for j in (i, i + 4)
+    ]  # half pair (i, i + 4) -> rows (2i, 2i + 1)
+    return torch.cat([w[h * 8 : (h + 1) * 8][order] for h in range(2)]).tolist()
 
 
 def _bfloat16_angle_error():
@@ -159,7 +171,9 @@ def _query_weights():
 
 
 def _first_long_pair():
-    return next(i for i in range(64) if 2 * math.pi * 10000 ** (2 * i / 128) > 4096)  # 46
+    return next(
+        i for i in range(64) if 2 * math.pi * 10000 ** (2 * i / 128) > 4096
+    )  # 46
 
 
 def _yarn_frequencies():
@@ -219,8 +233,13 @@ def _lab_best_scheme():
     return min(results["lm"], key=mean_loss)
 
 
-LAB_LABELS = {"none": "NoPE", "sinusoidal": "Sinusoidal", "learned": "Learned", "rope": "RoPE",
-              "alibi": "ALiBi"}
+LAB_LABELS = {
+    "none": "NoPE",
+    "sinusoidal": "Sinusoidal",
+    "learned": "Learned",
+    "rope": "RoPE",
+    "alibi": "ALiBi",
+}
 
 
 # kind: "yesno", "choices", "count", "number", "pair", "counts", "tensor", "complex_pair",
@@ -228,7 +247,9 @@ LAB_LABELS = {"none": "NoPE", "sinusoidal": "Sinusoidal", "learned": "Learned", 
 RIGHT = {
     "why_position.check_swap_last_token": ("yesno", False),
     "why_position.check_where_position_goes": (
-        "choices", {"sinusoidal": "input", "learned": "input", "rope": "qk", "alibi": "scores"}),
+        "choices",
+        {"sinusoidal": "input", "learned": "input", "rope": "qk", "alibi": "scores"},
+    ),
     "absolute.check_wavelengths": ("tensor", _wavelengths),
     "absolute.check_shift_block": ("tensor", _shift_block),
     "absolute.check_offset_dots": ("tensor", _offset_dots),
@@ -248,13 +269,21 @@ RIGHT = {
     "alibi.check_causal_bias": ("tensor", _causal_bias),
     "alibi.check_query_weights": ("tensor", _query_weights),
     "context_extension.check_first_long_pair": ("count", _first_long_pair),
-    "context_extension.check_ntk_base": ("number", lambda: 10000.0 * 8.0 ** (128 / 126)),
+    "context_extension.check_ntk_base": (
+        "number",
+        lambda: 10000.0 * 8.0 ** (128 / 126),
+    ),
     "context_extension.check_yarn_frequencies": ("tensor", _yarn_frequencies),
-    "context_extension.check_logit_multiplier": ("number", lambda: (0.1 * math.log(16) + 1) ** 2),
+    "context_extension.check_logit_multiplier": (
+        "number",
+        lambda: (0.1 * math.log(16) + 1) ** 2,
+    ),
     "context_extension.check_llama3_pair_counts": ("counts", _llama3_pair_counts),
     # d = 64, b = 1e4, p = 0.5: the first 16 pairs keep the whole head's frequencies
     "todays_models.check_proportional_frequencies": (
-        "tensor", lambda: [1e4 ** (-2 * i / 64) if i < 16 else 0.0 for i in range(32)]),
+        "tensor",
+        lambda: [1e4 ** (-2 * i / 64) if i < 16 else 0.0 for i in range(32)],
+    ),
     # 1 + 0.1 ln(1 + floor((16383 + 1) / 8192))
     "todays_models.check_nope_query_scale": ("number", lambda: 1 + 0.1 * math.log(3)),
     # 2 pi 1e4^(2i/256) > 1024  <=>  i > 128 log(1024 / 2 pi) / log(1e4) = 70.8: i = 71 .. 127
@@ -263,9 +292,14 @@ RIGHT = {
     "todays_models.check_mla_cache_size": ("count", 512 + 64),
     # text 0, 1; a 2 x 3 grid at s = 2: t = 2, h = 2 + row, w = 2 + column; text again at
     # s + max(H, W) = 5
-    "multimodal.check_position_ids": ("tensor", [[0, 1, 2, 2, 2, 2, 2, 2, 5, 6],
-                                                 [0, 1, 2, 2, 2, 3, 3, 3, 5, 6],
-                                                 [0, 1, 2, 3, 4, 2, 3, 4, 5, 6]]),
+    "multimodal.check_position_ids": (
+        "tensor",
+        [
+            [0, 1, 2, 2, 2, 2, 2, 2, 5, 6],
+            [0, 1, 2, 2, 2, 3, 3, 3, 5, 6],
+            [0, 1, 2, 3, 4, 2, 3, 4, 5, 6],
+        ],
+    ),
     # 28 x 40 patches merged 2 x 2: a 14 x 20 grid at s = 10, text again at 10 + 20
     "multimodal.check_next_text_position": ("count", 30),
     # Qwen3-VL: t, h, w, t, h, w, ... while h and w last (4 each), then t
@@ -275,7 +309,10 @@ RIGHT = {
     # lesson 8: the share of keys with every digit right; PI: theta_i / 4 for d = 16,
     # b = 1e4; the scheme with the lowest mean loss at 8L in the results the lesson reads
     "lab.check_exact_match": ("function", _exact_match),
-    "lab.check_pi_frequencies": ("tensor", lambda: [1e4 ** (-2 * i / 16) / 4 for i in range(8)]),
+    "lab.check_pi_frequencies": (
+        "tensor",
+        lambda: [1e4 ** (-2 * i / 16) / 4 for i in range(8)],
+    ),
     "lab.check_best_scheme": ("name", _lab_best_scheme),
 }
 
@@ -291,19 +328,30 @@ def test_every_lesson_checker_has_a_right_answer_here():
 
 
 def test_the_hand_computed_right_answers_are_the_known_numbers():
-    assert _unfinished_pairs() == 33 and _slow_pairs() == 29 and _first_long_pair() == 46
+    assert (
+        _unfinished_pairs() == 33 and _slow_pairs() == 29 and _first_long_pair() == 46
+    )
     assert _llama3_pair_counts() == (29, 6, 29)
-    assert _closed_form_score() == pytest.approx(0.42 * math.cos(1.5) + 1.06 * math.sin(1.5))
+    assert _closed_form_score() == pytest.approx(
+        0.42 * math.cos(1.5) + 1.06 * math.sin(1.5)
+    )
     assert torch.tensor(_wavelengths())[0] == pytest.approx(2 * math.pi)
 
 
 def right_variants(kind, value):
     """The same right answer in many types: (label, answer)."""
     if kind == "yesno":
-        return [("bool", value), ("np.bool_", np.bool_(value)), ("tensor", torch.tensor(value)),
-                ("np 0-d", np.array(value))]
+        return [
+            ("bool", value),
+            ("np.bool_", np.bool_(value)),
+            ("tensor", torch.tensor(value)),
+            ("np 0-d", np.array(value)),
+        ]
     if kind == "choices":
-        return [("dict", dict(value)), ("np.str_", {np.str_(k): np.str_(v) for k, v in value.items()})]
+        return [
+            ("dict", dict(value)),
+            ("np.str_", {np.str_(k): np.str_(v) for k, v in value.items()}),
+        ]
     if kind == "function":
         f = value
 
@@ -311,46 +359,95 @@ def right_variants(kind, value):
             def __call__(self, predicted, expected):
                 return f(predicted, expected)
 
-        return [("python", f), ("float", lambda p, e: float(f(p, e))), ("np.float64", lambda p, e: np.float64(f(p, e))),
-                ("torch", lambda p, e: (p == e).all(dim=1).double().mean()),
-                ("torch float32", lambda p, e: (p == e).all(dim=-1).float().mean()),
-                ("numpy", lambda p, e: np.mean(np.all(np.asarray(p) == np.asarray(e), axis=1))),
-                ("tensor [1]", lambda p, e: torch.tensor([f(p, e)])), ("callable object", Scorer())]
+        return [
+            ("python", f),
+            ("float", lambda p, e: float(f(p, e))),
+            ("np.float64", lambda p, e: np.float64(f(p, e))),
+            ("torch", lambda p, e: (p == e).all(dim=1).double().mean()),
+            ("torch float32", lambda p, e: (p == e).all(dim=-1).float().mean()),
+            (
+                "numpy",
+                lambda p, e: np.mean(np.all(np.asarray(p) == np.asarray(e), axis=1)),
+            ),
+            ("tensor [1]", lambda p, e: torch.tensor([f(p, e)])),
+            ("callable object", Scorer()),
+        ]
     if kind == "name":
-        return [("str", value), ("np.str_", np.str_(value)), ("spaces", f" {value} "), ("upper", value.upper()),
-                ("label", LAB_LABELS[value]), ("np 0-d", np.array(value))]
+        return [
+            ("str", value),
+            ("np.str_", np.str_(value)),
+            ("spaces", f" {value} "),
+            ("upper", value.upper()),
+            ("label", LAB_LABELS[value]),
+            ("np 0-d", np.array(value)),
+        ]
     if kind == "count":
-        return [("int", value), ("np.int64", np.int64(value)), ("np.int32", np.int32(value)),
-                ("float", float(value)), ("np.float64", np.float64(value)),
-                ("tensor int", torch.tensor(value)), ("tensor f32", torch.tensor(float(value))),
-                ("tensor [1]", torch.tensor([value])), ("np 0-d", np.array(value)),
-                ("tensor f64", torch.tensor(value, dtype=F64))]
+        return [
+            ("int", value),
+            ("np.int64", np.int64(value)),
+            ("np.int32", np.int32(value)),
+            ("float", float(value)),
+            ("np.float64", np.float64(value)),
+            ("tensor int", torch.tensor(value)),
+            ("tensor f32", torch.tensor(float(value))),
+            ("tensor [1]", torch.tensor([value])),
+            ("np 0-d", np.array(value)),
+            ("tensor f64", torch.tensor(value, dtype=F64)),
+        ]
     if kind == "number":
-        return [("float", value), ("np.float64", np.float64(value)), ("tensor f64", torch.tensor(value, dtype=F64)),
-                ("tensor f32 [1]", torch.tensor([value], dtype=torch.float32)), ("np 0-d", np.array(value)),
-                ("Fraction", Fraction(value))]
+        return [
+            ("float", value),
+            ("np.float64", np.float64(value)),
+            ("tensor f64", torch.tensor(value, dtype=F64)),
+            ("tensor f32 [1]", torch.tensor([value], dtype=torch.float32)),
+            ("np 0-d", np.array(value)),
+            ("Fraction", Fraction(value)),
+        ]
     if kind == "pair":
         a, b = value
-        return [("tuple", (a, b)), ("list", [a, b]), ("np.int64", (np.int64(a), np.int64(b))),
-                ("np array", np.array([a, b])), ("tensor", torch.tensor([a, b])),
-                ("floats", (float(a), float(b))), ("tensor f64", torch.tensor([a, b], dtype=F64)),
-                ("0-d tensors", (torch.tensor(a), torch.tensor(b)))]
+        return [
+            ("tuple", (a, b)),
+            ("list", [a, b]),
+            ("np.int64", (np.int64(a), np.int64(b))),
+            ("np array", np.array([a, b])),
+            ("tensor", torch.tensor([a, b])),
+            ("floats", (float(a), float(b))),
+            ("tensor f64", torch.tensor([a, b], dtype=F64)),
+            ("0-d tensors", (torch.tensor(a), torch.tensor(b))),
+        ]
     if kind == "counts":
-        return [("tuple", tuple(value)), ("list", list(value)), ("np", np.array(value)),
-                ("tensor", torch.tensor(value)), ("np.int64", tuple(np.int64(v) for v in value)),
-                ("floats", tuple(float(v) for v in value))]
+        return [
+            ("tuple", tuple(value)),
+            ("list", list(value)),
+            ("np", np.array(value)),
+            ("tensor", torch.tensor(value)),
+            ("np.int64", tuple(np.int64(v) for v in value)),
+            ("floats", tuple(float(v) for v in value)),
+        ]
     if kind == "complex_pair":
         pair = [value.real, value.imag]
-        return [("complex", value), ("np.complex128", np.complex128(value)),
-                ("tensor complex", torch.tensor(value, dtype=torch.complex128)),
-                ("tensor complex64 [1]", torch.tensor([value], dtype=torch.complex64)),
-                ("list", pair), ("tuple", tuple(pair)), ("tensor f32", torch.tensor(pair)),
-                ("np", np.array(pair))]
+        return [
+            ("complex", value),
+            ("np.complex128", np.complex128(value)),
+            ("tensor complex", torch.tensor(value, dtype=torch.complex128)),
+            ("tensor complex64 [1]", torch.tensor([value], dtype=torch.complex64)),
+            ("list", pair),
+            ("tuple", tuple(pair)),
+            ("tensor f32", torch.tensor(pair)),
+            ("np", np.array(pair)),
+        ]
     t = torch.tensor(value, dtype=F64)
-    return [("list", t.tolist()), ("tuple", tuple(t.tolist())), ("numpy f64", t.numpy()),
-            ("numpy f32", t.numpy().astype(np.float32)), ("tensor f32", t.float()), ("tensor f64", t),
-            ("list of tensors", list(t.unbind(0))), ("strided view", torch.stack([t, t], -1)[..., 0]),
-            ("requires_grad", t.clone().requires_grad_(True))]
+    return [
+        ("list", t.tolist()),
+        ("tuple", tuple(t.tolist())),
+        ("numpy f64", t.numpy()),
+        ("numpy f32", t.numpy().astype(np.float32)),
+        ("tensor f32", t.float()),
+        ("tensor f64", t),
+        ("list of tensors", list(t.unbind(0))),
+        ("strided view", torch.stack([t, t], -1)[..., 0]),
+        ("requires_grad", t.clone().requires_grad_(True)),
+    ]
 
 
 RIGHT_CASES = [
@@ -373,70 +470,141 @@ def corrupted(kind, value):
     """Answers near the right one that must never be called correct: (label, answer)."""
     out = []
     if kind in ("count", "number"):
-        out += [("complex", complex(value, 1.0)), ("complex, real part right", complex(value, 0.0)),
-                ("np.complex128", np.complex128(value)), ("complex tensor", torch.tensor(complex(value, 0.5))),
-                ("nan", NAN), ("inf", INF), ("-inf", -INF), ("tensor nan", torch.tensor(NAN)),
-                ("bool", True), ("string", str(value)), ("list of two", [value, value])]
+        out += [
+            ("complex", complex(value, 1.0)),
+            ("complex, real part right", complex(value, 0.0)),
+            ("np.complex128", np.complex128(value)),
+            ("complex tensor", torch.tensor(complex(value, 0.5))),
+            ("nan", NAN),
+            ("inf", INF),
+            ("-inf", -INF),
+            ("tensor nan", torch.tensor(NAN)),
+            ("bool", True),
+            ("string", str(value)),
+            ("list of two", [value, value]),
+        ]
         if kind == "count":
-            out += [("plus 0.5", value + 0.5), ("plus 0.2", value + 0.2), ("tensor plus 0.5", torch.tensor(value + 0.5)),
-                    ("np plus 0.7", np.float64(value + 0.7))]
+            out += [
+                ("plus 0.5", value + 0.5),
+                ("plus 0.2", value + 0.2),
+                ("tensor plus 0.5", torch.tensor(value + 0.5)),
+                ("np plus 0.7", np.float64(value + 0.7)),
+            ]
         elif abs(int(value) - value) > 1e-3 * abs(value):
             out += [("truncated", float(int(value)))]
     elif kind in ("pair", "counts"):
         v = list(value)
         half = [x + 0.5 for x in v]
-        out += [("plus halves", tuple(half)), ("(14.5, 10.2) style", tuple(x + 0.5 - 0.3 * (i % 2) for i, x in enumerate(v))),
-                ("nan", tuple([NAN] + v[1:])), ("inf", tuple([INF] + v[1:])),
-                ("complex", tuple(complex(x, 1) for x in v)), ("complex tensor", torch.tensor(v, dtype=torch.complex64)),
-                ("one short", tuple(v[:-1])), ("one more", tuple(v + [0])), ("nested", [v]),
-                ("strings", tuple(str(x) for x in v)), ("huge", tuple([10**400] + v[1:]))]
+        out += [
+            ("plus halves", tuple(half)),
+            (
+                "(14.5, 10.2) style",
+                tuple(x + 0.5 - 0.3 * (i % 2) for i, x in enumerate(v)),
+            ),
+            ("nan", tuple([NAN] + v[1:])),
+            ("inf", tuple([INF] + v[1:])),
+            ("complex", tuple(complex(x, 1) for x in v)),
+            ("complex tensor", torch.tensor(v, dtype=torch.complex64)),
+            ("one short", tuple(v[:-1])),
+            ("one more", tuple(v + [0])),
+            ("nested", [v]),
+            ("strings", tuple(str(x) for x in v)),
+            ("huge", tuple([10**400] + v[1:])),
+        ]
     elif kind == "complex_pair":
         pair = [value.real, value.imag]
-        out += [("two complex numbers", torch.tensor(pair, dtype=torch.complex64)), ("nan", complex(NAN, value.imag)),
-                ("inf", [INF, value.imag]), ("truncated", [float(int(x)) for x in pair]),
-                ("pair of complex", [complex(x, 1) for x in pair]), ("string", str(value))]
+        out += [
+            ("two complex numbers", torch.tensor(pair, dtype=torch.complex64)),
+            ("nan", complex(NAN, value.imag)),
+            ("inf", [INF, value.imag]),
+            ("truncated", [float(int(x)) for x in pair]),
+            ("pair of complex", [complex(x, 1) for x in pair]),
+            ("string", str(value)),
+        ]
     elif kind == "tensor":
         t = torch.tensor(value, dtype=F64)
         nan_t = t.clone()
         nan_t.view(-1)[0] = NAN
         inf_t = t.clone()
         inf_t.view(-1)[0] = INF
-        out += [("complex, real part right", t.to(torch.complex128)),
-                ("complex", t.to(torch.complex128) + 0.5j), ("complex numpy", t.numpy().astype(np.complex128)),
-                ("nan", nan_t), ("inf", inf_t), ("nan list", nan_t.tolist()),
-                ("empty", t.flatten()[:0]), ("flattened", t.flatten() if t.dim() > 1 else t[:-1]),
-                ("bfloat16 on meta", t.to(torch.bfloat16).to("meta")), ("extra dim", t[None].repeat(2, *[1] * t.dim())),
-                ("as strings", [str(x) for x in t.flatten().tolist()])]
+        out += [
+            ("complex, real part right", t.to(torch.complex128)),
+            ("complex", t.to(torch.complex128) + 0.5j),
+            ("complex numpy", t.numpy().astype(np.complex128)),
+            ("nan", nan_t),
+            ("inf", inf_t),
+            ("nan list", nan_t.tolist()),
+            ("empty", t.flatten()[:0]),
+            ("flattened", t.flatten() if t.dim() > 1 else t[:-1]),
+            ("bfloat16 on meta", t.to(torch.bfloat16).to("meta")),
+            ("extra dim", t[None].repeat(2, *[1] * t.dim())),
+            ("as strings", [str(x) for x in t.flatten().tolist()]),
+        ]
         trunc = torch.trunc(torch.nan_to_num(t, neginf=-1e9))
         if not torch.allclose(torch.nan_to_num(t, neginf=-1e9), trunc):
             out.append(("truncated", torch.where(torch.isinf(t), t, trunc)))
     elif kind == "yesno":
-        out += [("string", str(value)), ("int", int(value)), ("list", [value]), ("None", None), ("tensor pair", torch.tensor([value, value]))]
+        out += [
+            ("string", str(value)),
+            ("int", int(value)),
+            ("list", [value]),
+            ("None", None),
+            ("tensor pair", torch.tensor([value, value])),
+        ]
     elif kind == "function":
         f = value
 
         def fails(*_):
             raise ValueError("no")
 
-        out += [("digit fraction", lambda p, e: (p == e).double().mean()),
-                ("any digit", lambda p, e: (p == e).any(dim=1).double().mean()),
-                ("over keys", lambda p, e: (p == e).all(dim=0).double().mean()),
-                ("count", lambda p, e: (p == e).all(dim=1).sum()),
-                ("per key", lambda p, e: (p == e).all(dim=1).double()),
-                ("nan", lambda p, e: NAN), ("inf", lambda p, e: INF), ("complex", lambda p, e: complex(f(p, e), 0.0)),
-                ("complex tensor", lambda p, e: torch.tensor(f(p, e) + 0.5j)), ("bool", lambda p, e: f(p, e) > 0.4),
-                ("string", lambda p, e: str(f(p, e))), ("None", lambda p, e: None), ("raises", fails),
-                ("off by 1e-3", lambda p, e: f(p, e) + 1e-3), ("rounded", lambda p, e: round(f(p, e))),
-                ("the value, not the function", f(torch.tensor([[1, 2]]), torch.tensor([[1, 2]])))]
+        out += [
+            ("digit fraction", lambda p, e: (p == e).double().mean()),
+            ("any digit", lambda p, e: (p == e).any(dim=1).double().mean()),
+            ("over keys", lambda p, e: (p == e).all(dim=0).double().mean()),
+            ("count", lambda p, e: (p == e).all(dim=1).sum()),
+            ("per key", lambda p, e: (p == e).all(dim=1).double()),
+            ("nan", lambda p, e: NAN),
+            ("inf", lambda p, e: INF),
+            ("complex", lambda p, e: complex(f(p, e), 0.0)),
+            ("complex tensor", lambda p, e: torch.tensor(f(p, e) + 0.5j)),
+            ("bool", lambda p, e: f(p, e) > 0.4),
+            ("string", lambda p, e: str(f(p, e))),
+            ("None", lambda p, e: None),
+            ("raises", fails),
+            ("off by 1e-3", lambda p, e: f(p, e) + 1e-3),
+            ("rounded", lambda p, e: round(f(p, e))),
+            (
+                "the value, not the function",
+                f(torch.tensor([[1, 2]]), torch.tensor([[1, 2]])),
+            ),
+        ]
     elif kind == "name":
-        out += [("list", [value]), ("tuple", (value,)), ("bytes", value.encode()), ("dict", {value: 1}),
-                ("plural", value + "s"), ("empty", ""), ("numpy array", np.array([value])),
-                ("other schemes", "rope" if value != "rope" else "alibi"), ("all of them", ", ".join(LAB_LABELS))]
+        out += [
+            ("list", [value]),
+            ("tuple", (value,)),
+            ("bytes", value.encode()),
+            ("dict", {value: 1}),
+            ("plural", value + "s"),
+            ("empty", ""),
+            ("numpy array", np.array([value])),
+            ("other schemes", "rope" if value != "rope" else "alibi"),
+            ("all of them", ", ".join(LAB_LABELS)),
+        ]
         out += [(f"scheme {other}", other) for other in LAB_LABELS if other != value]
     elif kind == "choices":
-        out += [("list values", {k: [v] for k, v in value.items()}), ("tuple of pairs", tuple(value.items())),
-                ("None values", dict.fromkeys(value)), ("nested dict", {k: {"place": v} for k, v in value.items()}),
-                ("swapped", {k: {"input": "qk", "qk": "input", "scores": "input"}[v] for k, v in value.items()})]
+        out += [
+            ("list values", {k: [v] for k, v in value.items()}),
+            ("tuple of pairs", tuple(value.items())),
+            ("None values", dict.fromkeys(value)),
+            ("nested dict", {k: {"place": v} for k, v in value.items()}),
+            (
+                "swapped",
+                {
+                    k: {"input": "qk", "qk": "input", "scores": "input"}[v]
+                    for k, v in value.items()
+                },
+            ),
+        ]
     return out
 
 
@@ -454,7 +622,9 @@ def test_a_corrupted_right_answer_is_never_correct(key, label, answer):
 
 
 META_CASES = [
-    pytest.param(key, id=key) for key in RIGHT if RIGHT[key][0] not in ("choices", "function", "name")
+    pytest.param(key, id=key)
+    for key in RIGHT
+    if RIGHT[key][0] not in ("choices", "function", "name")
 ]
 
 
@@ -486,16 +656,71 @@ def _cycle():
 
 
 ODD = [
-    None, "", "abc", "33", "False", b"x", {}, {"a": [1, 2]}, {"rope": ["qk"]}, [], [[]], [1.0, [2.0, 3.0]],
-    [[1.0, 2.0], [3.0]], set(), frozenset({1}), object(), Weird(), _cycle(), NAN, INF, -INF, 10**400, -(10**400),
-    10**30, 1j, complex(NAN, 0), complex(3, 4), np.float64(NAN), np.complex128(1 + 2j), np.True_, True,
-    np.array(["a", "b"]), np.array([1, None], dtype=object), np.array([]), np.zeros((2, 0)), Ellipsis,
-    (lambda: 0), type, int, range(3), slice(1, 2), torch.tensor(NAN), torch.empty(0), torch.empty(0, 3),
-    torch.zeros(3, 3, 3), torch.tensor([1 + 1j]), torch.full((64,), NAN), torch.ones(2, 2, dtype=torch.complex64),
-    torch.tensor([True, False]), torch.empty(3, device="meta"), torch.empty((), device="meta"),
-    torch.tensor(INF, dtype=torch.bfloat16), torch.full((5, 5), -INF), np.full((8,), INF),
-    [NAN, NAN], (NAN, NAN, NAN), [INF] * 32, [[NAN] * 16] * 16, [10**400, 1],
-    torch.tensor([3.0, 4.0]).to(torch.complex64), Fraction(1, 3), -1, 10**18, 1e308 * 10, -0.0,
+    None,
+    "",
+    "abc",
+    "33",
+    "False",
+    b"x",
+    {},
+    {"a": [1, 2]},
+    {"rope": ["qk"]},
+    [],
+    [[]],
+    [1.0, [2.0, 3.0]],
+    [[1.0, 2.0], [3.0]],
+    set(),
+    frozenset({1}),
+    object(),
+    Weird(),
+    _cycle(),
+    NAN,
+    INF,
+    -INF,
+    10**400,
+    -(10**400),
+    10**30,
+    1j,
+    complex(NAN, 0),
+    complex(3, 4),
+    np.float64(NAN),
+    np.complex128(1 + 2j),
+    np.True_,
+    True,
+    np.array(["a", "b"]),
+    np.array([1, None], dtype=object),
+    np.array([]),
+    np.zeros((2, 0)),
+    Ellipsis,
+    (lambda: 0),
+    type,
+    int,
+    range(3),
+    slice(1, 2),
+    torch.tensor(NAN),
+    torch.empty(0),
+    torch.empty(0, 3),
+    torch.zeros(3, 3, 3),
+    torch.tensor([1 + 1j]),
+    torch.full((64,), NAN),
+    torch.ones(2, 2, dtype=torch.complex64),
+    torch.tensor([True, False]),
+    torch.empty(3, device="meta"),
+    torch.empty((), device="meta"),
+    torch.tensor(INF, dtype=torch.bfloat16),
+    torch.full((5, 5), -INF),
+    np.full((8,), INF),
+    [NAN, NAN],
+    (NAN, NAN, NAN),
+    [INF] * 32,
+    [[NAN] * 16] * 16,
+    [10**400, 1],
+    torch.tensor([3.0, 4.0]).to(torch.complex64),
+    Fraction(1, 3),
+    -1,
+    10**18,
+    1e308 * 10,
+    -0.0,
 ]
 
 ODD_CASES = [
@@ -522,7 +747,9 @@ shapes = st.lists(st.integers(0, 4), min_size=0, max_size=4)
 def odd_tensors(draw):
     shape = draw(shapes)
     kind = draw(st.sampled_from(["nan", "complex", "empty", "meta", "bool", "inf"]))
-    dtype = draw(st.sampled_from([torch.float32, torch.float64, torch.bfloat16, torch.float16]))
+    dtype = draw(
+        st.sampled_from([torch.float32, torch.float64, torch.bfloat16, torch.float16])
+    )
     if kind == "empty":
         shape = shape + [0]
         return torch.zeros(shape, dtype=dtype)
@@ -532,33 +759,63 @@ def odd_tensors(draw):
         return torch.zeros(shape + [draw(st.integers(3, 5))], dtype=torch.bool)
     if kind == "complex":
         real = draw(st.floats(-10, 10, allow_nan=False))
-        return torch.full(shape, complex(real, draw(st.floats(-10, 10, allow_nan=False))), dtype=torch.complex64)
+        return torch.full(
+            shape,
+            complex(real, draw(st.floats(-10, 10, allow_nan=False))),
+            dtype=torch.complex64,
+        )
     fill = draw(st.floats(-100, 100, allow_nan=False))
     t = torch.full(shape, fill, dtype=dtype)
-    t.view(-1)[:1] = NAN if kind == "nan" else -INF if kind == "inf" and fill < 0 else INF
+    t.view(-1)[:1] = (
+        NAN if kind == "nan" else -INF if kind == "inf" and fill < 0 else INF
+    )
     if t.numel() == 0:
         t = torch.full(shape + [1], NAN, dtype=dtype)
     return t
 
 
 numpy_odd = st.one_of(
-    nonfinite.map(np.float64), nonfinite.map(np.float32), st.complex_numbers(max_magnitude=1e6).map(np.complex128),
-    st.sampled_from([np.float16(NAN), np.array(NAN), np.array([NAN, 1.0]), np.array([[1, 2], [3]], dtype=object),
-                     np.array("seven"), np.zeros((0,)), np.ones((3, 3, 3, 3)) * NAN]),
+    nonfinite.map(np.float64),
+    nonfinite.map(np.float32),
+    st.complex_numbers(max_magnitude=1e6).map(np.complex128),
+    st.sampled_from(
+        [
+            np.float16(NAN),
+            np.array(NAN),
+            np.array([NAN, 1.0]),
+            np.array([[1, 2], [3]], dtype=object),
+            np.array("seven"),
+            np.zeros((0,)),
+            np.ones((3, 3, 3, 3)) * NAN,
+        ]
+    ),
 )
 
 odd_answers = st.one_of(
     st.none(),
     st.text(max_size=6),
     st.binary(max_size=4),
-    st.dictionaries(st.text(max_size=4), st.lists(st.one_of(st.integers(), st.text(max_size=3)), max_size=3), max_size=4),
+    st.dictionaries(
+        st.text(max_size=4),
+        st.lists(st.one_of(st.integers(), st.text(max_size=3)), max_size=3),
+        max_size=4,
+    ),
     nonfinite,
     huge,
-    st.complex_numbers(allow_nan=True, allow_infinity=True).filter(lambda z: z.imag != 0 or math.isnan(z.real)),
+    st.complex_numbers(allow_nan=True, allow_infinity=True).filter(
+        lambda z: z.imag != 0 or math.isnan(z.real)
+    ),
     st.lists(nonfinite, min_size=1, max_size=64),
-    st.lists(st.lists(st.floats(allow_nan=False), min_size=1, max_size=3), min_size=2, max_size=3).filter(
-        lambda rows: len({len(r) for r in rows}) > 1),  # ragged
-    st.lists(st.complex_numbers(max_magnitude=10).filter(lambda z: z.imag != 0), min_size=2, max_size=40),
+    st.lists(
+        st.lists(st.floats(allow_nan=False), min_size=1, max_size=3),
+        min_size=2,
+        max_size=3,
+    ).filter(lambda rows: len({len(r) for r in rows}) > 1),  # ragged
+    st.lists(
+        st.complex_numbers(max_magnitude=10).filter(lambda z: z.imag != 0),
+        min_size=2,
+        max_size=40,
+    ),
     st.tuples(st.floats(allow_nan=True), nonfinite),
     st.lists(huge, min_size=1, max_size=3),
     odd_tensors(),
@@ -567,7 +824,10 @@ odd_answers = st.one_of(
 
 
 @pytest.mark.parametrize("key", list(CHECKERS))
-@settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much], max_examples=40)
+@settings(
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+    max_examples=40,
+)
 @given(answer=odd_answers)
 def test_generated_odd_answers_get_feedback_and_are_not_correct(key, answer):
     feedback = judge(CHECKERS[key], answer)
@@ -579,8 +839,12 @@ def test_generated_odd_answers_get_feedback_and_are_not_correct(key, answer):
 
 @pytest.mark.parametrize("key", [k for k in RIGHT if RIGHT[k][0] == "tensor"])
 @settings(max_examples=25)
-@given(imag=st.floats(-5, 5, allow_nan=False), where=st.integers(0, 10**6), bad=nonfinite)
-def test_generated_complex_or_nonfinite_right_answers_are_not_correct(key, imag, where, bad):
+@given(
+    imag=st.floats(-5, 5, allow_nan=False), where=st.integers(0, 10**6), bad=nonfinite
+)
+def test_generated_complex_or_nonfinite_right_answers_are_not_correct(
+    key, imag, where, bad
+):
     _, value = right_value(key)
     t = torch.tensor(value, dtype=F64)
     assert not judge(CHECKERS[key], t + 1j * imag).ok
@@ -593,17 +857,27 @@ def test_generated_complex_or_nonfinite_right_answers_are_not_correct(key, imag,
     assert not judge(CHECKERS[key], spoiled).ok
 
 
-@pytest.mark.parametrize("key", [k for k in RIGHT if RIGHT[k][0] in ("count", "pair", "counts")])
+@pytest.mark.parametrize(
+    "key", [k for k in RIGHT if RIGHT[k][0] in ("count", "pair", "counts")]
+)
 @settings(max_examples=25)
 @given(fraction=st.floats(0.01, 0.99))
 def test_generated_non_whole_counts_are_not_truncated_to_right(key, fraction):
     kind, value = right_value(key)
     if kind == "count":
-        answers = [value + fraction, value - fraction, np.float32(value + fraction), torch.tensor(value + fraction)]
+        answers = [
+            value + fraction,
+            value - fraction,
+            np.float32(value + fraction),
+            torch.tensor(value + fraction),
+        ]
     else:
         v = list(value)
-        answers = [tuple([v[0] + fraction] + v[1:]), tuple(v[:-1] + [v[-1] - fraction]),
-                   torch.tensor([x + fraction for x in v], dtype=F64)]
+        answers = [
+            tuple([v[0] + fraction] + v[1:]),
+            tuple(v[:-1] + [v[-1] - fraction]),
+            torch.tensor([x + fraction for x in v], dtype=F64),
+        ]
     for answer in answers:
         assert not judge(CHECKERS[key], answer).ok, answer
 
@@ -614,34 +888,96 @@ def test_generated_non_whole_counts_are_not_truncated_to_right(key, fraction):
 def test_readers_read_values_whatever_their_type():
     from rope_lib.exercises import answers as a
 
-    for count in (7, np.int8(7), np.uint64(7), 7.0, np.float16(7), torch.tensor(7, dtype=torch.bfloat16),
-                  torch.tensor([[7]]), np.array([7.0]), [7], (7.0,)):
+    for count in (
+        7,
+        np.int8(7),
+        np.uint64(7),
+        7.0,
+        np.float16(7),
+        torch.tensor(7, dtype=torch.bfloat16),
+        torch.tensor([[7]]),
+        np.array([7.0]),
+        [7],
+        (7.0,),
+    ):
         assert a.read_count(count, "n") == 7, count
     assert a.read_count(10**400, "n") == 10**400  # exact, never through a float
-    for wrong in (7.5, NAN, INF, True, np.True_, "7", complex(7, 0), torch.tensor([7, 7]), None, {}, Weird()):
+    for wrong in (
+        7.5,
+        NAN,
+        INF,
+        True,
+        np.True_,
+        "7",
+        complex(7, 0),
+        torch.tensor([7, 7]),
+        None,
+        {},
+        Weird(),
+    ):
         assert isinstance(a.read_count(wrong, "n"), Feedback), wrong
-    assert a.read_number(Fraction(1, 4), "x") == 0.25 and a.read_number(torch.tensor([0.5]), "x") == 0.5
-    for wrong in (NAN, -INF, 10**400, 1j, np.complex64(1), "0.5", np.bool_(True), torch.empty(0)):
+    assert (
+        a.read_number(Fraction(1, 4), "x") == 0.25
+        and a.read_number(torch.tensor([0.5]), "x") == 0.5
+    )
+    for wrong in (
+        NAN,
+        -INF,
+        10**400,
+        1j,
+        np.complex64(1),
+        "0.5",
+        np.bool_(True),
+        torch.empty(0),
+    ):
         assert isinstance(a.read_number(wrong, "x"), Feedback), wrong
     for yes in (True, np.True_, torch.tensor(True), np.array([True])):
         assert a.read_yes_no(yes, "b") is True
-    for wrong in (1, "True", None, torch.tensor([True, False]), torch.tensor(True, device="meta")):
+    for wrong in (
+        1,
+        "True",
+        None,
+        torch.tensor([True, False]),
+        torch.tensor(True, device="meta"),
+    ):
         assert isinstance(a.read_yes_no(wrong, "b"), Feedback), wrong
     assert a.read_pair((np.int64(3), torch.tensor(4)), "p", whole=True) == (3, 4)
     assert isinstance(a.read_pair((3.5, 4), "p", whole=True), Feedback)
-    assert a.read_complex([3, 4], "z") == 3 + 4j and a.read_complex(torch.tensor([3 + 4j]), "z") == 3 + 4j
+    assert (
+        a.read_complex([3, 4], "z") == 3 + 4j
+        and a.read_complex(torch.tensor([3 + 4j]), "z") == 3 + 4j
+    )
     assert isinstance(a.read_complex(torch.tensor([1j, 2j]), "z"), Feedback)
     t = a.read_tensor([torch.tensor([1, 2]), np.array([3.0, 4.0])], "t")
     assert t.dtype == F64 and t.tolist() == [[1.0, 2.0], [3.0, 4.0]]
-    assert a.read_tensor(torch.tensor([-INF, 0.0]), "t", finite=False).tolist() == [-INF, 0.0]
-    for wrong in ([[1.0], [2.0, 3.0]], [1.0, "2"], torch.tensor([1 + 0j]), [NAN], [INF], _cycle(), {"a": 1}):
+    assert a.read_tensor(torch.tensor([-INF, 0.0]), "t", finite=False).tolist() == [
+        -INF,
+        0.0,
+    ]
+    for wrong in (
+        [[1.0], [2.0, 3.0]],
+        [1.0, "2"],
+        torch.tensor([1 + 0j]),
+        [NAN],
+        [INF],
+        _cycle(),
+        {"a": 1},
+    ):
         assert isinstance(a.read_tensor(wrong, "t"), Feedback), wrong
     assert a.read_indices(range(3), "k", 8) == frozenset({0, 1, 2})
     assert a.read_indices(torch.arange(8) >= 6, "k", 8) == frozenset({6, 7})
-    assert isinstance(a.read_indices([8], "k", 8), Feedback) and isinstance(a.read_indices([0.5], "k", 8), Feedback)
+    assert isinstance(a.read_indices([8], "k", 8), Feedback) and isinstance(
+        a.read_indices([0.5], "k", 8), Feedback
+    )
     assert a.read_choices({"A": " X "}, "d", ["a"], ["x"]) == {"a": "x"}
     assert isinstance(a.read_choices({"a": ["x"]}, "d", ["a"], ["x"]), Feedback)
-    for odd in (Weird(), _cycle(), 10**400, torch.empty(2, device="meta"), np.array([1, None], dtype=object)):
+    for odd in (
+        Weird(),
+        _cycle(),
+        10**400,
+        torch.empty(2, device="meta"),
+        np.array([1, None], dtype=object),
+    ):
         assert isinstance(a.describe(odd), str)
 
 
@@ -654,6 +990,13 @@ def test_guarded_turns_a_crash_into_feedback_and_keeps_the_name():
         raise ZeroDivisionError
 
     feedback = check_something(1)
-    assert isinstance(feedback, Feedback) and not feedback.ok and "ZeroDivisionError" in feedback.message
-    assert check_something.__name__ == "check_something" and check_something.__doc__ == "Docstring."
+    assert (
+        isinstance(feedback, Feedback)
+        and not feedback.ok
+        and "ZeroDivisionError" in feedback.message
+    )
+    assert (
+        check_something.__name__ == "check_something"
+        and check_something.__doc__ == "Docstring."
+    )
     assert list(inspect.signature(check_something).parameters) == ["answer"]

@@ -30,13 +30,17 @@ def reference_bound(r, d, base=10000.0):
 def test_long_term_decay_bound_matches_a_loop(d, base):
     distances = [0, 1, 3, 10, 77, 256, 1000]
     got = analysis.long_term_decay_bound(torch.tensor(distances), d, base)
-    want = torch.tensor([reference_bound(r, d, base) for r in distances], dtype=torch.float64)
+    want = torch.tensor(
+        [reference_bound(r, d, base) for r in distances], dtype=torch.float64
+    )
     torch.testing.assert_close(got, want)
 
 
 def test_long_term_decay_bound_at_zero_and_its_decay():
     # at r = 0 every S_j = j: mean of 1..64 = 32.5
-    assert analysis.long_term_decay_bound(torch.tensor([0]), 128).item() == pytest.approx(32.5)
+    assert analysis.long_term_decay_bound(
+        torch.tensor([0]), 128
+    ).item() == pytest.approx(32.5)
     bound = analysis.long_term_decay_bound(torch.arange(0, 257), 128)
     assert bound[0] > bound[10] > bound[100] > bound[256]
     assert bound[250] < 0.25 * bound[0]
@@ -45,13 +49,18 @@ def test_long_term_decay_bound_at_zero_and_its_decay():
 def test_decay_bound_really_bounds_the_rope_score():
     torch.manual_seed(0)
     d = 32
-    q, k = torch.randn(8, d, dtype=torch.float64), torch.randn(8, d, dtype=torch.float64)
+    q, k = (
+        torch.randn(8, d, dtype=torch.float64),
+        torch.randn(8, d, dtype=torch.float64),
+    )
     r = torch.arange(0, 300)
     bound = analysis.long_term_decay_bound(r, d)
     constant = analysis.decay_bound_constant(q, k)
     for i in range(8):
         # score computed independently: rotate q by R_r via the block-diagonal matrix
-        scores = torch.stack([rope_lib.rotation_matrix(int(m), d) @ q[i] @ k[i] for m in r]).abs()
+        scores = torch.stack(
+            [rope_lib.rotation_matrix(int(m), d) @ q[i] @ k[i] for m in r]
+        ).abs()
         assert torch.all(scores <= constant[i] * (d / 2) * bound + 1e-9)
 
 
@@ -70,8 +79,12 @@ def test_pair_turns_known_numbers():
     turns = analysis.pair_turns(4096, 128, 10000.0)
     assert turns.shape == (64,)
     assert turns[0].item() == pytest.approx(4096 / (2 * math.pi))  # theta_0 = 1
-    assert turns[63].item() == pytest.approx(4096 * 10000.0 ** (-126 / 128) / (2 * math.pi))
-    assert int((turns < 1).sum()) == 18  # 4096 theta_i < 2 pi  <=>  i > 64 ln(4096/2pi)/ln(1e4) = 45.01
+    assert turns[63].item() == pytest.approx(
+        4096 * 10000.0 ** (-126 / 128) / (2 * math.pi)
+    )
+    assert (
+        int((turns < 1).sum()) == 18
+    )  # 4096 theta_i < 2 pi  <=>  i > 64 ln(4096/2pi)/ln(1e4) = 45.01
     with pytest.raises(ValueError, match="head_dim"):
         analysis.pair_turns(100, 7)
 
@@ -86,7 +99,9 @@ def test_angle_error_bfloat16_positions_and_products():
     # position 100 is exact, theta_0 = 1 exact: no error on pair 0
     assert err[2, 0].item() == 0.0
     # pair 1: theta_1 = 0.1 in bfloat16 is 0.10009765625; 100 * that = 10.009765625 -> bfloat16 10.0
-    assert err[2, 1].item() == pytest.approx(abs(10.0 - 100 * 10000.0 ** (-2 / 8)), abs=1e-6)
+    assert err[2, 1].item() == pytest.approx(
+        abs(10.0 - 100 * 10000.0 ** (-2 / 8)), abs=1e-6
+    )
 
 
 def test_angle_error_float32_is_small():
@@ -100,7 +115,9 @@ def test_rope_cost_per_token_formulas():
     assert c["rope_flops"] == 6 * 128  # 6d per head for q and k
     assert c["attention_flops"] == 4 * 4096 * 128
     assert c["flops_ratio"] == pytest.approx(1.5 / 4096)
-    g = analysis.rope_cost_per_token(head_dim=128, n_heads=32, n_kv_heads=8, context=1000, bytes_per_value=2)
+    g = analysis.rope_cost_per_token(
+        head_dim=128, n_heads=32, n_kv_heads=8, context=1000, bytes_per_value=2
+    )
     assert g["rope_flops"] == 3 * 128 * 40
     assert g["attention_flops"] == 4 * 1000 * 128 * 32
     assert g["attention_bytes"] == 2 * 1000 * 128 * 8 * 2
@@ -112,9 +129,16 @@ def test_seed001_module_is_right_for_seq_positions_and_wrong_for_batched():
     torch.manual_seed(1)
     module = analysis.UnsqueezeBugRoPE(10000.0, 8, 64)
     x = torch.randn(2, 3, 5, 8)
-    torch.testing.assert_close(module(x, torch.arange(5)), rope_lib.apply_rope(x, torch.arange(5)))
+    torch.testing.assert_close(
+        module(x, torch.arange(5)), rope_lib.apply_rope(x, torch.arange(5))
+    )
     positions = torch.tensor([[0, 1, 2, 3, 4], [9, 10, 11, 12, 13]])
-    assert module(torch.randn(2, 5, 8), positions).shape == (1, 2, 5, 8)  # silent extra dimension
+    assert module(torch.randn(2, 5, 8), positions).shape == (
+        1,
+        2,
+        5,
+        8,
+    )  # silent extra dimension
     with pytest.raises(RuntimeError):
         module(x, positions)  # batch 2 against 3 heads
     fixed = rope_lib.RotaryEmbedding(8)(x, positions)
@@ -134,7 +158,10 @@ def test_widget_update_moves_every_hand_to_the_independent_angle():
             assert xs[1] - cx == pytest.approx(0.95 * math.cos(angle), abs=2e-3)
             assert ys[1] - cy == pytest.approx(0.95 * math.sin(angle), abs=2e-3)
         assert f"position m = {position}" in w.title.get_text()
-        assert w.controls["position"].value == position and w.controls["base"].value == base
+        assert (
+            w.controls["position"].value == position
+            and w.controls["base"].value == base
+        )
     import matplotlib.pyplot as plt
 
     plt.close(w.figure)
@@ -145,6 +172,7 @@ def test_widget_readout_is_parseable_and_correct():
 
     w = lw.ClockDials(head_dim=16, position=100)
     assert "rope-readout" in w.readout._dom_classes
+
     def angles(html):  # "m θ_i: pairs 0-3: a, b, c, d rad<br>pairs 4-7: e, f, g, h rad"
         rows = re.findall(r"pairs (\d+)-(\d+): ([-\d., ]+) rad", html)
         return [float(v) for _, _, values in rows for v in values.split(", ")]
@@ -159,7 +187,9 @@ def test_widget_readout_is_parseable_and_correct():
     assert w.hands[1].get_data()[0][1] != before
     assert angles(w.readout.value)[0] == pytest.approx(101.0, abs=1e-4)
     w.controls["base"].value = 500000.0
-    assert angles(w.readout.value)[7] == pytest.approx(101 * 500000 ** (-14 / 16), abs=1e-4)
+    assert angles(w.readout.value)[7] == pytest.approx(
+        101 * 500000 ** (-14 / 16), abs=1e-4
+    )
     for control in w.controls.values():
         assert control.description
 
@@ -184,14 +214,25 @@ def test_check_1_solution_and_mistakes():
     answer = z * torch.polar(torch.tensor(1.0), torch.tensor(5 * 0.1))
     assert ex.check_complex_rotation(answer).ok
     # (3 + 4i) e^{0.5 i}, written out
-    expected = [3 * math.cos(0.5) - 4 * math.sin(0.5), 3 * math.sin(0.5) + 4 * math.cos(0.5)]
+    expected = [
+        3 * math.cos(0.5) - 4 * math.sin(0.5),
+        3 * math.sin(0.5) + 4 * math.cos(0.5),
+    ]
     assert ex.check_complex_rotation(expected).ok
     assert ex.check_complex_rotation(complex(*expected)).ok
     mistakes = {
-        "clockwise": [3 * math.cos(0.5) + 4 * math.sin(0.5), -3 * math.sin(0.5) + 4 * math.cos(0.5)],
-        "θ = 0.1 only": [3 * math.cos(0.1) - 4 * math.sin(0.1), 3 * math.sin(0.1) + 4 * math.cos(0.1)],
-        "degrees": [3 * math.cos(math.radians(0.5)) - 4 * math.sin(math.radians(0.5)),
-                    3 * math.sin(math.radians(0.5)) + 4 * math.cos(math.radians(0.5))],
+        "clockwise": [
+            3 * math.cos(0.5) + 4 * math.sin(0.5),
+            -3 * math.sin(0.5) + 4 * math.cos(0.5),
+        ],
+        "θ = 0.1 only": [
+            3 * math.cos(0.1) - 4 * math.sin(0.1),
+            3 * math.sin(0.1) + 4 * math.cos(0.1),
+        ],
+        "degrees": [
+            3 * math.cos(math.radians(0.5)) - 4 * math.sin(math.radians(0.5)),
+            3 * math.sin(math.radians(0.5)) + 4 * math.cos(math.radians(0.5)),
+        ],
         "swapped": expected[::-1],
         "before the rotation": [3.0, 4.0],
         "length": [1.0, 1.0],
@@ -209,8 +250,12 @@ def test_check_2_solution_and_mistakes():
     # by hand: i > 64 ln(8192 / 2 pi) / ln(500000) = 34.98 -> pairs 35..63
     assert ex.check_slow_pairs(29).ok
     assert "DO complete" in ex.check_slow_pairs(35).message
-    assert "10,000" in ex.check_slow_pairs(14).message       # i > 64 ln(8192/2pi)/ln(1e4) = 49.8 -> 14 pairs
-    assert "2π" in ex.check_slow_pairs(20).message           # 8192 theta_i < 1 -> i > 43.9 -> 20 pairs
+    assert (
+        "10,000" in ex.check_slow_pairs(14).message
+    )  # i > 64 ln(8192/2pi)/ln(1e4) = 49.8 -> 14 pairs
+    assert (
+        "2π" in ex.check_slow_pairs(20).message
+    )  # 8192 theta_i < 1 -> i > 43.9 -> 20 pairs
     assert "off by one" in ex.check_slow_pairs(30).message
     assert "whole number" in ex.check_slow_pairs(2.5).message
     assert "only 64" in ex.check_slow_pairs(65).message
@@ -228,9 +273,13 @@ def test_check_3_solution_and_mistakes():
     k_int = (x @ answer.T).view(6, 2, 8).transpose(0, 1)
     s_half = rope_lib.apply_rope(k_half, torch.arange(6), layout="half")
     s_int = rope_lib.apply_rope(k_int, torch.arange(6), layout="interleaved")
-    torch.testing.assert_close(s_half @ s_half.transpose(-1, -2), s_int @ s_int.transpose(-1, -2))
+    torch.testing.assert_close(
+        s_half @ s_half.transpose(-1, -2), s_int @ s_int.transpose(-1, -2)
+    )
 
-    other_way = W_half.view(2, 8, 16)[:, rope_lib.interleaved_to_half(torch.arange(8)), :].reshape(16, 16)
+    other_way = W_half.view(2, 8, 16)[
+        :, rope_lib.interleaved_to_half(torch.arange(8)), :
+    ].reshape(16, 16)
     assert "other direction" in ex.check_meta_layout_weights(other_way).message
     assert "unchanged" in ex.check_meta_layout_weights(W_half).message
     whole = W_half[rope_lib.half_to_interleaved(torch.arange(16))]
@@ -245,20 +294,31 @@ def test_check_4_solution_and_mistakes():
     stored = torch.tensor(5001.0).to(torch.bfloat16).item()
     answer = abs(stored - 5001) * 1.0
     feedback = ex.check_bfloat16_angle_error(answer)
-    assert feedback.ok and "4976 to 5008" in feedback.message and "steps of 32" in feedback.message
+    assert (
+        feedback.ok
+        and "4976 to 5008" in feedback.message
+        and "steps of 32" in feedback.message
+    )
     # by hand: 8 significant bits, so steps of 32 in [4096, 8192); 5001 -> 156 * 32 = 4992, 9 rad off
     assert ex.check_bfloat16_angle_error(9).ok
     assert "positive" in ex.check_bfloat16_angle_error(-9.0).message
     assert "turns" in ex.check_bfloat16_angle_error(9 / (2 * math.pi)).message
     assert "dial" in ex.check_bfloat16_angle_error(9 - 2 * math.pi).message
     assert "stores" in ex.check_bfloat16_angle_error(4992).message
-    assert "float16" in ex.check_bfloat16_angle_error(1.0).message  # float16: steps of 4 there, 5001 -> 5000
+    assert (
+        "float16" in ex.check_bfloat16_angle_error(1.0).message
+    )  # float16: steps of 4 there, 5001 -> 5000
     assert "256" in ex.check_bfloat16_angle_error(0).message
     assert not ex.check_bfloat16_angle_error("nine").ok
 
 
 def test_checkers_say_when_there_is_no_answer_yet():
-    for check in (ex.check_complex_rotation, ex.check_slow_pairs, ex.check_meta_layout_weights, ex.check_bfloat16_angle_error):
+    for check in (
+        ex.check_complex_rotation,
+        ex.check_slow_pairs,
+        ex.check_meta_layout_weights,
+        ex.check_bfloat16_angle_error,
+    ):
         feedback = check(None)
         assert not feedback.ok and "no answer yet" in feedback.message
 
@@ -279,5 +339,10 @@ def test_checkers_read_answers_by_value():
     z = (3 + 4j) * complex(math.cos(0.5), math.sin(0.5))
     for form in (z, np.complex128(z), torch.tensor([z]), np.array([z.real, z.imag])):
         assert ex.check_complex_rotation(form).ok, form
-    assert not ex.check_complex_rotation(torch.tensor([z.real, z.imag], dtype=torch.complex64)).ok
-    assert not ex.check_bfloat16_angle_error(complex(9, 0)).ok and ex.check_bfloat16_angle_error(np.float32(9)).ok
+    assert not ex.check_complex_rotation(
+        torch.tensor([z.real, z.imag], dtype=torch.complex64)
+    ).ok
+    assert (
+        not ex.check_bfloat16_angle_error(complex(9, 0)).ok
+        and ex.check_bfloat16_angle_error(np.float32(9)).ok
+    )

@@ -42,7 +42,9 @@ def text_of(cell: dict) -> str:
 
 
 def pointers_in(text: str) -> list[str]:
-    return [m.group(0) for p in POINTERS for m in re.finditer(p, text, flags=re.IGNORECASE)]
+    return [
+        m.group(0) for p in POINTERS for m in re.finditer(p, text, flags=re.IGNORECASE)
+    ]
 
 
 def test_lessons_are_numbered_without_gaps():
@@ -53,9 +55,13 @@ def test_lessons_are_numbered_without_gaps():
 @pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
 def test_lesson_is_one_sitting(path):
     nb = cells(path)
-    words = sum(len("".join(c["source"]).split()) for c in nb if c["cell_type"] == "markdown")
+    words = sum(
+        len("".join(c["source"]).split()) for c in nb if c["cell_type"] == "markdown"
+    )
     assert len(nb) <= MAX_CELLS, f"{path.name}: {len(nb)} cells (at most {MAX_CELLS})"
-    assert words <= MAX_WORDS, f"{path.name}: {words} words of prose (at most {MAX_WORDS})"
+    assert words <= MAX_WORDS, (
+        f"{path.name}: {words} words of prose (at most {MAX_WORDS})"
+    )
 
 
 @pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
@@ -73,12 +79,16 @@ def test_lesson_never_points_at_the_planning_notes(path):
 @pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
 def test_lesson_uses_the_course_notation(path):
     # the frequency of pair i is theta_i everywhere (README, Notation); omega was lesson 1's name
-    math = "\n".join("".join(c["source"]) for c in cells(path) if c["cell_type"] == "markdown")
+    math = "\n".join(
+        "".join(c["source"]) for c in cells(path) if c["cell_type"] == "markdown"
+    )
     assert "\\omega" not in math
 
 
 def test_library_and_readme_never_point_at_the_planning_notes():
-    sources = {p: p.read_text(encoding="utf-8") for p in (ROOT / "rope_lib").rglob("*.py")}
+    sources = {
+        p: p.read_text(encoding="utf-8") for p in (ROOT / "rope_lib").rglob("*.py")
+    }
     sources[ROOT / "README.md"] = (ROOT / "README.md").read_text(encoding="utf-8")
     found = {str(p.relative_to(ROOT)): pointers_in(t) for p, t in sources.items()}
     assert {p: f for p, f in found.items() if f} == {}
@@ -87,7 +97,9 @@ def test_library_and_readme_never_point_at_the_planning_notes():
 def test_readme_maps_every_lesson_with_a_picture():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     for path in LESSONS:
-        assert f"(notebooks/{path.name})" in readme, f"README's lesson map misses {path.name}"
+        assert f"(notebooks/{path.name})" in readme, (
+            f"README's lesson map misses {path.name}"
+        )
         picture = ROOT / "images" / f"lesson{path.name[:2]}.png"
         assert picture.exists(), f"{picture.relative_to(ROOT)} is missing (make images)"
         assert f"images/lesson{path.name[:2]}.png" in readme
@@ -95,9 +107,19 @@ def test_readme_maps_every_lesson_with_a_picture():
 
 def test_pointer_patterns_catch_what_they_are_for():
     # the check above must be able to fail
-    for text in ["as seed 003 says", "Seed note 004", "the seeds' claims", "Seed001RoPE",
-                 "see the seed notes", "the source notes say"]:
+    for text in [
+        "as seed 003 says",
+        "Seed note 004",
+        "the seeds' claims",
+        "Seed001RoPE",
+        "see the seed notes",
+        "the source notes say",
+    ]:
         assert pointers_in(text), text
-    for text in ["torch.manual_seed(0)", "--seed 7", "the spread over seeds 0, 1 and 2",
-                 "seeds=3"]:
+    for text in [
+        "torch.manual_seed(0)",
+        "--seed 7",
+        "the spread over seeds 0, 1 and 2",
+        "seeds=3",
+    ]:
         assert not pointers_in(text), text

@@ -38,15 +38,29 @@ def mscale_by_hand(scale, mscale):
 
 def tiny_config(mscale, mscale_all_dim, rope_interleave=True):
     config = DeepseekV3Config(
-        hidden_size=HIDDEN, num_attention_heads=HEADS, num_key_value_heads=HEADS,
-        q_lora_rank=None, kv_lora_rank=KV_RANK, qk_nope_head_dim=NOPE, qk_rope_head_dim=ROPE,
-        v_head_dim=V, num_hidden_layers=1, intermediate_size=32, moe_intermediate_size=16,
-        n_routed_experts=2, num_experts_per_tok=1, vocab_size=16,
-        max_position_embeddings=int(FACTOR * ORIGINAL), rope_interleave=rope_interleave,
+        hidden_size=HIDDEN,
+        num_attention_heads=HEADS,
+        num_key_value_heads=HEADS,
+        q_lora_rank=None,
+        kv_lora_rank=KV_RANK,
+        qk_nope_head_dim=NOPE,
+        qk_rope_head_dim=ROPE,
+        v_head_dim=V,
+        num_hidden_layers=1,
+        intermediate_size=32,
+        moe_intermediate_size=16,
+        n_routed_experts=2,
+        num_experts_per_tok=1,
+        vocab_size=16,
+        max_position_embeddings=int(FACTOR * ORIGINAL),
+        rope_interleave=rope_interleave,
         rope_parameters={
-            "rope_type": "yarn", "rope_theta": BASE, "factor": FACTOR,
+            "rope_type": "yarn",
+            "rope_theta": BASE,
+            "factor": FACTOR,
             "original_max_position_embeddings": ORIGINAL,
-            "mscale": mscale, "mscale_all_dim": mscale_all_dim,
+            "mscale": mscale,
+            "mscale_all_dim": mscale_all_dim,
         },
     )
     config._attn_implementation = "eager"
@@ -130,21 +144,31 @@ def test_transformers_puts_the_ratio_on_cos_sin_and_mscale_all_dim_on_the_softma
     rotary = ds.DeepseekV3RotaryEmbedding(config)
     attention = ds.DeepseekV3Attention(config, layer_idx=0)
     assert math.isclose(
-        rotary.attention_scaling, mscale_by_hand(FACTOR, 1.0) / mscale_by_hand(FACTOR, 0.8)
+        rotary.attention_scaling,
+        mscale_by_hand(FACTOR, 1.0) / mscale_by_hand(FACTOR, 0.8),
     )
     softmax_multiplier = attention.scaling * math.sqrt(NOPE + ROPE)
     assert math.isclose(softmax_multiplier, mscale_by_hand(FACTOR, 0.8) ** 2)
     # rope_lib's frequencies and attention factor for the rotated part are transformers'
     inv_freq, factor = rope_frequencies(
-        "yarn", ROPE, BASE, factor=FACTOR, original_max_position_embeddings=ORIGINAL,
-        mscale=1.0, mscale_all_dim=0.8,
+        "yarn",
+        ROPE,
+        BASE,
+        factor=FACTOR,
+        original_max_position_embeddings=ORIGINAL,
+        mscale=1.0,
+        mscale_all_dim=0.8,
     )
     assert torch.equal(inv_freq, rotary.inv_freq)
     assert math.isclose(factor, rotary.attention_scaling)
 
 
-@pytest.mark.parametrize("rope_interleave, layout", [(True, "interleaved"), (False, "half")])
-def test_logits_are_1_8739_rotated_plus_1_6773_unrotated(rope_interleave, layout, monkeypatch):
+@pytest.mark.parametrize(
+    "rope_interleave, layout", [(True, "interleaved"), (False, "half")]
+)
+def test_logits_are_1_8739_rotated_plus_1_6773_unrotated(
+    rope_interleave, layout, monkeypatch
+):
     config = tiny_config(1.0, 0.8, rope_interleave)
     attention, _, hidden, logits, weights, (q, k, scaling) = run_attention(
         config, POSITIONS, monkeypatch
@@ -172,7 +196,9 @@ def test_deepseek_v3_config_mscale_equal_moves_everything_into_the_softmax(monke
     # DeepSeek-V3's shipped config: mscale = mscale_all_dim = 1. cos/sin are left alone and
     # both parts of the head get the same 1.8739.
     config = tiny_config(1.0, 1.0)
-    attention, rotary, hidden, logits, _, _ = run_attention(config, POSITIONS, monkeypatch)
+    attention, rotary, hidden, logits, _, _ = run_attention(
+        config, POSITIONS, monkeypatch
+    )
     assert rotary.attention_scaling == 1.0
     plain_nope, plain_rot = decomposition(attention, hidden, POSITIONS, "interleaved")
     both = mscale_by_hand(FACTOR, 1.0) ** 2

@@ -41,7 +41,7 @@ def test_common_linear_version_against_the_paper():
     # spans ln(100)/slope: linear 0.1 -> 46.05 tokens at most; paper 1/256 -> 1178.9
     assert float(alibi_span(torch.tensor(0.1))) == pytest.approx(math.log(100) / 0.1)
     paper = rope_lib.alibi_slopes(8)
-    assert torch.equal(paper, torch.tensor([2.0 ** -h for h in range(1, 9)]))
+    assert torch.equal(paper, torch.tensor([2.0**-h for h in range(1, 9)]))
     assert float(alibi_span(paper[-1])) == pytest.approx(256 * math.log(100), rel=1e-6)
 
 
@@ -67,8 +67,8 @@ def test_row_constant_key_bias_is_the_causal_bias_but_not_the_encoder_one():
     torch.manual_seed(2)
     content = torch.randn(8, L, L)
     past = torch.ones(L, L, dtype=torch.bool).tril()
-    slopes = torch.tensor([2.0 ** -h for h in range(1, 9)])
-    key_bias = slopes[:, None, None] * torch.arange(L)[None, None, :]   # mu_h * n
+    slopes = torch.tensor([2.0**-h for h in range(1, 9)])
+    key_bias = slopes[:, None, None] * torch.arange(L)[None, None, :]  # mu_h * n
     assert torch.allclose(rope_lib.alibi_key_bias(L, 8), key_bias)
     with_key = (content + key_bias).masked_fill(~past, -math.inf).softmax(-1)
     full = (content + rope_lib.alibi_bias(L, 8)).softmax(-1)
@@ -116,13 +116,18 @@ def test_widget_speaks_the_course_notation():
 
 def test_lesson_uses_the_course_notation_and_no_test_machinery():
     cells = json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]
+
     def joined(kind):
         return "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == kind)
 
     prose, code = joined("markdown"), joined("code")
     # positions m, n, offset Delta, slope mu_h: no i, j positions, no m_h, no distance d
-    old_names = (r"(?<!\w)m_h", r"\bi\s*-\s*j\b", r"\bj \\le i\b",
-                 r"\$m\s*\\cdot\s*d\$")
+    old_names = (
+        r"(?<!\w)m_h",
+        r"\bi\s*-\s*j\b",
+        r"\bj \\le i\b",
+        r"\$m\s*\\cdot\s*d\$",
+    )
     for old in old_names:
         assert not re.search(old, prose), old
     assert r"\mu_h" in prose and r"\Delta" in prose

@@ -70,11 +70,14 @@ def train_on_ten_tokens(optimizer_class, steps=50, init=None, **options):
     return start, learned.table.detach()
 
 
-@pytest.mark.parametrize("optimizer_class, options", [
-    (torch.optim.SGD, dict(lr=0.1)),
-    (torch.optim.SGD, dict(lr=0.1, momentum=0.9)),
-    (torch.optim.Adam, dict(lr=0.01)),
-])
+@pytest.mark.parametrize(
+    "optimizer_class, options",
+    [
+        (torch.optim.SGD, dict(lr=0.1)),
+        (torch.optim.SGD, dict(lr=0.1, momentum=0.9)),
+        (torch.optim.Adam, dict(lr=0.01)),
+    ],
+)
 def test_without_weight_decay_unreached_rows_keep_their_start(optimizer_class, options):
     start, end = train_on_ten_tokens(optimizer_class, **options)
     assert torch.equal(end[10:], start[10:])
@@ -83,9 +86,10 @@ def test_without_weight_decay_unreached_rows_keep_their_start(optimizer_class, o
 
 def test_adamw_shrinks_unreached_rows_by_one_minus_lr_wd_per_step():
     lr, wd, steps = 0.01, 0.1, 50
-    start, end = train_on_ten_tokens(torch.optim.AdamW, steps=steps, lr=lr,
-                                     weight_decay=wd)
-    factor = (1 - lr * wd) ** steps                # decoupled decay, zero Adam step
+    start, end = train_on_ten_tokens(
+        torch.optim.AdamW, steps=steps, lr=lr, weight_decay=wd
+    )
+    factor = (1 - lr * wd) ** steps  # decoupled decay, zero Adam step
     expected = start[10:].double() * factor
     assert torch.allclose(end[10:].double(), expected, rtol=1e-5, atol=0)
     assert factor == pytest.approx(math.exp(steps * math.log1p(-lr * wd)))
@@ -99,8 +103,9 @@ def test_coupled_weight_decay_also_pulls_unreached_rows_towards_zero():
 
 
 def test_a_zero_initialised_table_keeps_zeros_in_unreached_rows_even_with_decay():
-    start, end = train_on_ten_tokens(torch.optim.AdamW, init=torch.zeros(16, 8),
-                                     lr=0.01, weight_decay=0.1)
+    start, end = train_on_ten_tokens(
+        torch.optim.AdamW, init=torch.zeros(16, 8), lr=0.01, weight_decay=0.1
+    )
     assert torch.equal(start, torch.zeros(16, 8))
     assert torch.equal(end[10:], torch.zeros(6, 8))
     assert not torch.equal(end[:10], torch.zeros(10, 8))

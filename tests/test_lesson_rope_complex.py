@@ -90,8 +90,9 @@ def test_cat_gives_the_same_scores_and_keeps_the_relative_property():
         return (q_m @ k_n.T).item()
 
     for m, n in [(0, 0), (5, 2), (40, 37), (100, 3)]:
-        assert math.isclose(score(m, n, "cat"), score(m, n, "stack"),
-                            rel_tol=1e-12, abs_tol=1e-12)
+        assert math.isclose(
+            score(m, n, "cat"), score(m, n, "stack"), rel_tol=1e-12, abs_tol=1e-12
+        )
     # only the offset matters with cat too
     assert math.isclose(score(5, 2, "cat"), score(503, 500, "cat"), rel_tol=1e-9)
 

@@ -20,7 +20,6 @@ matplotlib.use("Agg")
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-import rope_lib  # noqa: E402
 from rope_lib.widgets import clock_dials  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,8 +50,10 @@ def test_score_is_the_real_part_of_the_pair_sum():
         q_pairs = [complex(q[2 * i], q[2 * i + 1]) for i in range(d // 2)]
         k_pairs = [complex(k[2 * i], k[2 * i + 1]) for i in range(d // 2)]
         h = [a * b.conjugate() for a, b in zip(q_pairs, k_pairs)]
-        pair_sum = sum(h_i * cmath.exp(1j * (m - n) * 10000.0 ** (-2 * i / d))
-                       for i, h_i in enumerate(h))
+        pair_sum = sum(
+            h_i * cmath.exp(1j * (m - n) * 10000.0 ** (-2 * i / d))
+            for i, h_i in enumerate(h)
+        )
         assert score == pytest.approx(pair_sum.real, abs=1e-9)
 
 
@@ -78,8 +79,8 @@ def test_same_rotation_different_heads_use_position_differently():
         return sum(a * b for a, b in zip(rotate_by_hand(v, delta), v))
 
     assert score(fast, 0) == pytest.approx(8.0) == score(slow, 0)
-    assert score(fast, 2) < 0 < score(slow, 2)      # the fast head has already turned
-    assert score(slow, 1000) > 7.9                   # the slow head hardly notices 1000
+    assert score(fast, 2) < 0 < score(slow, 2)  # the fast head has already turned
+    assert score(slow, 1000) > 7.9  # the slow head hardly notices 1000
     # the numbers the lesson prints
     assert f"{score(fast, 1):.2f}" == "5.43" and f"{score(fast, 4):.2f}" == "-6.90"
     assert f"{score(slow, 1000):.2f}" == "7.91"
@@ -100,8 +101,11 @@ def test_readout_lines_are_the_html_readout_and_the_exact_angles():
             dials.update(position=position, base=base)
             lines = dials.readout_lines()
             # the readout beside the dials: the same angles, two short lines
-            html_angles = [float(v) for row in re.findall(r": ([-\d., ]+) rad", dials.readout.value)
-                           for v in row.split(", ")]
+            html_angles = [
+                float(v)
+                for row in re.findall(r": ([-\d., ]+) rad", dials.readout.value)
+                for v in row.split(", ")
+            ]
             assert dials.readout.value.count("<br>") == 1 and len(html_angles) == 8
             pattern = r"pair (\d) angle = ([\d.]+) rad \(([\d.]+) turns\)"
             found = [re.fullmatch(pattern, line) for line in lines]
@@ -110,8 +114,9 @@ def test_readout_lines_are_the_html_readout_and_the_exact_angles():
                 angle = position * base ** (-2 * i / 16)
                 assert float(f.group(2)) == pytest.approx(angle, rel=1e-6, abs=1e-4)
                 assert html_angles[i] == pytest.approx(angle, rel=1e-6, abs=1e-4)
-                assert float(f.group(3)) == pytest.approx(angle / (2 * math.pi),
-                                                          rel=1e-6, abs=1e-4)
+                assert float(f.group(3)) == pytest.approx(
+                    angle / (2 * math.pi), rel=1e-6, abs=1e-4
+                )
     finally:
         import matplotlib.pyplot as plt
 
@@ -121,8 +126,9 @@ def test_readout_lines_are_the_html_readout_and_the_exact_angles():
 # ---------------------------------------------------------- the lesson as written
 def test_widget_cell_is_tagged_and_has_a_still_picture_next_to_it():
     nb = cells()
-    index = next(i for i, c in enumerate(nb)
-                 if "dials.widget()" in "".join(c["source"]))
+    index = next(
+        i for i, c in enumerate(nb) if "dials.widget()" in "".join(c["source"])
+    )
     assert "nbval-ignore-output" in nb[index]["metadata"].get("tags", [])
     still = nb[index + 2]
     assert any("image/png" in o.get("data", {}) for o in still["outputs"])
@@ -162,6 +168,7 @@ def test_printed_and_code_lines_fit_88_characters():
         for output in c["outputs"]:
             if output.get("output_type") == "stream":
                 text = "".join(output["text"])
-                long_lines += [(i, "printed", line)
-                               for line in text.splitlines() if len(line) > 88]
+                long_lines += [
+                    (i, "printed", line) for line in text.splitlines() if len(line) > 88
+                ]
     assert long_lines == []

@@ -44,8 +44,11 @@ def test_worked_pair_both_ways():
     q, k = torch.tensor([0.5, -1.0], dtype=F64), torch.tensor([1.2, 0.3], dtype=F64)
     turn_02 = rope_lib.rotation_2d(0.2)
     by_matrix = torch.stack([turn_02 @ q, turn_02 @ k])
-    by_apply = rope_lib.apply_rope(torch.stack([q, k]), torch.tensor([2, 2]),
-                                   inv_freq=torch.tensor([0.1], dtype=F64))
+    by_apply = rope_lib.apply_rope(
+        torch.stack([q, k]),
+        torch.tensor([2, 2]),
+        inv_freq=torch.tensor([0.1], dtype=F64),
+    )
     printed = torch.tensor([[0.6887, -0.8807], [1.1165, 0.5324]], dtype=F64)
     assert torch.allclose(by_matrix, printed, atol=5e-5)
     assert torch.allclose(by_apply, printed, atol=5e-5)
@@ -83,7 +86,7 @@ def test_score_is_a_function_of_the_offset_and_its_sign():
 def test_cos_only_version_loses_the_sine_term_and_the_conjugate_keeps_it():
     q, k, m, n, theta = (0.3, -1.1), (0.8, 0.4), 7, 3, 0.5
     exact = rope_score(q, k, m, n, theta)
-    turn_by_offset = complex(math.cos(2.0), math.sin(2.0))        # e^(i (m - n) theta)
+    turn_by_offset = complex(math.cos(2.0), math.sin(2.0))  # e^(i (m - n) theta)
     with_conjugate = (complex(*q) * complex(*k).conjugate() * turn_by_offset).real
     cos_only = (q[0] * k[0] + q[1] * k[1]) * math.cos(2.0)
     cross = q[0] * k[1] - q[1] * k[0]
@@ -97,8 +100,12 @@ def test_head_score_is_the_sum_of_its_pairs_scores():
     q8, k8 = torch.randn(2, 8, dtype=F64)
     m, n = 9, 4
     rotated = rope_lib.apply_rope(torch.stack([q8, k8]), torch.tensor([m, n]))
-    pairs = sum(rope_score(q8[2 * i:2 * i + 2], k8[2 * i:2 * i + 2], m, n,
-                           10000.0 ** (-2 * i / 8)) for i in range(4))
+    pairs = sum(
+        rope_score(
+            q8[2 * i : 2 * i + 2], k8[2 * i : 2 * i + 2], m, n, 10000.0 ** (-2 * i / 8)
+        )
+        for i in range(4)
+    )
     assert float(rotated[0] @ rotated[1]) == pytest.approx(pairs, abs=1e-10)
 
 
@@ -118,8 +125,12 @@ def test_widget_keeps_the_score_under_a_shift_and_draws_the_rotation():
 
 def turn_rows(x, positions, sign=1.0):
     """Row j of x turned by sign * positions[j] radians (one pair, theta = 1)."""
-    return torch.stack([torch.tensor(turn(sign * float(p), row), dtype=F64)
-                        for row, p in zip(x, positions)])
+    return torch.stack(
+        [
+            torch.tensor(turn(sign * float(p), row), dtype=F64)
+            for row, p in zip(x, positions)
+        ]
+    )
 
 
 def attention_by_hand(q, k, v, positions, rotate_v=False, rotate_back=False):
@@ -137,16 +148,23 @@ def test_roper_rotating_values_and_the_output_back_keeps_attention_relative():
     pos = torch.arange(6)
     plain, _ = attention_by_hand(q, k, v, pos)
     assert torch.allclose(plain, attention_by_hand(q, k, v, pos + 100)[0], atol=1e-10)
-    v_only = (attention_by_hand(q, k, v, pos + 100, rotate_v=True)[0]
-              - attention_by_hand(q, k, v, pos, rotate_v=True)[0]).abs().max()
+    v_only = (
+        (
+            attention_by_hand(q, k, v, pos + 100, rotate_v=True)[0]
+            - attention_by_hand(q, k, v, pos, rotate_v=True)[0]
+        )
+        .abs()
+        .max()
+    )
     assert v_only > 0.1  # rotating v alone stamps absolute positions
     roper, weights = attention_by_hand(q, k, v, pos, rotate_v=True, rotate_back=True)
     shifted = attention_by_hand(q, k, v, pos + 100, rotate_v=True, rotate_back=True)[0]
     assert torch.allclose(roper, shifted, atol=1e-10)
     # RoPER's output is sum_n a_mn R_(n-m) v_n: each value turned by its offset
     for m in range(6):
-        expected = sum(weights[m, n] * torch.tensor(turn(n - m, v[n]), dtype=F64)
-                       for n in range(6))
+        expected = sum(
+            weights[m, n] * torch.tensor(turn(n - m, v[n]), dtype=F64) for n in range(6)
+        )
         assert torch.allclose(roper[m], expected, atol=1e-12)
     # the lesson's apply_rope version: positions -p turn the output back
     one = torch.tensor([1.0], dtype=F64)
@@ -174,5 +192,5 @@ def test_slowest_pair_of_a_real_head_turns_less_than_half_a_radian_in_4096_token
 def test_the_story_carries_no_test_machinery():
     cells = json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]
     code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
-    for machinery in ("inspect.", ".split('\"\"\"')", '.replace("<b>"', "assert "):
+    for machinery in ("inspect.", '.split(\'"""\')', '.replace("<b>"', "assert "):
         assert machinery not in code, machinery

@@ -27,8 +27,7 @@ from rope_lib.widgets.sinusoidal import EncodingExplorer, thumbnail  # noqa: E40
 ROOT = Path(__file__).resolve().parent.parent
 LESSONS = {
     "01_sinusoidal.ipynb": "# Lesson 1 · The sinusoidal encoding",
-    "02_learned_positions.ipynb":
-        "# Lesson 2 · Learned positions and the training length",
+    "02_learned_positions.ipynb": "# Lesson 2 · Learned positions and the training length",
 }
 
 
@@ -45,7 +44,8 @@ def dot(u, v) -> float:
 
 
 SOURCE_POINTER = re.compile(
-    r"\bseeds?\b|source notes|\bnote 00\d|(?<![\w,.])00[0-4]\b", re.I)
+    r"\bseeds?\b|source notes|\bnote 00\d|(?<![\w,.])00[0-4]\b", re.I
+)
 
 
 def cells(name):
@@ -73,12 +73,19 @@ def test_lesson_is_one_sitting_with_goals_summary_and_exercises(name):
     first = "".join(nb[0]["source"])
     assert first.startswith(LESSONS[name] + "\n")
     assert "By the end you will be able to" in first
-    headings = [line for c in markdown for line in "".join(c["source"]).splitlines()
-                if line.startswith("## ")]
+    headings = [
+        line
+        for c in markdown
+        for line in "".join(c["source"]).splitlines()
+        if line.startswith("## ")
+    ]
     assert any("Summary" in h for h in headings)
     assert any("Exercises" in h for h in headings)
-    checks = [c for c in nb
-              if c["cell_type"] == "code" and "ex.check_" in "".join(c["source"])]
+    checks = [
+        c
+        for c in nb
+        if c["cell_type"] == "code" and "ex.check_" in "".join(c["source"])
+    ]
     assert len(checks) >= 2
 
 
@@ -119,8 +126,12 @@ def test_exercise_solutions_shown_in_the_lessons_pass_their_checkers():
             if cell["cell_type"] != "markdown" or "<summary>Solution" not in source:
                 continue
             block = re.search(r"```python\n(.*?)```", source, re.S).group(1)
-            library = ("wavelengths", "inv_frequencies", "sinusoidal_encoding",
-                       "sinusoidal_shift_matrix")
+            library = (
+                "wavelengths",
+                "inv_frequencies",
+                "sinusoidal_encoding",
+                "sinusoidal_shift_matrix",
+            )
             names = dict(torch=torch, math=math)
             names.update({n: getattr(rope_lib, n) for n in library})
             exec(block, names)
@@ -142,8 +153,11 @@ def test_exercise_solutions_shown_in_the_lessons_pass_their_checkers():
 def test_the_typo_with_the_position_in_the_exponent_repeats_one_pair_across_the_row():
     d = 64
     for m in (1, 5, 37):
-        typo = [f(m / 10000 ** (2 * m / d))
-                for _ in range(d // 2) for f in (math.sin, math.cos)]
+        typo = [
+            f(m / 10000 ** (2 * m / d))
+            for _ in range(d // 2)
+            for f in (math.sin, math.cos)
+        ]
         assert len(set(typo)) == 2
         assert len(set(pe_by_hand(m, d))) == d
 
@@ -156,7 +170,7 @@ def test_the_listing_normalize_gives_rows_of_length_one_over_sqrt2_not_one():
 
 
 def test_an_odd_width_fails_loudly_in_numpy_and_by_name_in_the_library():
-    theta = 10000.0 ** (-np.arange(0, 62, 2) / 63)   # the listing's d // 2 = 31 of them
+    theta = 10000.0 ** (-np.arange(0, 62, 2) / 63)  # the listing's d // 2 = 31 of them
     with pytest.raises(ValueError, match="broadcast"):
         np.zeros((10, 63))[:, 0::2] = np.sin(np.arange(10)[:, None] * theta)
     with pytest.raises(ValueError, match="d_model"):

@@ -489,8 +489,8 @@ def test_widget_updates_in_place_and_stays_clean():
 
     matplotlib.use("agg")
     from rope_lib.widgets.todays_models import (
-        ModelWavelengthExplorer,
         YLIM,
+        ModelWavelengthExplorer,
         wavelength_bounds,
     )
 

@@ -22,7 +22,9 @@ def test_sinusoidal_encoding_is_the_papers_formula():
 def test_sinusoidal_shift_matrix_moves_every_position_by_the_offset(offset):
     pe = rope_lib.sinusoidal_encoding(100, 32).double()
     shift = rope_lib.sinusoidal_shift_matrix(offset, 32)
-    torch.testing.assert_close(pe[: 100 - offset] @ shift.T, pe[offset:], atol=1e-6, rtol=0)
+    torch.testing.assert_close(
+        pe[: 100 - offset] @ shift.T, pe[offset:], atol=1e-6, rtol=0
+    )
 
 
 def test_rotary_module_grows_its_cache_and_takes_per_batch_positions():
@@ -35,12 +37,16 @@ def test_rotary_module_grows_its_cache_and_takes_per_batch_positions():
     torch.testing.assert_close(out[0], rope_lib.apply_rope(x[0], positions[0]))
     torch.testing.assert_close(out[1], rope_lib.apply_rope(x[1], positions[1]))
     # seed 001's module took x [batch, seq, d] and positions [batch, seq]; that works too
-    torch.testing.assert_close(rope(x[:, 0], positions), rope_lib.apply_rope(x[:, 0], positions))
+    torch.testing.assert_close(
+        rope(x[:, 0], positions), rope_lib.apply_rope(x[:, 0], positions)
+    )
     # default positions 0..seq-1, float positions computed directly, both layouts
     torch.testing.assert_close(rope(x), rope_lib.apply_rope(x, torch.arange(6)))
     half = rope_lib.RotaryEmbedding(16, layout="half")
     fractional = torch.arange(6) / 4
-    torch.testing.assert_close(half(x, fractional), rope_lib.apply_rope(x, fractional, layout="half"))
+    torch.testing.assert_close(
+        half(x, fractional), rope_lib.apply_rope(x, fractional, layout="half")
+    )
 
 
 def test_learned_position_embedding_adds_its_rows():
@@ -67,13 +73,19 @@ def test_alibi_row_constant_form_gives_the_same_attention():
     scores = torch.randn(8, 7, 7)
     causal = torch.ones(7, 7, dtype=torch.bool).triu(1)
     a = (scores + rope_lib.alibi_bias(7, 8)).softmax(-1)
-    b = (scores + rope_lib.alibi_key_bias(7, 8)).masked_fill(causal, -math.inf).softmax(-1)
+    b = (
+        (scores + rope_lib.alibi_key_bias(7, 8))
+        .masked_fill(causal, -math.inf)
+        .softmax(-1)
+    )
     torch.testing.assert_close(a, b)
 
 
 def test_alibi_slopes_for_twelve_heads_follow_the_papers_rule():
     # 8 slopes for 8 heads, then every other slope of the 16-head sequence: 2^-0.5, 2^-1.5, ...
-    want = [2.0 ** (-h) for h in range(1, 9)] + [2.0 ** (-(2 * h + 1) / 2) for h in range(4)]
+    want = [2.0 ** (-h) for h in range(1, 9)] + [
+        2.0 ** (-(2 * h + 1) / 2) for h in range(4)
+    ]
     torch.testing.assert_close(rope_lib.alibi_slopes(12), torch.tensor(want))
 
 
@@ -101,7 +113,9 @@ def test_attention_with_rope_matches_scores_written_out():
     _, weights = block(x, return_weights=True)
     q, k, _ = (x @ block.qkv.weight.T).view(1, 4, 3, 2, 4).permute(2, 0, 3, 1, 4)
     p = torch.arange(4)
-    scores = rope_lib.apply_rope(q, p) @ rope_lib.apply_rope(k, p).transpose(-1, -2) / 2.0
+    scores = (
+        rope_lib.apply_rope(q, p) @ rope_lib.apply_rope(k, p).transpose(-1, -2) / 2.0
+    )
     scores = scores.masked_fill(torch.ones(4, 4, dtype=torch.bool).triu(1), -math.inf)
     torch.testing.assert_close(weights, scores.softmax(-1))
     assert torch.all(weights.triu(1) == 0)
@@ -134,8 +148,12 @@ def test_gradients_flow_through_apply_rope(layout):
     # the gradient of a rotation is the inverse rotation; gradcheck compares with finite differences
     x = torch.randn(2, 3, 5, 8, dtype=torch.float64, requires_grad=True)
     p = torch.arange(5)
-    assert torch.autograd.gradcheck(lambda t: rope_lib.apply_rope(t, p, layout=layout), (x,))
-    assert torch.autograd.gradcheck(lambda t: rope_lib.apply_rope(t.transpose(0, 1), p, layout=layout), (x,))
+    assert torch.autograd.gradcheck(
+        lambda t: rope_lib.apply_rope(t, p, layout=layout), (x,)
+    )
+    assert torch.autograd.gradcheck(
+        lambda t: rope_lib.apply_rope(t.transpose(0, 1), p, layout=layout), (x,)
+    )
 
 
 def test_attention_block_trains():

@@ -37,10 +37,16 @@ def conda_pip_requirements() -> dict[str, str]:
 
 
 def test_environment_yml_lists_the_pyproject_packages_at_the_pinned_versions():
-    wanted, pins, conda = pyproject_requirements(), constraints(), conda_pip_requirements()
+    wanted, pins, conda = (
+        pyproject_requirements(),
+        constraints(),
+        conda_pip_requirements(),
+    )
     assert set(conda) == set(wanted)
     for name in wanted:
-        assert conda[name] == pins[name], f"{name}: environment.yml {conda[name]} != constraints.txt {pins[name]}"
+        assert conda[name] == pins[name], (
+            f"{name}: environment.yml {conda[name]} != constraints.txt {pins[name]}"
+        )
 
 
 def test_torch_is_pinned_exactly_everywhere():

@@ -30,7 +30,9 @@ def meta_apply_rotary_emb(xq, xk, freqs_cis):
     return xq_out.type_as(xq), xk_out.type_as(xk)
 
 
-@pytest.mark.parametrize("dim,end,theta", [(8, 5, 10000.0), (128, 4096, 10000.0), (64, 300, 500000.0)])
+@pytest.mark.parametrize(
+    "dim,end,theta", [(8, 5, 10000.0), (128, 4096, 10000.0), (64, 300, 500000.0)]
+)
 def test_precompute_freqs_cis_matches_meta(dim, end, theta):
     got = rope_lib.precompute_freqs_cis(dim, end, theta)
     assert got.dtype == torch.complex64
@@ -39,7 +41,9 @@ def test_precompute_freqs_cis_matches_meta(dim, end, theta):
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16])
 @pytest.mark.parametrize("n_heads,n_kv_heads", [(8, 8), (8, 2), (4, 1)])
-def test_apply_rotary_emb_matches_meta_with_grouped_query_shapes(dtype, n_heads, n_kv_heads):
+def test_apply_rotary_emb_matches_meta_with_grouped_query_shapes(
+    dtype, n_heads, n_kv_heads
+):
     torch.manual_seed(0)
     batch, seq, head_dim, start = 2, 33, 64, 17
     xq = torch.randn(batch, seq, n_heads, head_dim).to(dtype)
@@ -65,6 +69,8 @@ def test_apply_rope_interleaved_matches_meta(dtype):
 def test_apply_rope_with_positions_offset_matches_meta_slice():
     torch.manual_seed(2)
     x = torch.randn(1, 3, 10, 16)
-    want, _ = meta_apply_rotary_emb(x.transpose(1, 2), x.transpose(1, 2), meta_precompute_freqs_cis(16, 100)[50:60])
+    want, _ = meta_apply_rotary_emb(
+        x.transpose(1, 2), x.transpose(1, 2), meta_precompute_freqs_cis(16, 100)[50:60]
+    )
     got = rope_lib.apply_rope(x, torch.arange(50, 60))
     torch.testing.assert_close(got, want.transpose(1, 2))

@@ -31,7 +31,10 @@ F64 = torch.float64
 def rotate_by_hand(v, angle):
     """Counter-clockwise rotation of a 2-vector, written out."""
     x, y = v
-    return (x * math.cos(angle) - y * math.sin(angle), x * math.sin(angle) + y * math.cos(angle))
+    return (
+        x * math.cos(angle) - y * math.sin(angle),
+        x * math.sin(angle) + y * math.cos(angle),
+    )
 
 
 def dot(a, b):
@@ -46,7 +49,9 @@ def test_from_polar():
     assert v.dtype == F64
     assert torch.allclose(v, torch.tensor([1.0, math.sqrt(3)], dtype=F64))
     batch = derivation.from_polar([1.0, 2.0], [0.0, math.pi / 2])
-    assert torch.allclose(batch, torch.tensor([[1.0, 0.0], [0.0, 2.0]], dtype=F64), atol=1e-12)
+    assert torch.allclose(
+        batch, torch.tensor([[1.0, 0.0], [0.0, 2.0]], dtype=F64), atol=1e-12
+    )
 
 
 def test_seed_002_worked_pair():
@@ -58,13 +63,20 @@ def test_seed_002_worked_pair():
     assert all(abs(a - b) < 5e-5 for a, b in zip(k_rot, seed_k))
     # and the library functions the lesson uses agree with the seed
     x = torch.tensor([[0.5, -1.0], [1.2, 0.3]], dtype=F64)
-    out = rope_lib.apply_rope(x, torch.tensor([2, 2]), inv_freq=torch.tensor([0.1], dtype=F64))
+    out = rope_lib.apply_rope(
+        x, torch.tensor([2, 2]), inv_freq=torch.tensor([0.1], dtype=F64)
+    )
     assert torch.allclose(out, torch.tensor([seed_q, seed_k], dtype=F64), atol=5e-5)
     # same position: the score is q.k = 0.6 - 0.3
-    assert float(derivation.closed_form_score(x[0], x[1], 2, 2, 0.1)) == pytest.approx(0.3, abs=1e-12)
+    assert float(derivation.closed_form_score(x[0], x[1], 2, 2, 0.1)) == pytest.approx(
+        0.3, abs=1e-12
+    )
 
 
-@pytest.mark.parametrize("m, n, theta", [(5, 2, 0.1), (2, 5, 0.1), (0, 0, 1.0), (40, 11, 0.7), (1000, 997, 0.01)])
+@pytest.mark.parametrize(
+    "m, n, theta",
+    [(5, 2, 0.1), (2, 5, 0.1), (0, 0, 1.0), (40, 11, 0.7), (1000, 997, 0.01)],
+)
 def test_closed_form_score_one_pair(m, n, theta):
     q, k = (0.5, -1.0), (1.2, 0.3)
     expected = dot(rotate_by_hand(q, m * theta), rotate_by_hand(k, n * theta))
@@ -79,7 +91,10 @@ def test_closed_form_score_whole_head_and_broadcasting():
     thetas = [1.0, 0.1, 0.01, 0.001]
     m, n = 9, 4
     expected = sum(
-        dot(rotate_by_hand(q[2 * i:2 * i + 2].tolist(), m * t), rotate_by_hand(k[2 * i:2 * i + 2].tolist(), n * t))
+        dot(
+            rotate_by_hand(q[2 * i : 2 * i + 2].tolist(), m * t),
+            rotate_by_hand(k[2 * i : 2 * i + 2].tolist(), n * t),
+        )
         for i, t in enumerate(thetas)
     )
     got = derivation.closed_form_score(q, k, m, n, thetas)
@@ -89,8 +104,13 @@ def test_closed_form_score_whole_head_and_broadcasting():
     many = derivation.closed_form_score(q, k, offsets, 0, thetas)
     assert many.shape == (5,)
     for o in range(5):
-        one = sum(dot(rotate_by_hand(q[2 * i:2 * i + 2].tolist(), o * t), k[2 * i:2 * i + 2].tolist())
-                  for i, t in enumerate(thetas))
+        one = sum(
+            dot(
+                rotate_by_hand(q[2 * i : 2 * i + 2].tolist(), o * t),
+                k[2 * i : 2 * i + 2].tolist(),
+            )
+            for i, t in enumerate(thetas)
+        )
         assert float(many[o]) == pytest.approx(one, abs=1e-10)
 
 
@@ -98,7 +118,9 @@ def test_closed_form_score_depends_on_offset_only():
     q, k = torch.tensor([0.3, 0.9]), torch.tensor([-1.1, 0.4])
     base = float(derivation.closed_form_score(q, k, 3, 0, 0.5))
     for s in (1, 17, 1000):
-        assert float(derivation.closed_form_score(q, k, 3 + s, s, 0.5)) == pytest.approx(base, abs=1e-9)
+        assert float(
+            derivation.closed_form_score(q, k, 3 + s, s, 0.5)
+        ) == pytest.approx(base, abs=1e-9)
     # the sign of m - n matters when q and k are not parallel
     assert abs(float(derivation.closed_form_score(q, k, 0, 3, 0.5)) - base) > 0.1
 
@@ -109,14 +131,18 @@ def test_closed_form_score_errors():
     with pytest.raises(ValueError, match="same last dimension"):
         derivation.closed_form_score(torch.zeros(2), torch.zeros(4), 1, 0, 0.1)
     with pytest.raises(ValueError, match="theta must be"):
-        derivation.closed_form_score(torch.zeros(4), torch.zeros(4), 1, 0, torch.ones(3))
+        derivation.closed_form_score(
+            torch.zeros(4), torch.zeros(4), 1, 0, torch.ones(3)
+        )
 
 
 def test_polar_score_is_length_times_cosine_of_angle_between():
     ql, qa, kl, ka, m, n, theta = 1.5, 0.4, 0.8, -1.0, 7, 3, 0.25
     q_rot = rotate_by_hand((ql * math.cos(qa), ql * math.sin(qa)), m * theta)
     k_rot = rotate_by_hand((kl * math.cos(ka), kl * math.sin(ka)), n * theta)
-    assert float(derivation.polar_score(ql, qa, kl, ka, m, n, theta)) == pytest.approx(dot(q_rot, k_rot), abs=1e-12)
+    assert float(derivation.polar_score(ql, qa, kl, ka, m, n, theta)) == pytest.approx(
+        dot(q_rot, k_rot), abs=1e-12
+    )
 
 
 def test_rope_by_steps_matches_complex_rotation():
@@ -125,7 +151,19 @@ def test_rope_by_steps_matches_complex_rotation():
     Q = torch.randn(batch, length, heads * d_head, generator=g, dtype=F64)
     K = torch.randn(batch, length, heads * d_head, generator=g, dtype=F64)
     steps = derivation.rope_by_steps(Q, K, heads)
-    assert list(steps) == ["Q", "K", "freqs", "angles", "cos", "sin", "Q_pairs", "K_pairs", "Q_rot", "K_rot", "scores"]
+    assert list(steps) == [
+        "Q",
+        "K",
+        "freqs",
+        "angles",
+        "cos",
+        "sin",
+        "Q_pairs",
+        "K_pairs",
+        "Q_rot",
+        "K_rot",
+        "scores",
+    ]
     assert steps["Q"].shape == (batch, heads, length, d_head)
     assert steps["angles"].shape == (length, d_head // 2)
     assert steps["cos"].shape == (1, 1, length, d_head // 2)
@@ -133,18 +171,27 @@ def test_rope_by_steps_matches_complex_rotation():
     assert steps["scores"].shape == (batch, heads, length, length)
 
     # independent: pairs as complex numbers times e^{i m theta_i}, theta_i = 10000^(-2i/d)
-    freqs = torch.tensor([10000.0 ** (-2 * i / d_head) for i in range(d_head // 2)], dtype=F64)
-    phase = torch.polar(torch.ones(length, d_head // 2, dtype=F64), torch.arange(length, dtype=F64)[:, None] * freqs)
+    freqs = torch.tensor(
+        [10000.0 ** (-2 * i / d_head) for i in range(d_head // 2)], dtype=F64
+    )
+    phase = torch.polar(
+        torch.ones(length, d_head // 2, dtype=F64),
+        torch.arange(length, dtype=F64)[:, None] * freqs,
+    )
 
     def reference(X):
         heads_view = X.reshape(batch, length, heads, d_head).permute(0, 2, 1, 3)
-        pairs = torch.view_as_complex(heads_view.reshape(batch, heads, length, d_head // 2, 2).contiguous())
+        pairs = torch.view_as_complex(
+            heads_view.reshape(batch, heads, length, d_head // 2, 2).contiguous()
+        )
         return torch.view_as_real(pairs * phase).reshape(batch, heads, length, d_head)
 
     q_ref, k_ref = reference(Q), reference(K)
     assert torch.allclose(steps["Q_rot"], q_ref, atol=1e-12)
     assert torch.allclose(steps["K_rot"], k_ref, atol=1e-12)
-    assert torch.allclose(steps["scores"], q_ref @ k_ref.transpose(-1, -2) / math.sqrt(d_head), atol=1e-12)
+    assert torch.allclose(
+        steps["scores"], q_ref @ k_ref.transpose(-1, -2) / math.sqrt(d_head), atol=1e-12
+    )
 
 
 def test_rope_by_steps_errors():
@@ -161,7 +208,9 @@ def test_rotation_from_polar():
     r, phi, alpha, x, y = polar.symbols
     assert sp.simplify(polar.x_rotated - (x * sp.cos(alpha) - y * sp.sin(alpha))) == 0
     assert sp.simplify(polar.y_rotated - (x * sp.sin(alpha) + y * sp.cos(alpha))) == 0
-    expected = sp.Matrix([[sp.cos(alpha), -sp.sin(alpha)], [sp.sin(alpha), sp.cos(alpha)]])
+    expected = sp.Matrix(
+        [[sp.cos(alpha), -sp.sin(alpha)], [sp.sin(alpha), sp.cos(alpha)]]
+    )
     assert sp.simplify(polar.matrix - expected) == sp.zeros(2, 2)
     # the polar and the expanded forms are the same expression
     assert sp.simplify(polar.x_rotated_polar - polar.x_rotated_expanded) == 0
@@ -195,14 +244,25 @@ def widget():
 
 def readout_numbers(w):
     text = w.readout.value
-    return (float(re.search(r"q'·k' = (-?\d+\.\d{4})", text).group(1)),
-            float(re.search(r"closed form = (-?\d+\.\d{4})", text).group(1)),
-            int(re.search(r"m - n = (-?\d+)", text).group(1)))
+    return (
+        float(re.search(r"q'·k' = (-?\d+\.\d{4})", text).group(1)),
+        float(re.search(r"closed form = (-?\d+\.\d{4})", text).group(1)),
+        int(re.search(r"m - n = (-?\d+)", text).group(1)),
+    )
 
 
 def test_widget_contract(widget):
     descriptions = [c.description for c in widget.controls.values()]
-    assert descriptions == ["m", "n", "theta", "|q|", "angle q", "|k|", "angle k", "shift"]
+    assert descriptions == [
+        "m",
+        "n",
+        "theta",
+        "|q|",
+        "angle q",
+        "|k|",
+        "angle k",
+        "shift",
+    ]
     assert "rope-readout" in widget.readout._dom_classes
     assert isinstance(widget.figure, Figure)
     box = widget.widget()
@@ -211,14 +271,22 @@ def test_widget_contract(widget):
 
 def test_widget_update_moves_artists(widget):
     ql, qa, kl, ka, m, n, theta = 1.5, 0.4, 0.8, -1.0, 7, 3, 0.25
-    widget.update(m=m, n=n, theta=theta, q_len=ql, q_angle=qa, k_len=kl, k_angle=ka, shift=0)
+    widget.update(
+        m=m, n=n, theta=theta, q_len=ql, q_angle=qa, k_len=kl, k_angle=ka, shift=0
+    )
     q_tip = (ql * math.cos(qa + m * theta), ql * math.sin(qa + m * theta))
     k_tip = (kl * math.cos(ka + n * theta), kl * math.sin(ka + n * theta))
     rotated = widget.plane.rotated
-    assert rotated.U[0] == pytest.approx(q_tip[0], abs=1e-9) and rotated.V[0] == pytest.approx(q_tip[1], abs=1e-9)
-    assert rotated.U[1] == pytest.approx(k_tip[0], abs=1e-9) and rotated.V[1] == pytest.approx(k_tip[1], abs=1e-9)
+    assert rotated.U[0] == pytest.approx(q_tip[0], abs=1e-9) and rotated.V[
+        0
+    ] == pytest.approx(q_tip[1], abs=1e-9)
+    assert rotated.U[1] == pytest.approx(k_tip[0], abs=1e-9) and rotated.V[
+        1
+    ] == pytest.approx(k_tip[1], abs=1e-9)
     original = widget.plane.original
-    assert original.U[0] == pytest.approx(ql * math.cos(qa)) and original.V[1] == pytest.approx(kl * math.sin(ka))
+    assert original.U[0] == pytest.approx(ql * math.cos(qa)) and original.V[
+        1
+    ] == pytest.approx(kl * math.sin(ka))
     # the arc m theta runs from q's direction to q''s direction
     xs, ys = widget.plane.arc_q.get_data()
     assert math.atan2(ys[0], xs[0]) == pytest.approx(qa)
@@ -234,7 +302,9 @@ def test_widget_update_moves_artists(widget):
     # the score curve and the marker
     curve = widget.curve.get_ydata()
     for o in (-20, 0, 4, 20):
-        assert curve[o + 20] == pytest.approx(ql * kl * math.cos(qa - ka + o * theta), abs=1e-9)
+        assert curve[o + 20] == pytest.approx(
+            ql * kl * math.cos(qa - ka + o * theta), abs=1e-9
+        )
     mx, my = widget.marker.get_data()
     assert mx[0] == 4 and my[0] == pytest.approx(expected, abs=1e-9)
 
@@ -248,8 +318,12 @@ def test_widget_shift_keeps_the_score(widget):
     assert after == before
     q = widget.state["q"].tolist()
     tip = rotate_by_hand(q, (6 + 17) * 0.3)
-    assert (widget.plane.rotated.U[0], widget.plane.rotated.V[0]) != pytest.approx(tip_before)
-    assert widget.plane.rotated.U[0] == pytest.approx(tip[0]) and widget.plane.rotated.V[0] == pytest.approx(tip[1])
+    assert (widget.plane.rotated.U[0], widget.plane.rotated.V[0]) != pytest.approx(
+        tip_before
+    )
+    assert widget.plane.rotated.U[0] == pytest.approx(
+        tip[0]
+    ) and widget.plane.rotated.V[0] == pytest.approx(tip[1])
     assert "query at m + shift = 23, key at n + shift = 18" in widget.readout.value
 
 
@@ -277,7 +351,11 @@ def test_widget_blits_the_same_picture_as_a_full_draw(widget):
     fig = widget.figure
     full_draws = count_full_draws(fig)
     # slider moves that leave the axes alone: blitted, no full draw
-    for step in ({"m": 11}, {"theta": 0.62, "shift": 9}, {"q_angle": 2.5, "k_angle": -2.9}):
+    for step in (
+        {"m": 11},
+        {"theta": 0.62, "shift": 9},
+        {"q_angle": 2.5, "k_angle": -2.9},
+    ):
         widget.update(**step)
         blitted = canvas_pixels(fig)
         assert not full_draws
@@ -310,7 +388,14 @@ def test_widget_score_axis_fits_the_curve(widget):
     # angles, positions, theta and shift never change the limits: no full redraw
     full_draws.clear()
     limits = widget.ax_score.get_ylim()
-    for step in ({"m": 0}, {"n": 20}, {"theta": 1.0}, {"q_angle": 3.14}, {"k_angle": -3.14}, {"shift": 30}):
+    for step in (
+        {"m": 0},
+        {"n": 20},
+        {"theta": 1.0},
+        {"q_angle": 3.14},
+        {"k_angle": -3.14},
+        {"shift": 30},
+    ):
         widget.update(**step)
     assert widget.ax_score.get_ylim() == limits and not full_draws
 
@@ -319,7 +404,9 @@ def test_widget_static_png_shows_the_moving_artists(widget):
     from PIL import Image
 
     widget.update(m=8, n=3, theta=0.4)
-    png = np.asarray(Image.open(io.BytesIO(static_png(widget.figure, dpi=100).data)).convert("RGB"))
+    png = np.asarray(
+        Image.open(io.BytesIO(static_png(widget.figure, dpi=100).data)).convert("RGB")
+    )
     widget.figure.canvas.draw()
     drawn = canvas_pixels(widget.figure)[..., :3]
     assert png.shape == drawn.shape
@@ -351,7 +438,9 @@ def test_widget_steps_cover_every_control():
                 _, _, lo, hi, _, _ = w02.CONTROLS[name]
                 assert lo <= value <= hi
             w.update(**step)
-            assert readout_numbers(w)[0] == pytest.approx(readout_numbers(w)[1], abs=1e-4)
+            assert readout_numbers(w)[0] == pytest.approx(
+                readout_numbers(w)[1], abs=1e-4
+            )
     finally:
         plt.close(w.figure)
 
@@ -361,7 +450,9 @@ def test_static_figures():
     assert isinstance(thumb, Figure)
     assert tuple(thumb.get_size_inches()) == pytest.approx((4, 2.5))
     assert isinstance(w02.polar_rotation_figure(), Figure)
-    fig = w02.frequency_figure([0.5, -1.0], [1.2, 0.3], 6, thetas=(1.0, 0.001), max_offset=50)
+    fig = w02.frequency_figure(
+        [0.5, -1.0], [1.2, 0.3], 6, thetas=(1.0, 0.001), max_offset=50
+    )
     fast_title = fig.axes[0].get_title()
     expected = dot(rotate_by_hand((0.5, -1.0), 6.0), (1.2, 0.3))
     assert f"q'·k' = {expected:.4f}" in fast_title
@@ -372,14 +463,30 @@ def test_static_figures():
 
 def test_check_1():
     q = torch.tensor([0.5, -1.0], dtype=F64)
-    assert ex.check_rotated_query(rope_lib.rotation_2d(3 * 0.5) @ q)  # the worked solution
+    assert ex.check_rotated_query(
+        rope_lib.rotation_2d(3 * 0.5) @ q
+    )  # the worked solution
     assert ex.check_rotated_query(list(rotate_by_hand((0.5, -1.0), 1.5)))
     assert not ex.check_rotated_query(None)
-    assert "clockwise" in ex.check_rotated_query(rotate_by_hand((0.5, -1.0), -1.5)).message
+    assert (
+        "clockwise" in ex.check_rotated_query(rotate_by_hand((0.5, -1.0), -1.5)).message
+    )
     assert "clockwise" in ex.check_rotated_query(q @ rope_lib.rotation_2d(1.5)).message
-    assert "degrees" in ex.check_rotated_query(rotate_by_hand((0.5, -1.0), math.radians(1.5))).message
-    assert "85.94" in ex.check_rotated_query(rotate_by_hand((0.5, -1.0), math.degrees(1.5))).message
-    assert "theta only" in ex.check_rotated_query(rotate_by_hand((0.5, -1.0), 0.5)).message
+    assert (
+        "degrees"
+        in ex.check_rotated_query(
+            rotate_by_hand((0.5, -1.0), math.radians(1.5))
+        ).message
+    )
+    assert (
+        "85.94"
+        in ex.check_rotated_query(
+            rotate_by_hand((0.5, -1.0), math.degrees(1.5))
+        ).message
+    )
+    assert (
+        "theta only" in ex.check_rotated_query(rotate_by_hand((0.5, -1.0), 0.5)).message
+    )
     assert "m only" in ex.check_rotated_query(rotate_by_hand((0.5, -1.0), 3)).message
     assert "unchanged" in ex.check_rotated_query(q).message
     assert "2 numbers" in ex.check_rotated_query(torch.zeros(3)).message
@@ -388,18 +495,29 @@ def test_check_1():
 def test_check_2():
     (q1, q2), (k1, k2), m, n, theta = (0.8, 0.6), (-0.3, 1.1), 9, 4, 0.3
     angle = (m - n) * theta
-    solution = (q1 * k1 + q2 * k2) * math.cos(angle) + (q1 * k2 - q2 * k1) * math.sin(angle)
+    solution = (q1 * k1 + q2 * k2) * math.cos(angle) + (q1 * k2 - q2 * k1) * math.sin(
+        angle
+    )
     assert ex.check_closed_form_score(solution)
     # the same number by rotating
-    assert ex.check_closed_form_score(dot(rotate_by_hand((q1, q2), m * theta), rotate_by_hand((k1, k2), n * theta)))
+    assert ex.check_closed_form_score(
+        dot(rotate_by_hand((q1, q2), m * theta), rotate_by_hand((k1, k2), n * theta))
+    )
     assert ex.check_closed_form_score(torch.tensor(solution))
+
     def closed(a):
         return (q1 * k1 + q2 * k2) * math.cos(a) + (q1 * k2 - q2 * k1) * math.sin(a)
 
     assert "n - m" in ex.check_closed_form_score(closed(-angle)).message
-    assert "cross term" in ex.check_closed_form_score((q1 * k1 + q2 * k2) * math.cos(angle)).message
+    assert (
+        "cross term"
+        in ex.check_closed_form_score((q1 * k1 + q2 * k2) * math.cos(angle)).message
+    )
     assert "m + n" in ex.check_closed_form_score(closed((m + n) * theta)).message
-    assert "degrees" in ex.check_closed_form_score(closed((m - n) * math.radians(theta))).message
+    assert (
+        "degrees"
+        in ex.check_closed_form_score(closed((m - n) * math.radians(theta))).message
+    )
     assert "without rotation" in ex.check_closed_form_score(q1 * k1 + q2 * k2).message
     assert "sqrt(d)" in ex.check_closed_form_score(solution / math.sqrt(2)).message
     assert "still None" in ex.check_closed_form_score(None).message
@@ -411,10 +529,15 @@ def attention_by_hand(q, k, v, rotate_q=True, rotate_k=True, rotate_v=False):
     d = q.shape[-1]
     freqs = torch.tensor([10000.0 ** (-2 * i / d) for i in range(d // 2)], dtype=F64)
     seq = q.shape[-2]
-    phase = torch.polar(torch.ones(seq, d // 2, dtype=F64), torch.arange(seq, dtype=F64)[:, None] * freqs)
+    phase = torch.polar(
+        torch.ones(seq, d // 2, dtype=F64),
+        torch.arange(seq, dtype=F64)[:, None] * freqs,
+    )
 
     def rot(x):
-        return torch.view_as_real(torch.view_as_complex(x.unflatten(-1, (d // 2, 2)).contiguous()) * phase).flatten(-2)
+        return torch.view_as_real(
+            torch.view_as_complex(x.unflatten(-1, (d // 2, 2)).contiguous()) * phase
+        ).flatten(-2)
 
     q = rot(q) if rotate_q else q
     k = rot(k) if rotate_k else k
@@ -431,11 +554,28 @@ def test_check_3():
     out = (q_rot @ k_rot.transpose(-1, -2) / math.sqrt(q.shape[-1])).softmax(dim=-1) @ v
     assert ex.check_rope_attention(out)
     assert ex.check_rope_attention(attention_by_hand(q, k, v))
-    assert "rotated v" in ex.check_rope_attention(attention_by_hand(q, k, v, rotate_v=True)).message
-    assert "nothing was rotated" in ex.check_rope_attention(attention_by_hand(q, k, v, False, False)).message
-    assert "only q" in ex.check_rope_attention(attention_by_hand(q, k, v, True, False)).message
-    assert "only k" in ex.check_rope_attention(attention_by_hand(q, k, v, False, True)).message
-    assert "sqrt(head_dim)" in ex.check_rope_attention((q_rot @ k_rot.transpose(-1, -2)).softmax(-1) @ v).message
+    assert (
+        "rotated v"
+        in ex.check_rope_attention(attention_by_hand(q, k, v, rotate_v=True)).message
+    )
+    assert (
+        "nothing was rotated"
+        in ex.check_rope_attention(attention_by_hand(q, k, v, False, False)).message
+    )
+    assert (
+        "only q"
+        in ex.check_rope_attention(attention_by_hand(q, k, v, True, False)).message
+    )
+    assert (
+        "only k"
+        in ex.check_rope_attention(attention_by_hand(q, k, v, False, True)).message
+    )
+    assert (
+        "sqrt(head_dim)"
+        in ex.check_rope_attention(
+            (q_rot @ k_rot.transpose(-1, -2)).softmax(-1) @ v
+        ).message
+    )
     assert "shape" in ex.check_rope_attention(out[0]).message
     assert "still None" in ex.check_rope_attention(None).message
 
@@ -444,7 +584,10 @@ def test_check_4():
     assert ex.check_shifted_positions((14, 10))  # the worked solution
     assert ex.check_shifted_positions((1004, 1000))
     assert "swapped" in ex.check_shifted_positions((10, 14)).message
-    assert "m + n" in ex.check_shifted_positions((5, 5)).message or "at least" in ex.check_shifted_positions((5, 5)).message
+    assert (
+        "m + n" in ex.check_shifted_positions((5, 5)).message
+        or "at least" in ex.check_shifted_positions((5, 5)).message
+    )
     assert "at least 10" in ex.check_shifted_positions((7, 3)).message
     assert "ratio" in ex.check_shifted_positions((28, 12)).message
     assert "pair of integers" in ex.check_shifted_positions(14).message
@@ -452,13 +595,29 @@ def test_check_4():
 
 
 def test_check_5():
-    hand = torch.tensor([8 * 10000.0 ** (-2 * i / 8) for i in range(4)], dtype=F64)  # 8, 0.8, 0.08, 0.008
+    hand = torch.tensor(
+        [8 * 10000.0 ** (-2 * i / 8) for i in range(4)], dtype=F64
+    )  # 8, 0.8, 0.08, 0.008
     assert torch.allclose(hand, torch.tensor([8.0, 0.8, 0.08, 0.008], dtype=F64))
-    assert ex.check_relative_angles(8 * rope_lib.inv_frequencies(8))  # the worked solution
+    assert ex.check_relative_angles(
+        8 * rope_lib.inv_frequencies(8)
+    )  # the worked solution
     assert ex.check_relative_angles(hand.tolist())
-    assert "per coordinate" in ex.check_relative_angles(hand.repeat_interleave(2)).message
-    assert "-2i/d" in ex.check_relative_angles(torch.tensor([8 * 10000.0 ** (-i / 8) for i in range(4)])).message
-    assert "wrong sign" in ex.check_relative_angles(torch.tensor([8 * 10000.0 ** (2 * i / 8) for i in range(4)])).message
+    assert (
+        "per coordinate" in ex.check_relative_angles(hand.repeat_interleave(2)).message
+    )
+    assert (
+        "-2i/d"
+        in ex.check_relative_angles(
+            torch.tensor([8 * 10000.0 ** (-i / 8) for i in range(4)])
+        ).message
+    )
+    assert (
+        "wrong sign"
+        in ex.check_relative_angles(
+            torch.tensor([8 * 10000.0 ** (2 * i / 8) for i in range(4)])
+        ).message
+    )
     assert "reversed" in ex.check_relative_angles(hand.flip(0)).message
     assert "degrees" in ex.check_relative_angles(hand * 180 / math.pi).message
     assert "multiply by the offset" in ex.check_relative_angles(hand / 8).message
@@ -473,18 +632,37 @@ def test_an_unrecognised_wrong_answer_is_not_called_correct():
 
 
 def test_checkers_never_truncate_and_hint_at_angles_reduced_mod_two_pi():
-    for wrong in ((14.5, 10.2), [14.5, 10.5], torch.tensor([14.5, 10.2]), (float("nan"), 10), ("14", "10")):
+    for wrong in (
+        (14.5, 10.2),
+        [14.5, 10.5],
+        torch.tensor([14.5, 10.2]),
+        (float("nan"), 10),
+        ("14", "10"),
+    ):
         feedback = ex.check_shifted_positions(wrong)
         assert not feedback.ok, wrong
     assert "whole" in ex.check_shifted_positions((14.5, 10.2)).message
-    for right in ((np.int64(14), np.int64(10)), np.array([14, 10]), torch.tensor([14.0, 10.0]), [14.0, 10.0]):
+    for right in (
+        (np.int64(14), np.int64(10)),
+        np.array([14, 10]),
+        torch.tensor([14.0, 10.0]),
+        [14.0, 10.0],
+    ):
         assert ex.check_shifted_positions(right).ok, right
     hand = torch.tensor([8 * 10000.0 ** (-2 * i / 8) for i in range(4)], dtype=F64)
-    assert "modulo 2π" in ex.check_relative_angles(torch.remainder(hand, 2 * math.pi)).message
-    wrapped = torch.remainder(hand + math.pi, 2 * math.pi) - math.pi  # (-pi, pi]: 8 -> 1.7168
+    assert (
+        "modulo 2π"
+        in ex.check_relative_angles(torch.remainder(hand, 2 * math.pi)).message
+    )
+    wrapped = (
+        torch.remainder(hand + math.pi, 2 * math.pi) - math.pi
+    )  # (-pi, pi]: 8 -> 1.7168
     assert "modulo 2π" in ex.check_relative_angles(wrapped).message
     # a complex answer whose real part is right is not a real answer
     q_rot = torch.tensor(rotate_by_hand((0.5, -1.0), 1.5), dtype=F64)
     assert not ex.check_rotated_query(q_rot.to(torch.complex128)).ok
-    assert ex.check_rotated_query(q_rot.numpy()).ok and ex.check_rotated_query(q_rot.float()).ok
+    assert (
+        ex.check_rotated_query(q_rot.numpy()).ok
+        and ex.check_rotated_query(q_rot.float()).ok
+    )
     assert "NaN" in ex.check_closed_form_score(float("nan")).message

@@ -53,7 +53,9 @@ def is_widget_cell(cell: dict) -> bool:
     """A cell that shows a live widget (tagged nbval-ignore-output, since its output varies)."""
     if "nbval-ignore-output" not in cell["metadata"].get("tags", []):
         return False
-    shows_widget = any(WIDGET_MIME in o.get("data", {}) for o in cell.get("outputs", []))
+    shows_widget = any(
+        WIDGET_MIME in o.get("data", {}) for o in cell.get("outputs", [])
+    )
     return shows_widget or ".widget()" in source(cell)
 
 
@@ -105,13 +107,17 @@ def test_every_slide_type_is_one_the_slideshow_shows(path):
         if "slide_type" in c["metadata"].get("slideshow", {})
     }
     wrong = {i: kind for i, kind in stored.items() if kind not in SLIDE_TYPES}
-    assert wrong == {}, f"{path.name}: slide types the slideshow would hide or not know: {wrong}"
+    assert wrong == {}, (
+        f"{path.name}: slide types the slideshow would hide or not know: {wrong}"
+    )
 
 
 @pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
 def test_slideshow_opens_on_the_title(path):
     first = cells(path)[0]
-    assert slide_type(first) == "slide", f"{path.name}: the title cell must start a slide"
+    assert slide_type(first) == "slide", (
+        f"{path.name}: the title cell must start a slide"
+    )
 
 
 @pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
@@ -148,7 +154,11 @@ def test_every_slide_fits_the_projector(path):
 
 def test_the_measure_can_fail():
     # the size check above must be able to fail, and it counts what a slide shows
-    prose = {"cell_type": "markdown", "metadata": {}, "source": ["word " * 60 + "\n"] * 15}
+    prose = {
+        "cell_type": "markdown",
+        "metadata": {},
+        "source": ["word " * 60 + "\n"] * 15,
+    }
     assert text_lines(prose) == 45 > MAX_LINES
     solution = {
         "cell_type": "markdown",
@@ -160,6 +170,8 @@ def test_the_measure_can_fail():
         "cell_type": "code",
         "metadata": {},
         "source": ["print(1)\n", "print(2)"],
-        "outputs": [{"output_type": "stream", "name": "stdout", "text": ["1\n", "2\n"]}],
+        "outputs": [
+            {"output_type": "stream", "name": "stdout", "text": ["1\n", "2\n"]}
+        ],
     }
     assert text_lines(code) == 4

@@ -173,7 +173,9 @@ def test_no_trace_of_the_source_notes_and_slides_explained(lesson):
     # the live slideshow is jupyterlab-slideshow's (tests/browser/test_slideshow.py): its
     # toolbar button, its keys; RISE's slides cannot show ipywidgets 8 widgets
     for words in ("Toggle Deck", "Space", "Shift+Space", "Esc"):
-        assert words in slides, f"{lesson}: the slideshow section does not say {words!r}"
+        assert words in slides, (
+            f"{lesson}: the slideshow section does not say {words!r}"
+        )
     assert "RISE" not in slides and "Alt+R" not in slides, f"{lesson}: RISE's keys"
     if _widget_cells(lesson):
         assert "kernel" in slides, (

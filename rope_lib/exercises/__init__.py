@@ -40,12 +40,18 @@ def not_yet(message: str) -> Feedback:
     return Feedback(False, message)
 
 
-def same_values(a: torch.Tensor, b: torch.Tensor, rtol: float = 1e-4, atol: float = 1e-6) -> bool:
+def same_values(
+    a: torch.Tensor, b: torch.Tensor, rtol: float = 1e-4, atol: float = 1e-6
+) -> bool:
     """Same shape and allclose: how checkers match an answer against a value or a known mistake."""
-    return a.shape == b.shape and bool(torch.allclose(a, b.to(a.dtype), rtol=rtol, atol=atol))
+    return a.shape == b.shape and bool(
+        torch.allclose(a, b.to(a.dtype), rtol=rtol, atol=atol)
+    )
 
 
-def compare_tensor(answer, expected: torch.Tensor, name: str, *, atol: float = 1e-4, rtol: float = 1e-4):
+def compare_tensor(
+    answer, expected: torch.Tensor, name: str, *, atol: float = 1e-4, rtol: float = 1e-4
+):
     """Feedback about the usual ways a tensor answer goes wrong, or None when it is right:
     not a tensor, wrong shape, NaNs, off by a sign, off by a constant factor, or just different
     (with the largest difference and where it is).
@@ -59,7 +65,9 @@ def compare_tensor(answer, expected: torch.Tensor, name: str, *, atol: float = 1
     if isinstance(answer, Feedback):
         return answer
     if tuple(answer.shape) != tuple(expected.shape):
-        return not_yet(f"{name} should have shape {tuple(expected.shape)}, got {tuple(answer.shape)}")
+        return not_yet(
+            f"{name} should have shape {tuple(expected.shape)}, got {tuple(answer.shape)}"
+        )
     if torch.allclose(answer, expected, atol=atol, rtol=rtol):
         return None
     if torch.allclose(answer, -expected, atol=atol, rtol=rtol):
@@ -68,8 +76,12 @@ def compare_tensor(answer, expected: torch.Tensor, name: str, *, atol: float = 1
     pivot = int(flat.abs().argmax())
     if flat[pivot] != 0:
         ratio = float(answer.flatten()[pivot] / flat[pivot])
-        if abs(ratio - 1) > 1e-3 and torch.allclose(answer, ratio * expected, atol=atol, rtol=rtol):
+        if abs(ratio - 1) > 1e-3 and torch.allclose(
+            answer, ratio * expected, atol=atol, rtol=rtol
+        ):
             return not_yet(f"{name} is off by a constant factor of {ratio:.4g}")
     diff = (answer - expected).abs()
     where = tuple(int(i) for i in torch.unravel_index(diff.argmax(), diff.shape))
-    return not_yet(f"{name} differs from the expected values by up to {float(diff.max()):.4g} (at index {where})")
+    return not_yet(
+        f"{name} differs from the expected values by up to {float(diff.max()):.4g} (at index {where})"
+    )

@@ -16,9 +16,9 @@ import math
 
 import torch
 
+from ..sinusoidal import offset_head_attends_to, sinusoidal_encoding
 from . import Feedback, compare_tensor, correct, not_yet, same_values
 from .answers import guarded, read_count, read_tensor
-from ..sinusoidal import offset_head_attends_to, sinusoidal_encoding
 
 # Exercise 1 ---------------------------------------------------------------------------------
 EX1_D, EX1_BASE = 64, 10000.0
@@ -33,7 +33,9 @@ def _ex1_expected() -> torch.Tensor:
 def check_wavelengths(answer):
     """Wavelengths (tokens per full turn) of the d_model/2 = 32 pairs, d_model = 64, base = 10000."""
     if answer is None:
-        return not_yet("replace `None` with a tensor of 32 wavelengths, one per pair (i = 0 .. 31)")
+        return not_yet(
+            "replace `None` with a tensor of 32 wavelengths, one per pair (i = 0 .. 31)"
+        )
     a = read_tensor(answer, "wavelengths")
     if isinstance(a, Feedback):
         return a
@@ -44,23 +46,37 @@ def check_wavelengths(answer):
             f"frequency, so there are d_model/2 = {EX1_D // 2} wavelengths"
         )
     if a.shape != expected.shape:
-        return not_yet(f"wavelengths should have shape {tuple(expected.shape)} (one per pair), got {tuple(a.shape)}")
+        return not_yet(
+            f"wavelengths should have shape {tuple(expected.shape)} (one per pair), got {tuple(a.shape)}"
+        )
     i = torch.arange(EX1_D // 2, dtype=torch.float64)
     if same_values(a, expected / (2 * math.pi)):
         return not_yet(
             "these are base**(2i/d_model), the divisor in the formula (what a common write-up calls "
             "the period T_i); one full turn takes 2*pi radians, so the wavelength is 2*pi times that"
         )
-    if same_values(a, 1 / expected) or same_values(a, 2 * math.pi / expected) or same_values(a, 1 / (expected / (2 * math.pi))):
-        return not_yet("these are frequencies (how fast a pair turns), not wavelengths; wavelength = 2*pi / frequency")
+    if (
+        same_values(a, 1 / expected)
+        or same_values(a, 2 * math.pi / expected)
+        or same_values(a, 1 / (expected / (2 * math.pi)))
+    ):
+        return not_yet(
+            "these are frequencies (how fast a pair turns), not wavelengths; wavelength = 2*pi / frequency"
+        )
     if same_values(a, expected.flip(0)):
-        return not_yet("right numbers, reversed order: pair i = 0 is the fastest (wavelength 2*pi)")
+        return not_yet(
+            "right numbers, reversed order: pair i = 0 is the fastest (wavelength 2*pi)"
+        )
     if same_values(a, 2 * math.pi * EX1_BASE ** (i / EX1_D)):
         return not_yet("the exponent is 2i/d_model (i counts pairs), not i/d_model")
     if same_values(a, 2 * math.pi * EX1_BASE ** (2 * (i + 1) / EX1_D)):
-        return not_yet("off by one pair: the pairs start at i = 0, whose wavelength is exactly 2*pi")
+        return not_yet(
+            "off by one pair: the pairs start at i = 0, whose wavelength is exactly 2*pi"
+        )
     if same_values(a, 360 * EX1_BASE ** (2 * i / EX1_D)):
-        return not_yet("you used 360 (degrees) for one turn; the angles m·θ_i are in radians, so use 2*pi")
+        return not_yet(
+            "you used 360 (degrees) for one turn; the angles m·θ_i are in radians, so use 2*pi"
+        )
     feedback = compare_tensor(a, expected, "wavelengths", rtol=1e-4)
     if feedback is not None:
         return feedback
@@ -98,14 +114,22 @@ def check_shift_block(answer):
             "the encoding stores the pair as (sin, cos), column 2i first, so the signs of the sines swap "
             "(your matrix maps PE(m) to PE(m - 5))"
         )
-    if same_values(a, _block(math.radians(angle))) or same_values(a, _block(math.radians(angle)).T):
+    if same_values(a, _block(math.radians(angle))) or same_values(
+        a, _block(math.radians(angle)).T
+    ):
         return not_yet(f"the angle Δ·θ_1 = {angle:.4f} is in radians; you used degrees")
     if same_values(a, _block(EX2_K * 1.0)) or same_values(a, _block(EX2_K * 1.0).T):
-        return not_yet("you used pair 0's frequency θ_0 = 1; pair 1 (columns 2 and 3) turns at θ_1 = 10000**(-2/8) = 0.1")
+        return not_yet(
+            "you used pair 0's frequency θ_0 = 1; pair 1 (columns 2 and 3) turns at θ_1 = 10000**(-2/8) = 0.1"
+        )
     if same_values(a, _block(w)) or same_values(a, _block(w).T):
-        return not_yet(f"that is the block for a shift of Δ = 1; for Δ = {EX2_K} the angle is Δ·θ_1 = {angle:.4f}")
+        return not_yet(
+            f"that is the block for a shift of Δ = 1; for Δ = {EX2_K} the angle is Δ·θ_1 = {angle:.4f}"
+        )
     if same_values(a, _block(EX2_K * EX2_BASE ** (-EX2_PAIR / EX2_D))):
-        return not_yet("the frequency of pair i is base**(-2i/d_model); you used base**(-i/d_model)")
+        return not_yet(
+            "the frequency of pair i is base**(-2i/d_model); you used base**(-i/d_model)"
+        )
     feedback = compare_tensor(a, expected, "the block")
     if feedback is not None:
         return feedback
@@ -129,7 +153,9 @@ def _ex3_expected() -> torch.Tensor:
 def check_offset_dots(answer):
     """PE(m)·PE(m+Δ) for Δ = 0, 1, ..., 31 with d_model = 16, base = 10000 (a tensor of 32 numbers)."""
     if answer is None:
-        return not_yet("replace `None` with a tensor of 32 dot products, for Δ = 0 .. 31")
+        return not_yet(
+            "replace `None` with a tensor of 32 dot products, for Δ = 0 .. 31"
+        )
     a = read_tensor(answer, "dots")
     if isinstance(a, Feedback):
         return a
@@ -140,22 +166,37 @@ def check_offset_dots(answer):
             f"(shape ({EX3_K},))"
         )
     if a.shape != expected.shape:
-        return not_yet(f"dots should have shape {tuple(expected.shape)}, one number per Δ = 0 .. {EX3_K - 1}, got {tuple(a.shape)}")
+        return not_yet(
+            f"dots should have shape {tuple(expected.shape)}, one number per Δ = 0 .. {EX3_K - 1}, got {tuple(a.shape)}"
+        )
     if same_values(a, expected / (EX3_D / 2)):
         return not_yet(
             "these are cosine similarities (divided by |PE|^2 = d_model/2 = 8); the exercise asks for the raw "
             "dot product, which is 8 at Δ = 0"
         )
     if same_values(a, 2 * expected):
-        return not_yet("twice too large: each pair gives ONE term cos(Δ·θ_i) (sin*sin + cos*cos), not two")
+        return not_yet(
+            "twice too large: each pair gives ONE term cos(Δ·θ_i) (sin*sin + cos*cos), not two"
+        )
     k = torch.arange(EX3_K, dtype=torch.float64)[:, None]
     w = EX3_BASE ** (-torch.arange(0, EX3_D, 2, dtype=torch.float64) / EX3_D)
     if same_values(a, torch.sin(k * w).sum(-1)):
-        return not_yet("you summed sin(Δ·θ_i); sin(a) sin(b) + cos(a) cos(b) = cos(a - b), so each pair gives cos(Δ·θ_i)")
-    if same_values(a, torch.cos(k * EX3_BASE ** (-torch.arange(EX3_D // 2, dtype=torch.float64) / EX3_D)).sum(-1)):
-        return not_yet("the frequencies are base**(-2i/d_model), i = 0 .. 7; you used base**(-i/d_model)")
+        return not_yet(
+            "you summed sin(Δ·θ_i); sin(a) sin(b) + cos(a) cos(b) = cos(a - b), so each pair gives cos(Δ·θ_i)"
+        )
+    if same_values(
+        a,
+        torch.cos(
+            k * EX3_BASE ** (-torch.arange(EX3_D // 2, dtype=torch.float64) / EX3_D)
+        ).sum(-1),
+    ):
+        return not_yet(
+            "the frequencies are base**(-2i/d_model), i = 0 .. 7; you used base**(-i/d_model)"
+        )
     if abs(float(a[0]) - EX3_D / 2) > 1e-3:
-        return not_yet(f"check Δ = 0 first: PE(m).PE(m) = |PE(m)|^2 = d_model/2 = {EX3_D / 2:g}, you have {float(a[0]):.4f}")
+        return not_yet(
+            f"check Δ = 0 first: PE(m).PE(m) = |PE(m)|^2 = d_model/2 = {EX3_D / 2:g}, you have {float(a[0]):.4f}"
+        )
     feedback = compare_tensor(a, expected, "dots")
     if feedback is not None:
         return feedback
@@ -203,15 +244,23 @@ def check_unfinished_pairs(answer):
             "weight was fitted to"
         )
     if n == counts["no_2pi"]:
-        return not_yet("you compared base**(2i/d_model) with L; the wavelength is 2*pi times that")
+        return not_yet(
+            "you compared base**(2i/d_model) with L; the wavelength is 2*pi times that"
+        )
     if n == counts["complement"]:
-        return not_yet("that counts the pairs that DO finish a turn within 512 tokens; the question asks for the others")
+        return not_yet(
+            "that counts the pairs that DO finish a turn within 512 tokens; the question asks for the others"
+        )
     if n == counts["coordinates"]:
-        return not_yet("that counts coordinates (sin and cos columns); the question counts pairs")
+        return not_yet(
+            "that counts coordinates (sin and cos columns); the question counts pairs"
+        )
     if n == counts["i_over_d"]:
         return not_yet("the exponent is 2i/d_model with i = 0 .. 63, not i/d_model")
     if not 0 <= n <= EX4_D // 2:
-        return not_yet(f"there are only {EX4_D // 2} pairs, so the count is between 0 and {EX4_D // 2}; got {n}")
+        return not_yet(
+            f"there are only {EX4_D // 2} pairs, so the count is between 0 and {EX4_D // 2}; got {n}"
+        )
     return not_yet(
         f"{n} is not it: compute the wavelength 2*pi * 10000**(2i/128) of each pair i = 0 .. 63 and count "
         f"those above {EX4_L}"
@@ -243,9 +292,9 @@ def check_previous_token_head(answer):
             "position, because PE(m - 1) = M_1^T PE(m) for all m"
         )
     if bool((looks[1:] == m).all()):
-        if torch.allclose(a @ a.T, torch.eye(EX5_D, dtype=torch.float64), atol=1e-6) and not torch.allclose(
-            a, torch.eye(EX5_D, dtype=torch.float64), atol=1e-6
-        ):
+        if torch.allclose(
+            a @ a.T, torch.eye(EX5_D, dtype=torch.float64), atol=1e-6
+        ) and not torch.allclose(a, torch.eye(EX5_D, dtype=torch.float64), atol=1e-6):
             return not_yet(
                 "every query attends to itself. Your A looks one step AHEAD (it compares PE(m + 1) with PE(n)), "
                 "which the causal mask forbids, so the query itself wins; the shift goes the other way: transpose A"
@@ -257,7 +306,9 @@ def check_previous_token_head(answer):
     first = int(m[~hits][0])
     share = float(hits.double().mean())
     if bool((looks[1:] == 0).all()):
-        why = "A is zero: every key scores the same" if not a.any() else "A favours n = 0"
+        why = (
+            "A is zero: every key scores the same" if not a.any() else "A favours n = 0"
+        )
         return not_yet(
             f"every query attends to the first key, n = 0 ({why}; ties go to the first "
             "key): that is right at m = 1 only by accident. A has to move PE(m) one step "

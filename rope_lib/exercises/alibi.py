@@ -61,7 +61,9 @@ def check_power_of_two_slopes(answer):
         return a
     expected = _geometric(EX1_HEADS)
     if a.shape != expected.shape:
-        return not_yet(f"slopes should have shape {tuple(expected.shape)} (one per head), got {tuple(a.shape)}")
+        return not_yet(
+            f"slopes should have shape {tuple(expected.shape)} (one per head), got {tuple(a.shape)}"
+        )
     if same_values(a, expected):
         return correct(
             "1/2, 1/4, ..., 1/256: a geometric sequence whose ratio, 1/2, is also its first term. "
@@ -82,13 +84,19 @@ def check_power_of_two_slopes(answer):
         )
     h = torch.arange(1, EX1_HEADS + 1, dtype=torch.float64)
     if same_values(a, 2.0 ** (-h / EX1_HEADS)):
-        return not_yet("the exponent is -8h/n: with 2^(-h/n) the slopes only fall from 0.917 to 0.5")
+        return not_yet(
+            "the exponent is -8h/n: with 2^(-h/n) the slopes only fall from 0.917 to 0.5"
+        )
     if same_values(a, 2.0 ** (-8.0 * (h - 1) / EX1_HEADS)):
-        return not_yet("off by one head: h runs from 1 to n, so head 1's slope is 2^(-8/8) = 1/2, not 1")
+        return not_yet(
+            "off by one head: h runs from 1 to n, so head 1's slope is 2^(-8/8) = 1/2, not 1"
+        )
     if same_values(a, 2.0 ** (8.0 * h / EX1_HEADS)):
         return not_yet("the exponent must be negative: 2^(-8h/n) gives slopes below 1")
     if same_values(a, torch.exp(-8.0 * h / EX1_HEADS)):
-        return not_yet("the base is 2, not e: 2^(-8h/n), so that the last head's slope is 2^(-8) = 1/256")
+        return not_yet(
+            "the base is 2, not e: 2^(-8h/n), so that the last head's slope is 2^(-8) = 1/256"
+        )
     feedback = compare_tensor(a, expected, "slopes")
     if feedback is not None:
         return feedback
@@ -112,7 +120,9 @@ def check_twelve_head_slopes(answer):
         return a
     expected = _paper_slopes(EX2_HEADS)
     if a.shape != expected.shape:
-        return not_yet(f"slopes should have shape {tuple(expected.shape)} (one per head), got {tuple(a.shape)}")
+        return not_yet(
+            f"slopes should have shape {tuple(expected.shape)} (one per head), got {tuple(a.shape)}"
+        )
     if same_values(a, expected):
         return correct(
             "the 8-head slopes 2^-1 .. 2^-8, then 2^-0.5, 2^-1.5, 2^-2.5, 2^-3.5: the same as "
@@ -138,8 +148,12 @@ def check_twelve_head_slopes(answer):
             "the odd-numbered ones, [0::2] in Python, which are the new values 2^-0.5, 2^-1.5, ..."
         )
     if same_values(a, -expected):
-        return not_yet("the slopes are positive numbers; the minus sign belongs to the bias")
-    if same_values(a.sort(descending=True).values, expected.sort(descending=True).values):
+        return not_yet(
+            "the slopes are positive numbers; the minus sign belongs to the bias"
+        )
+    if same_values(
+        a.sort(descending=True).values, expected.sort(descending=True).values
+    ):
         return not_yet(
             "the right 12 values in another order: the rule keeps the 8-head slopes first, then the 4 "
             "new ones (2^-0.5, 2^-1.5, 2^-2.5, 2^-3.5); BLOOM's head h expects exactly that slope"
@@ -161,7 +175,9 @@ def _ex3_expected() -> torch.Tensor:
     slope = 2.0 ** (-8.0 * EX3_HEAD / EX3_HEADS)
     i = torch.arange(EX3_SEQ, dtype=torch.float64)[:, None]
     j = torch.arange(EX3_SEQ, dtype=torch.float64)[None, :]
-    return torch.where(j <= i, -slope * (i - j), torch.tensor(float("-inf"), dtype=torch.float64))
+    return torch.where(
+        j <= i, -slope * (i - j), torch.tensor(float("-inf"), dtype=torch.float64)
+    )
 
 
 @guarded
@@ -169,9 +185,13 @@ def check_causal_bias(answer):
     """The causal ALiBi bias of head 2 of 8 (slope 1/4) for 5 tokens: [5, 5], rows = queries m,
     columns = keys n, -μ·(m - n) for n <= m and -inf for n > m."""
     if answer is None:
-        return not_yet("replace `None` with a [5, 5] tensor: rows are queries m, columns keys n")
+        return not_yet(
+            "replace `None` with a [5, 5] tensor: rows are queries m, columns keys n"
+        )
     a = read_tensor(
-        answer, "bias", finite=False,
+        answer,
+        "bias",
+        finite=False,
         nan_hint="0 * inf somewhere? build the -inf entries with masked_fill or where",
     )
     if isinstance(a, Feedback):
@@ -179,8 +199,12 @@ def check_causal_bias(answer):
     expected = _ex3_expected()
     if a.shape != expected.shape:
         if a.dim() == 3 and a.shape[-2:] == expected.shape:
-            return not_yet(f"give head 2 only, a [5, 5] matrix, not all heads {tuple(a.shape)}")
-        return not_yet(f"bias should have shape {tuple(expected.shape)}, got {tuple(a.shape)}")
+            return not_yet(
+                f"give head 2 only, a [5, 5] matrix, not all heads {tuple(a.shape)}"
+            )
+        return not_yet(
+            f"bias should have shape {tuple(expected.shape)}, got {tuple(a.shape)}"
+        )
     slope = 0.25
     if same_values(a, expected):
         return correct(
@@ -189,7 +213,9 @@ def check_causal_bias(answer):
         )
     past = torch.ones(EX3_SEQ, EX3_SEQ, dtype=torch.bool).tril()
     future = ~past
-    symmetric = -slope * (torch.arange(EX3_SEQ)[:, None] - torch.arange(EX3_SEQ)[None, :]).abs().to(torch.float64)
+    symmetric = -slope * (
+        torch.arange(EX3_SEQ)[:, None] - torch.arange(EX3_SEQ)[None, :]
+    ).abs().to(torch.float64)
     if same_values(a, symmetric):
         return not_yet(
             "this is the symmetric bias -μ·|m - n| (a common write-up's), with no mask: the future keys "
@@ -201,20 +227,26 @@ def check_causal_bias(answer):
             "visible. It is -μ·(m - n) for n <= m and -inf for n > m"
         )
     if same_values(a, expected.T):
-        return not_yet("transposed: rows are queries m and columns keys n, so the -inf (the future, n > m) goes above the diagonal")
+        return not_yet(
+            "transposed: rows are queries m and columns keys n, so the -inf (the future, n > m) goes above the diagonal"
+        )
     if torch.isinf(a[future]).all() and same_values(a[past], -expected[past]):
         return not_yet(
             "the bias is positive: +μ·(m - n) would make the query prefer distant keys. "
             "ALiBi subtracts: -μ·(m - n)"
         )
-    if same_values(a[past], expected[past]) and same_values(a[future], torch.zeros_like(a[future])):
+    if same_values(a[past], expected[past]) and same_values(
+        a[future], torch.zeros_like(a[future])
+    ):
         return not_yet(
             "the past is right, but the future entries (n > m) are 0: that gives them a higher score "
             "than any past key. Use -inf there (softmax turns it into weight 0)"
         )
     if same_values(a[past], expected[past]) and not torch.isinf(a[future]).all():
         return not_yet("the past is right; the future entries (n > m) must all be -inf")
-    key_form = slope * torch.arange(EX3_SEQ, dtype=torch.float64)[None, :].expand(EX3_SEQ, EX3_SEQ)
+    key_form = slope * torch.arange(EX3_SEQ, dtype=torch.float64)[None, :].expand(
+        EX3_SEQ, EX3_SEQ
+    )
     if same_values(a[past], key_form[past]):
         return not_yet(
             "this is the row-constant form slope * j (what BLOOM uses; it gives the same softmax). "
@@ -223,7 +255,10 @@ def check_causal_bias(answer):
     if torch.isinf(a[future]).all() and torch.isfinite(a[past]).all():
         off_diagonal = past & ~torch.eye(EX3_SEQ, dtype=torch.bool)
         r = a[off_diagonal] / expected[off_diagonal]
-        if torch.allclose(r, r[0].expand_as(r), rtol=1e-4) and abs(float(r[0]) - 1) > 1e-3:
+        if (
+            torch.allclose(r, r[0].expand_as(r), rtol=1e-4)
+            and abs(float(r[0]) - 1) > 1e-3
+        ):
             return not_yet(
                 f"the pattern is right but the slope is off by a factor {float(r[0]):.4g}: head 2 of 8 has "
                 f"slope 2^(-8*2/8) = 1/4 (head 1 is 1/2; heads count from 1)"
@@ -256,16 +291,22 @@ def check_query_weights(answer):
     """The attention weights [8] of the query at position 5 over keys n = 0..7 for a head with
     slope 1/2, in a causal model, when every content score q.k/sqrt(d) is 0."""
     if answer is None:
-        return not_yet("replace `None` with a tensor of 8 weights, one per key n = 0..7")
+        return not_yet(
+            "replace `None` with a tensor of 8 weights, one per key n = 0..7"
+        )
     a = read_tensor(
-        answer, "weights", finite=False,
+        answer,
+        "weights",
+        finite=False,
         nan_hint="a row of all -inf? only keys n > 5 should be masked",
     )
     if isinstance(a, Feedback):
         return a
     expected = _ex4_expected()
     if a.shape != expected.shape:
-        return not_yet(f"weights should have shape {tuple(expected.shape)} (one per key), got {tuple(a.shape)}")
+        return not_yet(
+            f"weights should have shape {tuple(expected.shape)} (one per key), got {tuple(a.shape)}"
+        )
     scores = _ex4_scores(a)
     if scores is not None:
         return scores
@@ -282,17 +323,27 @@ def check_query_weights(answer):
     past = d >= 0
     positive = torch.where(past, torch.exp(EX4_SLOPE * d), torch.zeros_like(d))
     if same_values(a, positive / positive.sum()):
-        return not_yet("the weights grow with distance: the bias has the wrong sign, it is -μ·(m - n)")
+        return not_yet(
+            "the weights grow with distance: the bias has the wrong sign, it is -μ·(m - n)"
+        )
     uniform = past.to(torch.float64) / past.sum()
     if same_values(a, uniform):
-        return not_yet("all past keys get 1/6: the bias is missing, this is what zero scores give without ALiBi")
-    if a.sum() > 0 and not math.isclose(float(a.sum()), 1.0, rel_tol=1e-4) and same_values(a / a.sum(), expected):
+        return not_yet(
+            "all past keys get 1/6: the bias is missing, this is what zero scores give without ALiBi"
+        )
+    if (
+        a.sum() > 0
+        and not math.isclose(float(a.sum()), 1.0, rel_tol=1e-4)
+        and same_values(a / a.sum(), expected)
+    ):
         return not_yet(
             f"the shape is right but the weights sum to {float(a.sum()):.4f}: divide by the sum "
             "(softmax normalizes exp(score + bias) over the keys)"
         )
     if (a[~past].abs() > 1e-6).any():
-        return not_yet("keys n = 6 and 7 are in the future of query 5 and must get weight 0")
+        return not_yet(
+            "keys n = 6 and 7 are in the future of query 5 and must get weight 0"
+        )
     feedback = compare_tensor(a, expected, "weights")
     if feedback is not None:
         return feedback

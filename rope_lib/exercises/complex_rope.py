@@ -1,10 +1,10 @@
 """Checkers for lessons 4 and 5 (RoPE in complex numbers; RoPE at scale).
 
-    from rope_lib.exercises import complex_rope as ex
-    ex.check_complex_rotation(answer)      # rotate one pair with a complex multiplication
-    ex.check_slow_pairs(answer)      # how many pairs never complete a turn within the training length
-    ex.check_meta_layout_weights(answer)      # turn a half-split (Hugging Face) W_k back into Meta's interleaved one
-    ex.check_bfloat16_angle_error(answer)      # the angle error when a position is stored in bfloat16
+from rope_lib.exercises import complex_rope as ex
+ex.check_complex_rotation(answer)      # rotate one pair with a complex multiplication
+ex.check_slow_pairs(answer)      # how many pairs never complete a turn within the training length
+ex.check_meta_layout_weights(answer)      # turn a half-split (Hugging Face) W_k back into Meta's interleaved one
+ex.check_bfloat16_angle_error(answer)      # the angle error when a position is stored in bfloat16
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from ..rotary import half_to_interleaved, interleaved_to_half
 from . import Feedback, compare_tensor, correct, not_yet
 from .answers import guarded, read_complex, read_count, read_number, read_tensor
 
+
 def _missing(what: str):
     return not_yet(f"no answer yet: replace None with {what}")
 
@@ -27,7 +28,12 @@ EX1_PAIR, EX1_THETA, EX1_POSITION = (3.0, 4.0), 0.1, 5
 
 def _rotated(angle: float) -> torch.Tensor:
     a, b = EX1_PAIR
-    return torch.tensor([a * math.cos(angle) - b * math.sin(angle), a * math.sin(angle) + b * math.cos(angle)])
+    return torch.tensor(
+        [
+            a * math.cos(angle) - b * math.sin(angle),
+            a * math.sin(angle) + b * math.cos(angle),
+        ]
+    )
 
 
 @guarded
@@ -45,21 +51,35 @@ def check_complex_rotation(answer):
         return torch.allclose(pair, t.to(torch.float64), atol=1e-3)
 
     if near(_rotated(angle)):
-        return correct(f"(3 + 4i) · e^(i·{angle}) = {z.real:.4f} + {z.imag:.4f}i: the length stays 5, the angle grows by m·θ = {angle}")
+        return correct(
+            f"(3 + 4i) · e^(i·{angle}) = {z.real:.4f} + {z.imag:.4f}i: the length stays 5, the angle grows by m·θ = {angle}"
+        )
     if near(_rotated(-angle)):
-        return not_yet("you turned the pair clockwise, by -m·θ: multiply by e^(+i m θ), not by its conjugate")
+        return not_yet(
+            "you turned the pair clockwise, by -m·θ: multiply by e^(+i m θ), not by its conjugate"
+        )
     if near(_rotated(EX1_THETA)):
-        return not_yet("you turned the pair by θ = 0.1 only: the angle at position m is m·θ")
+        return not_yet(
+            "you turned the pair by θ = 0.1 only: the angle at position m is m·θ"
+        )
     if near(_rotated(math.radians(angle))):
-        return not_yet("the angle looks like it was taken in degrees: torch.cos, torch.sin and torch.polar use radians")
+        return not_yet(
+            "the angle looks like it was taken in degrees: torch.cos, torch.sin and torch.polar use radians"
+        )
     if near(_rotated(angle).flip(0)):
-        return not_yet("real and imaginary parts are swapped: the pair (x, y) is the complex number x + iy")
+        return not_yet(
+            "real and imaginary parts are swapped: the pair (x, y) is the complex number x + iy"
+        )
     if near(torch.tensor(EX1_PAIR)):
         return not_yet("that is the pair before the rotation")
     length = float(pair.norm())
     if abs(length - 5.0) > 1e-3:
-        return not_yet(f"a rotation keeps the length |3 + 4i| = 5, yours has length {length:.4f}")
-    return not_yet(f"the length is right but the angle is not: expected the angle of 3 + 4i plus {angle} rad")
+        return not_yet(
+            f"a rotation keeps the length |3 + 4i| = 5, yours has length {length:.4f}"
+        )
+    return not_yet(
+        f"the length is right but the angle is not: expected the angle of 3 + 4i plus {angle} rad"
+    )
 
 
 # Exercise 2: Llama 3's base, head_dim 128, training length 8192.
@@ -88,16 +108,28 @@ def check_slow_pairs(answer):
             f"{EX2_LENGTH} tokens: within the training length they only ever see part of their circle"
         )
     if answer == n_pairs - expected:
-        return not_yet("that is the number of pairs that DO complete a turn; the question asks for those that do not")
+        return not_yet(
+            "that is the number of pairs that DO complete a turn; the question asks for those that do not"
+        )
     if answer == _pairs_below_one_turn(10000.0, EX2_LENGTH):
-        return not_yet("that is the count for base 10,000; this model uses base 500,000")
+        return not_yet(
+            "that is the count for base 10,000; this model uses base 500,000"
+        )
     if answer == _pairs_below_one_turn(EX2_BASE, EX2_LENGTH, turn=1.0):
-        return not_yet("you compared the angle L·θ_i with 1 radian; one full turn is 2π radians")
+        return not_yet(
+            "you compared the angle L·θ_i with 1 radian; one full turn is 2π radians"
+        )
     if abs(answer - expected) == 1:
-        return not_yet("off by one: count the pairs i with 8192·θ_i / (2π) < 1, i from 0 to 63")
+        return not_yet(
+            "off by one: count the pairs i with 8192·θ_i / (2π) < 1, i from 0 to 63"
+        )
     if not 0 <= answer <= n_pairs:
-        return not_yet(f"there are only {n_pairs} pairs in a head of size {EX2_HEAD_DIM}")
-    return not_yet("not quite: compute the turns 8192·θ_i / (2π) for every pair and count those below 1")
+        return not_yet(
+            f"there are only {n_pairs} pairs in a head of size {EX2_HEAD_DIM}"
+        )
+    return not_yet(
+        "not quite: compute the turns 8192·θ_i / (2π) for every pair and count those below 1"
+    )
 
 
 # Exercise 3: a half-split (Hugging Face) key projection with 2 heads of size 8, d_model 16.
@@ -128,19 +160,42 @@ def check_meta_layout_weights(answer):
     if tuple(answer.shape) == tuple(expected.shape):
         w_half, expected = w_half.to(torch.float64), expected.to(torch.float64)
         if torch.allclose(answer, expected):
-            return correct("within each head, rows (i, i + 4) of the half layout became rows (2i, 2i + 1): same scores, Meta's layout")
+            return correct(
+                "within each head, rows (i, i + 4) of the half layout became rows (2i, 2i + 1): same scores, Meta's layout"
+            )
         if torch.allclose(answer, w_half):
-            return not_yet("this is the half-split matrix unchanged; its rows must be reordered")
+            return not_yet(
+                "this is the half-split matrix unchanged; its rows must be reordered"
+            )
         if torch.allclose(answer, _per_head_rows(w_half, interleaved_to_half)):
-            return not_yet("you applied interleaved_to_half, the other direction: going from half to interleaved needs half_to_interleaved")
+            return not_yet(
+                "you applied interleaved_to_half, the other direction: going from half to interleaved needs half_to_interleaved"
+            )
         if torch.allclose(answer, half_to_interleaved(w_half.T).T):
-            return not_yet("you reordered all 16 rows as one block; the pairs live inside each head, so reorder each head's 8 rows separately")
+            return not_yet(
+                "you reordered all 16 rows as one block; the pairs live inside each head, so reorder each head's 8 rows separately"
+            )
         if torch.allclose(answer, half_to_interleaved(w_half)):
-            return not_yet("you reordered the columns (the d_model inputs); RoPE pairs the output features, the rows of W_k")
-        if torch.allclose(answer, half_to_interleaved(w_half.reshape(EX3_HEADS, EX3_HEAD_DIM, -1)).reshape(w_half.shape)):
-            return not_yet("you reordered the columns within each head's block; reorder the rows (output features) instead")
-    problem = compare_tensor(answer, expected, "W_k (interleaved)")  # a Feedback (falsy), or None when right
-    return problem if problem is not None else correct("same scores as the half-split model, in Meta's layout")
+            return not_yet(
+                "you reordered the columns (the d_model inputs); RoPE pairs the output features, the rows of W_k"
+            )
+        if torch.allclose(
+            answer,
+            half_to_interleaved(w_half.reshape(EX3_HEADS, EX3_HEAD_DIM, -1)).reshape(
+                w_half.shape
+            ),
+        ):
+            return not_yet(
+                "you reordered the columns within each head's block; reorder the rows (output features) instead"
+            )
+    problem = compare_tensor(
+        answer, expected, "W_k (interleaved)"
+    )  # a Feedback (falsy), or None when right
+    return (
+        problem
+        if problem is not None
+        else correct("same scores as the half-split model, in Meta's layout")
+    )
 
 
 # Exercise 4: position 5001 stored in bfloat16, pair 0 (theta = 1 rad per token).
@@ -156,8 +211,12 @@ def check_bfloat16_angle_error(answer):
     if isinstance(answer, Feedback):
         return answer
     stored = torch.tensor(float(EX4_POSITION)).to(torch.bfloat16).item()
-    expected = abs(stored - EX4_POSITION)  # theta_0 = 1, so the angle is off by as much as the position
-    half = abs(torch.tensor(float(EX4_POSITION)).to(torch.float16).item() - EX4_POSITION)
+    expected = abs(
+        stored - EX4_POSITION
+    )  # theta_0 = 1, so the angle is off by as much as the position
+    half = abs(
+        torch.tensor(float(EX4_POSITION)).to(torch.float16).item() - EX4_POSITION
+    )
 
     def near(value):
         return abs(answer - value) < 1e-3
@@ -165,7 +224,9 @@ def check_bfloat16_angle_error(answer):
     if near(expected):
         nearby = torch.arange(EX4_POSITION - 80, EX4_POSITION + 80)
         alike = nearby[nearby.to(torch.bfloat16).to(torch.int64) == int(stored)]
-        low = 2 ** math.floor(math.log2(EX4_POSITION))  # bfloat16 keeps 8 significant bits
+        low = 2 ** math.floor(
+            math.log2(EX4_POSITION)
+        )  # bfloat16 keeps 8 significant bits
         return correct(
             f"bfloat16 stores {EX4_POSITION} as {stored:.0f} (between {low} and {2 * low} it can only count in "
             f"steps of {low // 128}), "
@@ -178,11 +239,21 @@ def check_bfloat16_angle_error(answer):
     if near(expected / (2 * math.pi)):
         return not_yet("that is the error in turns; the question asks for radians")
     if near(expected - 2 * math.pi):
-        return not_yet("that is the error folded onto the dial (minus one full turn); give the error in the angle m·θ itself")
+        return not_yet(
+            "that is the error folded onto the dial (minus one full turn); give the error in the angle m·θ itself"
+        )
     if near(stored):
-        return not_yet("that is the position bfloat16 stores; the question asks how far the angle moves because of it")
+        return not_yet(
+            "that is the position bfloat16 stores; the question asks how far the angle moves because of it"
+        )
     if near(half):
-        return not_yet("that is float16's rounding (it keeps 11 significant bits); bfloat16 keeps only 8")
+        return not_yet(
+            "that is float16's rounding (it keeps 11 significant bits); bfloat16 keeps only 8"
+        )
     if near(0.0):
-        return not_yet(f"bfloat16 stores whole numbers exactly only up to 256; try torch.tensor({EX4_POSITION}.0).to(torch.bfloat16)")
-    return not_yet(f"not quite: store {EX4_POSITION} in bfloat16, compare with {EX4_POSITION}, and multiply by pair 0's frequency θ_0 = 1")
+        return not_yet(
+            f"bfloat16 stores whole numbers exactly only up to 256; try torch.tensor({EX4_POSITION}.0).to(torch.bfloat16)"
+        )
+    return not_yet(
+        f"not quite: store {EX4_POSITION} in bfloat16, compare with {EX4_POSITION}, and multiply by pair 0's frequency θ_0 = 1"
+    )

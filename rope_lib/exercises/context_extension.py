@@ -11,10 +11,10 @@ from ..rotary import inv_frequencies
 from ..scaling import (
     first_pair_longer_than,
     pair_regimes,
+    ramp_by_pair,
     rope_frequencies,
     yarn_correction_range,
     yarn_get_mscale,
-    ramp_by_pair,
 )
 from . import Feedback, compare_tensor, correct, not_yet
 from .answers import (
@@ -32,7 +32,14 @@ EX1 = {"head_dim": 128, "base": 10000.0, "L": 4096}
 EX2 = {"head_dim": 128, "base": 10000.0, "factor": 8.0}
 EX3 = {"head_dim": 64, "base": 10000.0, "factor": 8.0, "L": 2048}
 EX4 = {"factor": 16.0}
-EX5 = {"head_dim": 128, "base": 500000.0, "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "L": 8192}
+EX5 = {
+    "head_dim": 128,
+    "base": 500000.0,
+    "factor": 8.0,
+    "low_freq_factor": 1.0,
+    "high_freq_factor": 4.0,
+    "L": 8192,
+}
 
 
 def _close(a, b, rtol=1e-4):
@@ -55,18 +62,28 @@ def check_first_long_pair(answer) -> object:
             "It is also the upper end of YaRN's correction range (beta_slow = 1)."
         )
     if value == expected - 1:
-        return not_yet(f"{value} is the last pair whose wavelength still fits into L; corr_dim is the first one that exceeds it")
+        return not_yet(
+            f"{value} is the last pair whose wavelength still fits into L; corr_dim is the first one that exceeds it"
+        )
     if value == 2 * expected:
-        return not_yet(f"{value} is a dimension index (2i); the question asks for the pair index i")
-    no_two_pi = first_pair_longer_than(2 * math.pi * inv_frequencies(d, b), L)  # wavelength taken as 1/theta
+        return not_yet(
+            f"{value} is a dimension index (2i); the question asks for the pair index i"
+        )
+    no_two_pi = first_pair_longer_than(
+        2 * math.pi * inv_frequencies(d, b), L
+    )  # wavelength taken as 1/theta
     if value == no_two_pi:
-        return not_yet("you took the wavelength as 1/theta_i; one full turn is 2 pi radians, so lambda_i = 2 pi / theta_i")
+        return not_yet(
+            "you took the wavelength as 1/theta_i; one full turn is 2 pi radians, so lambda_i = 2 pi / theta_i"
+        )
     if value in (d // 2, 0):
         return not_yet(
             f"{value} would mean {'no' if value == d // 2 else 'every'} pair has a wavelength beyond L; "
             "check that you compare wavelengths 2 pi / theta_i (not frequencies) and theta_i = b^(-2i/d)"
         )
-    return not_yet(f"corr_dim should be the first i with 2 pi b^(2i/d) > L; got {value}, which is not it")
+    return not_yet(
+        f"corr_dim should be the first i with 2 pi b^(2i/d) > L; got {value}, which is not it"
+    )
 
 
 @guarded
@@ -82,19 +99,34 @@ def check_ntk_base(answer) -> object:
             f"base' = {expected:.2f}. The last pair's frequency is now exactly theta/s, pair 0's is unchanged."
         )
     if _close(value, b * s):
-        return not_yet("you multiplied the base by s; NTK-aware scaling multiplies it by s^(d/(d-2)), "
-                       "so that the LAST pair (exponent (d-2)/d) is divided by exactly s")
+        return not_yet(
+            "you multiplied the base by s; NTK-aware scaling multiplies it by s^(d/(d-2)), "
+            "so that the LAST pair (exponent (d-2)/d) is divided by exactly s"
+        )
     if _close(value, b * s ** ((d - 2) / d)):
         return not_yet("the exponent is upside down: s^(d/(d-2)), not s^((d-2)/d)")
     if _close(value, expected / b) or _close(value, s ** (d / (d - 2))):
-        return not_yet("that is the multiplier s^(d/(d-2)); multiply the original base by it")
+        return not_yet(
+            "that is the multiplier s^(d/(d-2)); multiply the original base by it"
+        )
     return not_yet(f"the new base should be b * s^(d/(d-2)); got {value:.4g}")
 
 
-def yarn_by_hand(head_dim, base, factor, original_length, beta_fast=32, beta_slow=1, truncate=True, invert=False):
+def yarn_by_hand(
+    head_dim,
+    base,
+    factor,
+    original_length,
+    beta_fast=32,
+    beta_slow=1,
+    truncate=True,
+    invert=False,
+):
     """YaRN's frequencies from its pieces (used by check_yarn_frequencies to recognise typical slips)."""
     theta = inv_frequencies(head_dim, base)
-    low, high = yarn_correction_range(head_dim, base, original_length, beta_fast, beta_slow, truncate)
+    low, high = yarn_correction_range(
+        head_dim, base, original_length, beta_fast, beta_slow, truncate
+    )
     gamma = ramp_by_pair(low, high, head_dim // 2)  # 1: keep, 0: divide by s
     if invert:
         gamma = 1 - gamma
@@ -105,27 +137,43 @@ def yarn_by_hand(head_dim, base, factor, original_length, beta_fast=32, beta_slo
 def check_yarn_frequencies(answer) -> object:
     """YaRN's inv_freq for d = 64, b = 10000, s = 8, L = 2048, built from its pieces."""
     d, b, s, L = EX3["head_dim"], EX3["base"], EX3["factor"], EX3["L"]
-    expected, _ = rope_frequencies("yarn", d, b, factor=s, original_max_position_embeddings=L)
+    expected, _ = rope_frequencies(
+        "yarn", d, b, factor=s, original_max_position_embeddings=L
+    )
     answer = read_tensor(answer, "inv_freq")
     if isinstance(answer, Feedback):
         return answer
     problem = compare_tensor(answer, expected, "inv_freq", atol=1e-9, rtol=1e-5)
     if problem is None:
-        return correct("pairs 0..8 keep theta_i, pairs 21..31 get theta_i / 8, and 9..20 blend linearly in between")
+        return correct(
+            "pairs 0..8 keep theta_i, pairs 21..31 get theta_i / 8, and 9..20 blend linearly in between"
+        )
     if tuple(answer.shape) != tuple(expected.shape):
         return problem
     theta = inv_frequencies(d, b)
     candidates = [
-        (yarn_by_hand(d, b, s, L, invert=True),
-         "the ramp is the wrong way round: high-frequency pairs (small i, short wavelengths) must KEEP theta_i "
-         "and low-frequency pairs (large i) get theta_i / s"),
-        (yarn_by_hand(d, b, 1 / s, L),
-         "the interpolated pairs were multiplied by s; interpolation divides the frequency by s"),
-        (yarn_by_hand(d, b, s, L, truncate=False),
-         "almost: yarn_correction_range rounds the bounds outward to whole pairs by default (truncate=True); "
-         "you used the unrounded bounds"),
-        (theta / s, "that is Position Interpolation (every pair divided by s); YaRN keeps the fast pairs"),
-        (theta, "those are the original frequencies; the slow pairs still need dividing by s"),
+        (
+            yarn_by_hand(d, b, s, L, invert=True),
+            "the ramp is the wrong way round: high-frequency pairs (small i, short wavelengths) must KEEP theta_i "
+            "and low-frequency pairs (large i) get theta_i / s",
+        ),
+        (
+            yarn_by_hand(d, b, 1 / s, L),
+            "the interpolated pairs were multiplied by s; interpolation divides the frequency by s",
+        ),
+        (
+            yarn_by_hand(d, b, s, L, truncate=False),
+            "almost: yarn_correction_range rounds the bounds outward to whole pairs by default (truncate=True); "
+            "you used the unrounded bounds",
+        ),
+        (
+            theta / s,
+            "that is Position Interpolation (every pair divided by s); YaRN keeps the fast pairs",
+        ),
+        (
+            theta,
+            "those are the original frequencies; the slow pairs still need dividing by s",
+        ),
     ]
     for candidate, message in candidates:
         if torch.allclose(answer, candidate.to(torch.float64), rtol=1e-5, atol=1e-9):
@@ -143,15 +191,23 @@ def check_logit_multiplier(answer) -> object:
     factor = yarn_get_mscale(s)
     expected = factor**2
     if _close(value, expected):
-        return correct(f"(0.1 ln 16 + 1)^2 = {expected:.4f}: cos and sin are scaled by {factor:.4f}, and q' and k' each carry it")
+        return correct(
+            f"(0.1 ln 16 + 1)^2 = {expected:.4f}: cos and sin are scaled by {factor:.4f}, and q' and k' each carry it"
+        )
     if _close(value, factor):
-        return not_yet(f"{factor:.4f} multiplies cos and sin, i.e. each of q' and k'; the dot product q'.k' carries it twice")
+        return not_yet(
+            f"{factor:.4f} multiplies cos and sin, i.e. each of q' and k'; the dot product q'.k' carries it twice"
+        )
     if _close(value, 1 / expected) or _close(value, 1 / factor):
-        return not_yet("inverted: YaRN sharpens attention (logits grow), sqrt(1/t) = 0.1 ln s + 1 > 1")
+        return not_yet(
+            "inverted: YaRN sharpens attention (logits grow), sqrt(1/t) = 0.1 ln s + 1 > 1"
+        )
     log10_factor = 0.1 * math.log10(s) + 1
     if _close(value, log10_factor**2) or _close(value, log10_factor):
         return not_yet("use the natural logarithm ln s (math.log), not log10")
-    return not_yet(f"sqrt(1/t) = 0.1 ln s + 1 multiplies cos and sin; what does q'.k' get? got {value:.4g}")
+    return not_yet(
+        f"sqrt(1/t) = 0.1 ln s + 1 multiplies cos and sin; what does q'.k' get? got {value:.4g}"
+    )
 
 
 _REGIMES = ("kept", "blended", "interpolated")
@@ -162,8 +218,12 @@ def _llama3_regimes(base: float) -> list:
     p = EX5
     old = inv_frequencies(p["head_dim"], base)
     new, _ = rope_frequencies(
-        "llama3", p["head_dim"], base, factor=p["factor"],
-        low_freq_factor=p["low_freq_factor"], high_freq_factor=p["high_freq_factor"],
+        "llama3",
+        p["head_dim"],
+        base,
+        factor=p["factor"],
+        low_freq_factor=p["low_freq_factor"],
+        high_freq_factor=p["high_freq_factor"],
         original_max_position_embeddings=p["L"],
     )
     r = pair_regimes(old, new, p["factor"])
@@ -264,9 +324,19 @@ def check_llama3_pair_counts(answer) -> object:
             f"and are divided by 8, {expected[1]} blend{note}"
         )
     if sum(counts) != p["head_dim"] // 2:
-        return not_yet(f"the three counts should add up to head_dim/2 = {p['head_dim'] // 2} pairs, got {sum(counts)}")
+        return not_yet(
+            f"the three counts should add up to head_dim/2 = {p['head_dim'] // 2} pairs, got {sum(counts)}"
+        )
     if counts == tuple(len(x) for x in _llama3_regimes(10000.0)):
         return not_yet("that is for base 10,000; Llama 3 uses rope_theta = 500,000")
-    if counts == (expected[0] + expected[1], 0, expected[2]) or counts == (expected[0], 0, expected[1] + expected[2]):
-        return not_yet("some pairs between the two cutoffs blend (wavelengths between L/4 and L/1)")
-    return not_yet(f"count the pairs by wavelength against L/high_freq_factor and L/low_freq_factor; got {counts}")
+    if counts == (expected[0] + expected[1], 0, expected[2]) or counts == (
+        expected[0],
+        0,
+        expected[1] + expected[2],
+    ):
+        return not_yet(
+            "some pairs between the two cutoffs blend (wavelengths between L/4 and L/1)"
+        )
+    return not_yet(
+        f"count the pairs by wavelength against L/high_freq_factor and L/low_freq_factor; got {counts}"
+    )

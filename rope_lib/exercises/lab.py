@@ -91,6 +91,11 @@ def check_exact_match(answer):
             return not_yet(
                 f"{case} your function raised {type(error).__name__}: {error}"
             )
+        if result is None:
+            return not_yet(
+                "your function returns None: return the fraction of rows with all "
+                "digits right"
+            )
         got = read_number(result, "what your function returns")
         if isinstance(got, Feedback):
             return not_yet(

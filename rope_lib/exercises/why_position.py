@@ -26,7 +26,9 @@ def check_swap_last_token(answer) -> Feedback:
             "the last token sees every earlier token, and without positions attention is a weighted "
             "sum over a set: swapping two tokens it sees only reorders the terms of that sum"
         )
-    return correct("the last query attends to the same set of keys and values, just listed in another order")
+    return correct(
+        "the last query attends to the same set of keys and values, just listed in another order"
+    )
 
 
 @guarded
@@ -41,5 +43,9 @@ def check_where_position_goes(answer) -> Feedback:
     wrong = {k: v for k, v in answer.items() if k in WHERE and v != WHERE[k]}
     if wrong:
         scheme, place = next(iter(wrong.items()))
-        return not_yet(f"{scheme!r} is not {_PLACES[place]}; {len(wrong)} of 4 places are off")
-    return correct("add to the input (sinusoidal, learned), rotate q and k (RoPE), bias the scores (ALiBi)")
+        return not_yet(
+            f"{scheme!r} is not {_PLACES[place]}; {len(wrong)} of 4 places are off"
+        )
+    return correct(
+        "add to the input (sinusoidal, learned), rotate q and k (RoPE), bias the scores (ALiBi)"
+    )

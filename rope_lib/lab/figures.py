@@ -54,10 +54,21 @@ def plot_passkey(results: dict, panels, titles=None):
 
     config = results["config"]
     lengths, depths = config["passkey_lengths"], config["passkey_depths"]
+    # at most four panels a row, so the figure stays 6.4 in wide (the projector's output area)
+    ncols = min(4, len(panels))
+    nrows = -(-len(panels) // ncols)
     fig, axes = plt.subplots(
-        1, len(panels), figsize=(1.6 * len(panels) + 0.8, 2.7), dpi=100, squeeze=False
+        nrows,
+        ncols,
+        figsize=(6.4, 2.2 * nrows + 0.3),
+        dpi=100,
+        squeeze=False,
+        layout="constrained",
     )
-    for k, (ax, (kind, name)) in enumerate(zip(axes[0], panels)):
+    flat = list(axes.flat)
+    for ax in flat[len(panels) :]:
+        ax.set_visible(False)
+    for k, (ax, (kind, name)) in enumerate(zip(flat, panels)):
         if kind == "scheme":
             grid = results["passkey"][name]["summary"]["mean"]
             title = LABELS[name]
@@ -67,10 +78,14 @@ def plot_passkey(results: dict, panels, titles=None):
         image = ax.imshow(np.array(grid), vmin=0, vmax=1, cmap="viridis", aspect="auto")
         ax.set_title(titles[k] if titles else title, fontsize=9)
         ax.set_xticks(range(len(depths)), [f"{d:g}" for d in depths], fontsize=7)
-        ax.set_yticks(range(len(lengths)), [str(n) for n in lengths] if k == 0 else [])
+        first_column = k % ncols == 0
+        ax.set_yticks(
+            range(len(lengths)), [str(n) for n in lengths] if first_column else []
+        )
+        if first_column:
+            ax.set_ylabel("length")
         ax.set_xlabel("depth", fontsize=8)
-    axes[0][0].set_ylabel("length")
-    fig.colorbar(image, ax=list(axes[0]), shrink=0.8, label="accuracy")
+    fig.colorbar(image, ax=flat[: len(panels)], shrink=0.8, label="accuracy")
     return fig
 
 

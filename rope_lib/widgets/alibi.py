@@ -33,6 +33,8 @@ MAX_HEADS = 16
 MAX_SEQ_LEN = 128
 SCORES = ("zeros", "random")
 HEAD_COLOR, OTHER_COLOR, SPAN_COLOR = "#d62728", "#9bb7d4", "#2ca02c"
+# The readout's HTML: ordinary text lines (a widget's HTML would space them 28 px apart)
+TIGHT_LINES = '<div style="line-height: 1.3">{}</div>'
 
 
 def _random_scores(seed: int = 0) -> torch.Tensor:
@@ -279,7 +281,9 @@ class AlibiWidget:
         self.attn_title.set_text(f"query m = {i}")
 
         self._sync_controls()
-        self.readout.value = self.readout_text()
+        # lines 1.3 high, not the 28 px of a widget row: with its figure the widget
+        # fits the projector's 480 px
+        self.readout.value = TIGHT_LINES.format(self.readout_text())
         self.redraw(full=full)
 
     def readout_text(self) -> str:
@@ -337,11 +341,12 @@ class AlibiWidget:
             self._syncing = False
 
     def widget(self):
-        """Two rows of controls, the readout beside the second, the figure below (a LiveBox)."""
+        """Two rows of controls, the readout (three short lines) under them, the figure
+        below (a LiveBox)."""
         c = self.controls
         rows = [[c["heads"], c["head"], c["scores"]], [c["seq_len"], c["query"]]]
         return live_box(
-            rows, self.readout, self.figure, readout_width="210px", beside="last row"
+            rows, self.readout, self.figure, readout_width="640px", beside="below"
         )
 
 

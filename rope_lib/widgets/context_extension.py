@@ -47,6 +47,18 @@ METHOD_COLORS = {
 LENGTHS = (512, 1024, 2048, 4096, 8192, 16384, 32768)
 BASES = (1000.0, 10000.0, 50000.0, 100000.0, 500000.0, 1000000.0)
 HEAD_DIMS = (16, 32, 64, 96, 128, 256)
+# Width of each control's label (CSS px, 13 px text) in the 160 px the control gets
+LABEL_PX = {
+    "scale s": 52,
+    "L": 14,
+    "alpha": 40,
+    "beta": 34,
+    "base": 36,
+    "head_dim": 66,
+    "method": 52,
+}
+# The readout's HTML: ordinary text lines (a widget's HTML would space them 28 px apart)
+TIGHT_LINES = '<div style="line-height: 1.3">{}</div>'
 # Fixed y ranges that hold every control setting, so that moving a slider redraws only the moving
 # artists (blitting): wavelengths run from 2 pi (pair 0) to 2 pi 1e6^(254/256) ~ 5.6e6, the lines
 # from L/beta >= 512/64 = 8 to s L <= 32 * 32768 ~ 1.05e6; new/old frequency from 1/32 to 1.
@@ -257,6 +269,7 @@ class WavelengthCutoffExplorer:
     def _build_controls(self):
         import ipywidgets as w
 
+        # 160 px per control: four fit a row of the projector's 673 px output area
         style = {"description_width": "60px"}
         layout = w.Layout(width="160px")
         v = self.values
@@ -318,6 +331,8 @@ class WavelengthCutoffExplorer:
             ),
         }
         for name, control in controls.items():
+            # each label only as wide as its text: the slider's track keeps the rest
+            control.style.description_width = f"{LABEL_PX[name]}px"
             control.observe(
                 lambda change, name=name: self.update(**{name: change["new"]}),
                 names="value",
@@ -398,7 +413,9 @@ class WavelengthCutoffExplorer:
             band = f"Llama 3's smooth band = {blend_text}"
         else:
             band = f"{method} treats every pair alike"
-        self.readout.value = (
+        # lines 1.3 high, not the 28 px of a widget row: with its figure the widget
+        # fits the projector's 480 px
+        self.readout.value = TIGHT_LINES.format(
             f"<b>{method}</b>, s = {s:.2f}, L = {L} &rarr; s&middot;L = {s * L:.0f}; "
             f"attention factor = {attention_factor:.4f} (logits &times; {attention_factor**2:.4f})<br>"
             f"extrapolated = {counts[0]}, blended = {counts[1]}, interpolated = {counts[2]}; "

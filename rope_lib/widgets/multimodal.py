@@ -488,7 +488,7 @@ class PatchScoreWidget:
         n = v["patches"]
         right = float(s["curve"][n])  # offset +1
         return (
-            f"query at row {v['row']}, col {v['col']}<br>"
+            f"query at row {v['row']}, col {v['col']} of {n}×{n}<br>"
             f"score: itself {self.peak:.2f}, next column {right:.2f}<br>"
             f"one column = {s['step']:.4g} position units"
         )

@@ -125,7 +125,7 @@ class EncodingExplorer:
             ),
         }
         for name, control in controls.items():
-            compact(control, "215px", "78px")
+            compact(control, "200px", "78px")
             control.observe(
                 lambda change, name=name: self.update(**{name: change["new"]}),
                 names="value",
@@ -143,7 +143,7 @@ class EncodingExplorer:
         """Two rows of two sliders, the readout beside them, the figure below (a LiveBox)."""
         c = self.controls
         rows = [[c["p"], c["k"]], [c["d_model"], c["base"]]]
-        return live_box(rows, self.readout, self.figure, readout_width="205px")
+        return live_box(rows, self.readout, self.figure, readout_width="235px")
 
     # --- the picture -------------------------------------------------------------------------
     def update(self, **values):
@@ -190,7 +190,7 @@ class EncodingExplorer:
             f"<b>PE(m)·PE(m+Δ) = {forward:.4f}</b><br>"
             f"PE(m)·PE(m−Δ) = {backward:.4f}<br>"
             f"Σ_i cos(Δ·θ_i) = {closed:.4f}<br>"
-            f"|PE(m)|² = {float(vectors[0] @ vectors[0]):.4f} = d/2"
+            f"m = {p}: |PE(m)|² = {float(vectors[0] @ vectors[0]):.4f} = d/2"
         )
         self.redraw(full=full)
 

@@ -3,7 +3,9 @@
 Used by tests/browser/conftest.py and benchmarks/bench_browser.py. Nothing here touches the
 user's Jupyter settings, workspaces or notebooks:
 - the server serves a temporary COPY of notebooks/ (and images/), so autosave cannot write
-  cleared outputs back into the repository;
+  cleared outputs back into the repository; by default the copies have no stored
+  outputs (strip_outputs: every test runs the lesson afresh, and JupyterLab need not
+  render outputs it would clear anyway);
 - JUPYTER_CONFIG_DIR, JUPYTER_DATA_DIR, JUPYTER_RUNTIME_DIR, IPYTHONDIR, the workspaces and the
   user settings live in the same temporary directory;
 - 127.0.0.1 only, a random free port and a random token;
@@ -28,6 +30,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -48,11 +51,17 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 ENABLE_HINT = "install Debian's chromium: apt-get install -y chromium"
+# The classroom screen (GUIDE.md): a 1280x720 projector at 150% browser zoom is a 853x480 CSS px
+# window with 1.5 device pixels per CSS px; the file browser is closed.
+PROJECTOR = {"width": 853, "height": 480}
+PROJECTOR_SCALE = 1.5
 
 
 def notebooks_dir() -> Path:
     """notebooks/ of this tree; ROPE_BROWSER_NOTEBOOKS points the tests at another folder."""
-    return Path(os.environ.get("ROPE_BROWSER_NOTEBOOKS") or REPO / "notebooks").resolve()
+    return Path(
+        os.environ.get("ROPE_BROWSER_NOTEBOOKS") or REPO / "notebooks"
+    ).resolve()
 
 
 def discover_notebooks() -> list[str]:
@@ -85,18 +94,38 @@ def _free_port() -> int:
 # JupyterLab user settings for the temporary server: render every cell (no windowing, so every
 # prompt and widget is in the DOM), no news or update checks.
 _SETTINGS = {
-    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
+    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {
+        "windowingMode": "none"
+    },
     "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
-        "fetchNews": "false", "checkForUpdates": False, "doNotDisturbMode": True},
+        "fetchNews": "false",
+        "checkForUpdates": False,
+        "doNotDisturbMode": True,
+    },
     "@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": False},
 }
+
+
+def _strip_outputs(path: Path) -> None:
+    """Remove the stored outputs and execution counts of a notebook file (in place)."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") == "code":
+            cell["outputs"], cell["execution_count"] = [], None
+    path.write_text(json.dumps(nb, indent=1, ensure_ascii=False), encoding="utf-8")
 
 
 class LabServer:
     """JupyterLab over a temporary copy of notebooks/. Use as a context manager or start()/stop()."""
 
-    def __init__(self, notebooks: Path | None = None, startup_timeout: float = 90.0):
+    def __init__(
+        self,
+        notebooks: Path | None = None,
+        startup_timeout: float = 90.0,
+        strip_outputs: bool = True,
+    ):
         self.source = Path(notebooks or notebooks_dir())
+        self.strip_outputs = strip_outputs
         self.startup_timeout = startup_timeout
         self.proc: subprocess.Popen | None = None
         self.tmp: Path | None = None
@@ -108,8 +137,14 @@ class LabServer:
     def start(self) -> "LabServer":
         self.tmp = Path(tempfile.mkdtemp(prefix="rope-lab-"))
         root = self.tmp / "root"
-        shutil.copytree(self.source, root / "notebooks",
-                        ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+        shutil.copytree(
+            self.source,
+            root / "notebooks",
+            ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"),
+        )
+        if self.strip_outputs:
+            for path in (root / "notebooks").glob("*.ipynb"):
+                _strip_outputs(path)
         images = REPO / "images"
         if images.is_dir():  # notebooks link ../images/*.png
             shutil.copytree(images, root / "images")
@@ -129,12 +164,16 @@ class LabServer:
             JUPYTER_DATA_DIR=str(self.tmp / "data"),
             JUPYTER_RUNTIME_DIR=str(self.tmp / "runtime"),
             IPYTHONDIR=str(self.tmp / "ipython"),
-            PYTHONPATH=os.pathsep.join([str(REPO)] + [p for p in [env.get("PYTHONPATH")] if p]),
+            PYTHONPATH=os.pathsep.join(
+                [str(REPO)] + [p for p in [env.get("PYTHONPATH")] if p]
+            ),
             PYDEVD_DISABLE_FILE_VALIDATION="1",
         )
         env.pop("JUPYTER_TOKEN", None)
         cmd = [
-            sys.executable, "-m", "jupyterlab",
+            sys.executable,
+            "-m",
+            "jupyterlab",
             "--no-browser",
             "--ServerApp.ip=127.0.0.1",
             f"--ServerApp.port={self.port}",
@@ -154,8 +193,15 @@ class LabServer:
             cmd.append("--allow-root")
         self.log_path = self.tmp / "server.log"
         log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL, start_new_session=True)
+        self.proc = subprocess.Popen(
+            cmd,
+            cwd=root,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         log.close()
         atexit.register(self.stop)
         self._wait_ready()
@@ -165,7 +211,9 @@ class LabServer:
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"JupyterLab exited with {self.proc.returncode}:\n{self.log_tail()}")
+                raise RuntimeError(
+                    f"JupyterLab exited with {self.proc.returncode}:\n{self.log_tail()}"
+                )
             try:
                 self.api("GET", "api/status", timeout=2)
                 # the lab page itself (extensions, settings) answers too
@@ -176,11 +224,15 @@ class LabServer:
                 pass
             time.sleep(0.3)
         self.stop()
-        raise RuntimeError(f"JupyterLab did not answer within {self.startup_timeout:.0f} s:\n{self.log_tail()}")
+        raise RuntimeError(
+            f"JupyterLab did not answer within {self.startup_timeout:.0f} s:\n{self.log_tail()}"
+        )
 
     def log_tail(self, lines: int = 40) -> str:
         try:
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+            return "\n".join(
+                self.log_path.read_text(errors="replace").splitlines()[-lines:]
+            )
         except (OSError, AttributeError):
             return "(no server log)"
 
@@ -228,34 +280,60 @@ class LabServer:
         return url
 
     def api(self, method: str, path: str, timeout: float = 10):
-        req = urllib.request.Request(self.url(path, token=False), method=method,
-                                     headers={"Authorization": f"token {self.token}"})
+        req = urllib.request.Request(
+            self.url(path, token=False),
+            method=method,
+            headers={"Authorization": f"token {self.token}"},
+        )
         with urllib.request.urlopen(req, timeout=timeout) as r:
             body = r.read()
         return json.loads(body) if body else None
 
     def notebook_url(self, name: str) -> str:
         """A fresh workspace for each page: `?reset` so no old tabs are restored."""
-        return self.url(f"lab/workspaces/t{uuid.uuid4().hex[:12]}/tree/notebooks/{name}?reset")
+        return self.url(
+            f"lab/workspaces/t{uuid.uuid4().hex[:12]}/tree/notebooks/{name}?reset"
+        )
 
-    def shutdown_kernels(self) -> None:
+    def running(self) -> dict[str, list[str]]:
+        """The ids of the sessions and kernels running now:
+        {'sessions': [...], 'kernels': [...]}."""
+        found = {}
         for kind in ("sessions", "kernels"):
             try:
-                for item in self.api("GET", f"api/{kind}") or []:
-                    self.api("DELETE", f"api/{kind}/{item['id']}", timeout=15)
+                found[kind] = [
+                    item["id"] for item in self.api("GET", f"api/{kind}") or []
+                ]
             except (OSError, urllib.error.URLError, ValueError):
-                pass
+                found[kind] = []
+        return found
+
+    def shutdown_kernels(self, ids: dict[str, list[str]] | None = None) -> None:
+        """Delete these sessions and kernels (a dict like self.running()'s; default: all
+        of them). Returns once the server has shut the kernels down."""
+        for kind, names in (ids or self.running()).items():
+            for name in names:
+                try:
+                    self.api("DELETE", f"api/{kind}/{name}", timeout=15)
+                except (OSError, urllib.error.URLError, ValueError):
+                    pass
 
 
-def launch_chromium(playwright, user_data_dir: str, viewport=(1500, 1100)):
-    """Debian's chromium with the GUIDE's flags and a fresh profile: a persistent context."""
+def launch_chromium(
+    playwright,
+    user_data_dir: str,
+    viewport=(PROJECTOR["width"], PROJECTOR["height"]),
+    scale: float = PROJECTOR_SCALE,
+):
+    """Debian's chromium with the GUIDE's flags and a fresh profile: a persistent context.
+    By default the page sees the projector: 853x480 CSS px at 1.5 device pixels per CSS px."""
     return playwright.chromium.launch_persistent_context(
         user_data_dir,
         executable_path=CHROMIUM,
         headless=True,
         args=CHROMIUM_ARGS,
         viewport={"width": viewport[0], "height": viewport[1]},
-        device_scale_factor=1,
+        device_scale_factor=scale,
     )
 
 
@@ -272,7 +350,19 @@ _JS_READY = """async () => {
     if (Date.now() - t0 > 60000) throw new Error('no kernel after 60 s');
     await new Promise(r => setTimeout(r, 100));
   }
-  await panel.sessionContext.session.kernel.info;
+  const kernel = panel.sessionContext.session.kernel;
+  await kernel.info;
+  // every message between page and kernel, by direction and type (for the idle check)
+  window.__ropeMessages = [];
+  kernel.anyMessage.connect((_, args) => {
+    const m = args.msg, c = m.content || {};
+    const data = c.data || {};
+    window.__ropeMessages.push({t: performance.now(), dir: args.direction === 'send' ? 'to kernel' : 'to page',
+                                type: m.header.msg_type, channel: m.channel || '',
+                                comm: c.comm_id || '',
+                                what: (data.method || '') + (data.content && data.content.type ? ':' + data.content.type
+                                       : data.state ? ':' + Object.keys(data.state).join(',') : '')});
+  });
   // every error the kernel reports from now on (cells and widget callbacks alike)
   window.__ropeKernelErrors = [];
   panel.sessionContext.iopubMessage.connect((_, msg) => {
@@ -334,29 +424,66 @@ _JS_ERRORS = r"""() => {
 
 def open_notebook(context, server: LabServer, name: str, timeout_ms: int = 60_000):
     """A new page with notebooks/<name> open in a fresh workspace and its kernel ready."""
+    return finish_opening(start_opening(context, server, name, timeout_ms), timeout_ms)
+
+
+def start_opening(context, server: LabServer, name: str, timeout_ms: int = 60_000):
+    """A new page that starts loading notebooks/<name> in a fresh workspace; returns at once
+    (the browser goes on loading JupyterLab, the notebook and its kernel on its own).
+    finish_opening(page) waits until it is ready."""
     page = context.new_page()
     page.set_default_timeout(timeout_ms)
-    page.goto(server.notebook_url(name), wait_until="domcontentloaded")
-    page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell", timeout=timeout_ms)
-    page.wait_for_selector(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell", timeout=timeout_ms)
+    page.goto(server.notebook_url(name), wait_until="commit")
+    return page
+
+
+def finish_opening(page, timeout_ms: int = 60_000):
+    """Wait until start_opening's page shows the notebook and its kernel is ready; then
+    record the page-kernel messages from now on and close the side panels. Returns the
+    page."""
+    page.bring_to_front()  # a page behind another one is throttled
+    page.wait_for_function(
+        "() => window.jupyterapp && window.jupyterapp.shell", timeout=timeout_ms
+    )
+    page.wait_for_selector(
+        ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell",
+        timeout=timeout_ms,
+    )
     page.wait_for_function(
         "() => { const w = window.jupyterapp.shell.currentWidget; return !!(w && w.sessionContext); }",
-        timeout=timeout_ms)
+        timeout=timeout_ms,
+    )
     page.evaluate(_JS_READY)
+    close_side_panels(page)
     return page
+
+
+def close_side_panels(page) -> None:
+    """Collapse the file browser (left) and the right side bar, as a teacher does on a projector."""
+    page.evaluate(
+        """() => { const s = window.jupyterapp.shell; s.collapseLeft(); s.collapseRight(); }"""
+    )
+    page.wait_for_function(
+        "() => window.jupyterapp.shell.leftCollapsed && window.jupyterapp.shell.rightCollapsed"
+    )
 
 
 def run_all(page, timeout_ms: int = 120_000) -> str:
     """Clear every output, run all cells, wait until every non-empty code cell shows a number
     (or an error stopped the run). Returns 'done' or 'error'."""
-    page.evaluate("() => window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
+    page.evaluate(
+        "() => window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')"
+    )
     # the stored numbers are gone before anything runs (so old ones cannot pass for new ones)
     page.wait_for_function(
         r"""() => window.jupyterapp.shell.currentWidget.content.widgets
               .filter(c => c.model.type === 'code')
               .every(c => !/\d/.test((c.node.querySelector('.jp-InputPrompt') || {}).textContent || ''))""",
-        timeout=10_000)
-    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+        timeout=10_000,
+    )
+    page.evaluate(
+        "() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }"
+    )
     handle = page.wait_for_function(_JS_CELLS_DONE, timeout=timeout_ms, polling=200)
     return handle.json_value()
 
@@ -421,7 +548,8 @@ _JS_SIGNATURE = r"""(i) => {
 
 # Wait until readout and canvas have both changed from `before` (if given), then until nothing
 # changes for `quiet` ms. Never blocks the page: it sleeps between looks.
-_JS_WAIT = r"""async ([i, before, timeout, quiet]) => {
+_JS_WAIT = (
+    r"""async ([i, before, timeout, quiet]) => {
   const sig = () => (%s)(i);
   const sleep = ms => new Promise(r => setTimeout(r, ms));
   const t0 = performance.now();
@@ -442,7 +570,9 @@ _JS_WAIT = r"""async ([i, before, timeout, quiet]) => {
   }
   if (before) { readoutChanged = s.readout !== before.readout; canvasChanged = s.canvas !== before.canvas; }
   return {ok: !before || (readoutChanged && canvasChanged), readoutChanged, canvasChanged, sig: s};
-}""" % _JS_SIGNATURE
+}"""
+    % _JS_SIGNATURE
+)
 
 
 def find_widgets(page) -> list[dict]:
@@ -455,7 +585,9 @@ def signature(page, widget: int) -> dict:
     return page.evaluate(_JS_SIGNATURE, widget)
 
 
-def wait_changed(page, widget: int, before: dict | None, timeout_ms: int = 8_000, quiet_ms: int = 300) -> dict:
+def wait_changed(
+    page, widget: int, before: dict | None, timeout_ms: int = 8_000, quiet_ms: int = 300
+) -> dict:
     """Wait until the widget's readout AND canvas differ from `before`, then until they settle.
     With before=None: only wait until the widget is quiet. Returns {ok, readoutChanged, canvasChanged, sig}."""
     return page.evaluate(_JS_WAIT, [widget, before, timeout_ms, quiet_ms])
@@ -469,7 +601,10 @@ def wait_canvas_drawn(page, widget: int, timeout_ms: int = 20_000) -> None:
                     const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
                     for (let k = 3; k < d.length; k += 4) if (d[k]) return true;
                     return false; }""",
-        arg=widget, timeout=timeout_ms, polling=100)
+        arg=widget,
+        timeout=timeout_ms,
+        polling=100,
+    )
 
 
 def slug(text: str) -> str:
@@ -486,7 +621,8 @@ def move_control(page, control: dict, presses: int = 3) -> str:
         handle.scroll_into_view_if_needed()
         # where the handle is (noUiSlider's own numbers; a SelectionSlider counts options)
         now, lo, hi = loc.locator(".noUi-target").first.evaluate(
-            "t => [Number(t.noUiSlider.get(true)), t.noUiSlider.options.range.min, t.noUiSlider.options.range.max]")
+            "t => [Number(t.noUiSlider.get(true)), t.noUiSlider.options.range.min, t.noUiSlider.options.range.max]"
+        )
         if lo == hi:
             return "fixed"
         key = "ArrowLeft" if now >= hi else "ArrowRight"
@@ -524,9 +660,183 @@ def slider_value(page, selector: str) -> str:
     return page.locator(selector).locator(".widget-readout").inner_text().strip()
 
 
-def close_page(page, server: LabServer) -> None:
-    """Close the page and shut its kernel down (the next notebook gets the cores)."""
+_JS_SESSION = """() => {
+  const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+  const s = w && w.sessionContext && w.sessionContext.session;
+  return s ? {sessions: [s.id], kernels: s.kernel ? [s.kernel.id] : []} : null;
+}"""
+
+
+def page_session(page) -> dict[str, list[str]] | None:
+    """The ids of the session and kernel of the page's notebook (None if it has none)."""
+    try:
+        return page.evaluate(_JS_SESSION)
+    except Exception:  # a closed or broken page
+        return None
+
+
+def close_page(page, server: LabServer, wait: bool = True, only_its_own: bool = False):
+    """Close the page and shut its kernel down (the next notebook gets the cores).
+    By default every kernel running now is shut down; only_its_own=True: only the page's
+    own session and kernel (another page's kernel is left alone).
+    wait=False: the kernels are shut down in a background thread (about 1.5 s of waiting
+    saved; kernels started afterwards are left alone); returns the thread."""
+    ids = page_session(page) if only_its_own else server.running()
+    ids = ids or {}
     try:
         page.close()
     finally:
-        server.shutdown_kernels()
+        if wait:
+            server.shutdown_kernels(ids)
+        else:
+            thread = threading.Thread(
+                target=server.shutdown_kernels, args=(ids,), daemon=True
+            )
+            thread.start()
+            return thread
+    return None
+
+
+# -- the projector: what is wider than its area, what is taller than the screen -------------------
+
+_JS_LAYOUT = r"""() => {
+  const nb = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook');
+  const cells = [...nb.querySelectorAll('.jp-Cell')];
+  const cellOf = el => cells.indexOf(el.closest('.jp-Cell'));
+  const px = x => Math.round(x);
+  const wide = [], code = [], widths = [];
+  const seen = new Set();
+  const report = (el, kind, width, area, what) => {
+    const key = cellOf(el) + kind + what;
+    if (seen.has(key)) return;
+    seen.add(key);
+    wide.push({cell: cellOf(el), kind, width: px(width), area: px(area), what: what.slice(0, 100)});
+  };
+  // outputs of code cells, and rendered markdown (display equations, tables, code blocks)
+  nb.querySelectorAll('.jp-OutputArea-output, .jp-MarkdownOutput').forEach(el => {
+    const kind = el.classList.contains('jp-MarkdownOutput') ? 'markdown' : 'output';
+    const box = el.getBoundingClientRect(), area = el.clientWidth;
+    if (!area) return;                                   // collapsed or hidden
+    const text = (el.textContent || '').trim().replace(/\s+/g, ' ');
+    if (kind === 'output') widths.push({cell: cellOf(el), area: px(area), width: px(el.scrollWidth)});
+    if (el.scrollWidth > area + 1) report(el, kind, el.scrollWidth, area, 'scrolls sideways: ' + text);
+    el.querySelectorAll('mjx-container, pre, table, .jupyter-widgets, .jupyter-matplotlib-figure').forEach(inner => {
+      if (inner.scrollWidth > inner.clientWidth + 1 && inner.clientWidth)
+        report(el, kind, inner.scrollWidth, inner.clientWidth,
+               inner.tagName.toLowerCase() + ' scrolls sideways: ' + (inner.textContent || '').trim().replace(/\s+/g, ' '));
+    });
+    el.querySelectorAll('img, canvas, svg').forEach(m => {
+      const r = m.getBoundingClientRect();
+      if (!r.width) return;
+      const natural = m.tagName === 'IMG' && !m.getAttribute('width') ? m.naturalWidth : r.width;
+      if (r.right > box.right + 1 || r.width > area + 1)
+        report(el, kind, r.width, area, m.tagName.toLowerCase() + ' cut off at the right edge');
+      else if (natural > area + 1)
+        report(el, kind, natural, area, m.tagName.toLowerCase() + ` ${natural} px wide, shown shrunk to ${px(r.width)} px`);
+      if (kind === 'output') widths.push({cell: cellOf(el), area: px(area), width: px(Math.max(natural, r.width))});
+    });
+  });
+  // code that needs sideways scrolling
+  nb.querySelectorAll('.jp-CodeCell .jp-InputArea-editor .cm-scroller').forEach(el => {
+    if (el.scrollWidth > el.clientWidth + 1) {
+      const lines = [...el.querySelectorAll('.cm-line')].map(l => l.textContent);
+      const longest = lines.reduce((a, b) => b.length > a.length ? b : a, '');
+      code.push({cell: cellOf(el), width: px(el.scrollWidth), area: px(el.clientWidth),
+                 chars: longest.length, line: longest.slice(0, 100)});
+    }
+  });
+  // how many characters of code fit the editor without scrolling
+  let fits = null;
+  const line = nb.querySelector('.jp-CodeCell .cm-content .cm-line');
+  const scroller = nb.querySelector('.jp-CodeCell .cm-scroller');
+  if (line && scroller) {
+    const probe = document.createElement('span');   // outside the editor, in the editor's font
+    const font = getComputedStyle(line);
+    probe.style.cssText = `position:absolute;visibility:hidden;white-space:pre;font-family:${font.fontFamily};` +
+                          `font-size:${font.fontSize};letter-spacing:${font.letterSpacing}`;
+    probe.textContent = 'x'.repeat(100);
+    document.body.appendChild(probe);
+    const perChar = probe.getBoundingClientRect().width / 100;
+    probe.remove();
+    const content = nb.querySelector('.jp-CodeCell .cm-content');
+    const pad = parseFloat(getComputedStyle(content).paddingLeft) + parseFloat(getComputedStyle(line).paddingLeft)
+              + parseFloat(getComputedStyle(line).paddingRight) + parseFloat(getComputedStyle(content).paddingRight);
+    fits = Math.floor((scroller.clientWidth - pad) / perChar);
+  }
+  const output = nb.querySelector('.jp-OutputArea-output');
+  const scrollerBox = nb.closest('.jp-WindowedPanel-outer') || nb;
+  return {wide, code, widths, fits, visibleHeight: Math.round(scrollerBox.clientHeight), outputArea: output ? px(output.clientWidth) : null,
+          window: [window.innerWidth, window.innerHeight], dpr: window.devicePixelRatio};
+}"""
+
+_JS_WIDGET_BOXES = r"""() => [...document.querySelectorAll('[data-rope-widget]')].map(root => {
+  const r = root.getBoundingClientRect();
+  const area = root.closest('.jp-OutputArea-output');
+  const canvases = [...root.querySelectorAll('.jupyter-matplotlib canvas')]
+    .map(c => c.getBoundingClientRect()).filter(c => c.width)
+    .map(c => [Math.round(c.width), Math.round(c.height)]);
+  const header = [...root.querySelectorAll('.jupyter-matplotlib-header, .jupyter-matplotlib-toolbar, .jupyter-matplotlib-footer')]
+    .filter(e => e.getBoundingClientRect().height > 0 && getComputedStyle(e).display !== 'none'
+                 && getComputedStyle(e).visibility !== 'hidden').map(e => e.className.split(' ')[0]);
+  return {index: Number(root.getAttribute('data-rope-widget')), width: Math.round(r.width),
+          height: Math.round(r.height), area: area ? area.clientWidth : null, canvases, header};
+})"""
+
+
+def layout(page) -> dict:
+    """What does not fit the width: {'wide': outputs/markdown wider than their area,
+    'code': code cells that scroll sideways, 'widths': every output's width against its area,
+    'outputArea': the output area's width in CSS px, 'window', 'dpr'}."""
+    return page.evaluate(_JS_LAYOUT)
+
+
+def widget_boxes(page) -> list[dict]:
+    """Size in CSS px of every widget found by find_widgets: box, canvases, visible ipympl bars."""
+    return page.evaluate(_JS_WIDGET_BOXES)
+
+
+def next_frame(page) -> None:
+    """Wait until the page has laid out and painted what changed (two animation frames)."""
+    page.evaluate(
+        "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
+    )
+
+
+def scroll_to_top_of(page, selector: str) -> None:
+    """Scroll the notebook so that the element's top is at the top of the window."""
+    page.locator(selector).first.evaluate("el => el.scrollIntoView({block: 'start'})")
+    next_frame(page)
+
+
+# -- messages between page and kernel (counted from the moment the notebook was opened) ----------
+
+
+def message_mark(page) -> int:
+    return page.evaluate("() => window.__ropeMessages.length")
+
+
+def messages_since(page, mark: int) -> list[dict]:
+    return page.evaluate("(mark) => window.__ropeMessages.slice(mark)", mark)
+
+
+def wait_messages_quiet(page, quiet_ms: int = 500, timeout_ms: int = 5_000) -> bool:
+    """Wait until no message went either way between page and kernel for quiet_ms (the
+    answers to the last move have arrived); give up after timeout_ms. True if it got quiet."""
+    return page.evaluate(
+        """async ([quiet, timeout]) => {
+             const t0 = performance.now(), log = window.__ropeMessages;
+             while (performance.now() - t0 < timeout) {
+               const last = log.length ? log[log.length - 1].t : 0;
+               const since = performance.now() - last;
+               if (since >= quiet) return true;
+               await new Promise(r => setTimeout(r, Math.max(20, quiet - since)));
+             }
+             return false;
+           }""",
+        [quiet_ms, timeout_ms],
+    )
+
+
+def comm_messages(messages: list[dict]) -> list[dict]:
+    """The widget traffic among them: comm_msg/comm_open/comm_close in either direction."""
+    return [m for m in messages if m["type"].startswith("comm_")]

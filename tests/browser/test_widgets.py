@@ -5,8 +5,9 @@ For each notebooks/*.ipynb (found at collection time, so a new lesson is covered
   cell gets a number and nothing shows a traceback or an error.
 - test_widgets_respond: every live widget (a widget box with a .rope-readout and an ipympl
   canvas) answers each of its controls: a slider moved with the arrow keys, another dropdown
-  option, a button click each change BOTH the readout text AND the canvas pixels. Screenshots of
-  the widget before and after each move go to test-artifacts/browser/<notebook>/.
+  option, a button click each change BOTH the readout text AND the canvas pixels
+  (conftest.OpenNotebook.exercise). Screenshots of the widget at the start and after each
+  move go to test-artifacts/browser/<notebook>/.
 - test_lesson02_score_matches_formula: lesson 2's q'.k' readout against the closed form computed
   here from the slider readouts, and the shift slider leaving it unchanged.
 """
@@ -17,9 +18,8 @@ import json
 import math
 import re
 
-import pytest
-
 import lab
+import pytest
 
 # one JupyterLab and one Chromium: under pytest-xdist, `--dist loadgroup` sends them all to one worker
 pytestmark = pytest.mark.xdist_group("browser")
@@ -44,13 +44,19 @@ def _widget_cells(name: str) -> int:
 @pytest.mark.parametrize("notebook", NOTEBOOKS)
 def test_notebook_runs_clean(notebooks, notebook):
     nb = notebooks.get(notebook)
-    unnumbered = [p for p in nb.prompts if not p["empty"] and not re.search(r"\[\s*\d+\s*\]", p["prompt"])]
+    unnumbered = [
+        p
+        for p in nb.prompts
+        if not p["empty"] and not re.search(r"\[\s*\d+\s*\]", p["prompt"])
+    ]
     problems = []
     if nb.status != "done":
         problems.append(f"run all did not finish cleanly ({nb.status})")
     if unnumbered:
-        problems.append("cells without an execution number: " +
-                        "; ".join(f"{p['prompt']!r} {p['source']!r}" for p in unnumbered[:5]))
+        problems.append(
+            "cells without an execution number: "
+            + "; ".join(f"{p['prompt']!r} {p['source']!r}" for p in unnumbered[:5])
+        )
     for text in nb.errors["outputs"]:
         problems.append("error output: " + text)
     for text in nb.errors["kernel"]:
@@ -58,62 +64,30 @@ def test_notebook_runs_clean(notebooks, notebook):
     assert not problems, f"{notebook} (ran {nb.seconds:.1f} s):\n" + "\n".join(problems)
 
 
-def _canvas_drawn(page, i: int, root, nb) -> None:
-    """Wait for the widget's first picture; fail with what the page shows if it never comes."""
-    try:
-        lab.wait_canvas_drawn(page, i)
-    except Exception as exc:  # playwright's TimeoutError
-        root.screenshot(path=str(nb.artifacts / f"w{i}-never-drawn.png"))
-        sizes = page.evaluate(
-            "(i) => [...document.querySelectorAll(`[data-rope-widget=\"${i}\"] .jupyter-matplotlib canvas`)]"
-            ".map(c => c.width + 'x' + c.height)", i)
-        kernel = "\n".join(lab.errors(page)["kernel"]) or "none"
-        pytest.fail(f"{nb.name}: widget {i}'s ipympl canvas shows no picture within 20 s "
-                    f"(canvas sizes {sizes}; {exc.__class__.__name__}); kernel errors: {kernel}; "
-                    f"screenshot {nb.artifacts / f'w{i}-never-drawn.png'}")
-
-
 @pytest.mark.parametrize("notebook", NOTEBOOKS)
 def test_widgets_respond(notebooks, notebook):
     nb = notebooks.get(notebook)
-    page = nb.page
-    widgets = lab.find_widgets(page)
+    widgets = nb.widgets()
     expected = _widget_cells(notebook)
     if not widgets:
-        assert expected == 0, (f"{notebook}: {expected} cell(s) display a .widget() but no live widget "
-                               "(.rope-readout with an ipympl canvas) is on the page")
+        assert expected == 0, (
+            f"{notebook}: {expected} cell(s) display a .widget() but no live widget "
+            "(.rope-readout with an ipympl canvas) is on the page"
+        )
         pytest.skip(f"{notebook} has no live widget")
-    assert len(widgets) >= expected, f"{notebook}: {expected} widget cells, {len(widgets)} live widgets found"
-
-    failures, done = [], []
-    for widget in widgets:
-        i = widget["index"]
-        root = page.locator(f'[data-rope-widget="{i}"]')
-        _canvas_drawn(page, i, root, nb)
-        before = lab.wait_changed(page, i, None)["sig"]
-        assert widget["controls"], f"{notebook}: widget {i} has no controls"
-        for control in widget["controls"]:
-            label = f"w{i}-{control['index']:02d}-{lab.slug(control['name'] or control['kind'])}"
-            root.scroll_into_view_if_needed()
-            root.screenshot(path=str(nb.artifacts / f"{label}-before.png"))
-            how = lab.move_control(page, control)
-            if how == "fixed":  # e.g. a slider whose range is a single value right now
-                done.append(f"{label}: cannot move (single value), skipped")
-                continue
-            result = lab.wait_changed(page, i, before)
-            root.screenshot(path=str(nb.artifacts / f"{label}-after.png"))
-            before = result["sig"]
-            done.append(f"{label}: {how}")
-            if not result["ok"]:
-                what = [part for part, changed in (("readout", result["readoutChanged"]),
-                                                   ("figure", result["canvasChanged"])) if not changed]
-                failures.append(f"widget {i} control {control['kind']} {control['name']!r} ({how}): "
-                                f"{' and '.join(what)} did not change within 8 s")
-    errors = lab.errors(page)
-    for text in errors["kernel"]:
+    assert len(widgets) >= expected, (
+        f"{notebook}: {expected} widget cells, {len(widgets)} live widgets found"
+    )
+    result = nb.exercise()
+    failures = list(result["failures"])
+    for text in result["kernel_errors"]:
         failures.append("kernel error while moving controls: " + text)
-    assert not failures, (f"{notebook}:\n" + "\n".join(failures) +
-                          f"\nscreenshots: {nb.artifacts}\nmoves: " + "; ".join(done))
+    moves = "; ".join(result["moves"])
+    assert not failures, (
+        f"{notebook}:\n"
+        + "\n".join(failures)
+        + f"\nscreenshots: {nb.artifacts}\nmoves: {moves}"
+    )
 
 
 # -- lesson 2 ------------------------------------------------------------------------------------
@@ -134,8 +108,12 @@ def _score_by_formula(v: dict) -> float:
     return (q1 * k1 + q2 * k2) * math.cos(phi) + (q1 * k2 - q2 * k1) * math.sin(phi)
 
 
-def _check_score(page, sliders: dict, readout_selector: str) -> tuple[float, float, dict]:
-    values = {name: _number(lab.slider_value(page, sel)) for name, sel in sliders.items()}
+def _check_score(
+    page, sliders: dict, readout_selector: str
+) -> tuple[float, float, dict]:
+    values = {
+        name: _number(lab.slider_value(page, sel)) for name, sel in sliders.items()
+    }
     text = page.locator(readout_selector).inner_text()
     match = re.search(r"q'·k' = (" + _NUMBER + ")", text)
     assert match, f"no \"q'·k' = x\" in the readout {text!r}"
@@ -143,35 +121,54 @@ def _check_score(page, sliders: dict, readout_selector: str) -> tuple[float, flo
     expected = _score_by_formula(values)
     # 1e-3 relative, plus half a unit in the readout's last printed digit
     digits = len(match.group(1).split(".")[1]) if "." in match.group(1) else 0
-    tolerance = 1e-3 * abs(expected) + 0.5 * 10 ** -digits + 1e-12
+    tolerance = 1e-3 * abs(expected) + 0.5 * 10**-digits + 1e-12
     assert abs(shown - expected) <= tolerance, (
-        f"q'·k' shown {shown} but the formula gives {expected:.6f} for {values}; readout {text!r}")
+        f"q'·k' shown {shown} but the formula gives {expected:.6f} for {values}; readout {text!r}"
+    )
     return shown, expected, values
 
 
-@pytest.mark.parametrize("notebook", LESSON02 or [pytest.param("03_rotation_2d.ipynb", marks=pytest.mark.skip(
-    reason="notebooks/03_rotation_2d.ipynb is not there"))])
+@pytest.mark.parametrize(
+    "notebook",
+    LESSON02
+    or [
+        pytest.param(
+            "03_rotation_2d.ipynb",
+            marks=pytest.mark.skip(
+                reason="notebooks/03_rotation_2d.ipynb is not there"
+            ),
+        )
+    ],
+)
 def test_lesson02_score_matches_formula(notebooks, notebook):
     nb = notebooks.get(notebook)
     page = nb.page
-    widgets = [w for w in lab.find_widgets(page) if "q'·k' = " in w["readout"]]
+    widgets = [w for w in nb.widgets() if "q'·k' = " in w["readout"]]
     if not widgets:
         pytest.skip(f"{notebook} has no widget whose readout shows \"q'·k' = \"")
     widget = widgets[0]
     i = widget["index"]
     readout = f'[data-rope-widget="{i}"] .rope-readout'
-    sliders = {c["name"]: c["selector"] for c in widget["controls"] if c["kind"] == "slider"}
+    sliders = {
+        c["name"]: c["selector"] for c in widget["controls"] if c["kind"] == "slider"
+    }
     needed = {"m", "n", "theta", "|q|", "angle q", "|k|", "angle k", "shift"}
-    assert needed <= set(sliders), f"lesson 2's widget lacks sliders {sorted(needed - set(sliders))}"
-    _canvas_drawn(page, i, page.locator(f'[data-rope-widget="{i}"]'), nb)
+    assert needed <= set(sliders), (
+        f"lesson 2's widget lacks sliders {sorted(needed - set(sliders))}"
+    )
+    assert i not in nb.never_drawn, nb.never_drawn.get(i)
     before = lab.wait_changed(page, i, None)["sig"]
     _check_score(page, sliders, readout)
 
     checked = []
     for name in ("angle q", "theta", "m", "angle k", "|q|", "n", "|k|"):
-        how = lab.move_control(page, {"kind": "slider", "selector": sliders[name]}, presses=2)
+        how = lab.move_control(
+            page, {"kind": "slider", "selector": sliders[name]}, presses=2
+        )
         result = lab.wait_changed(page, i, before)
-        assert result["ok"], f"moving {name!r} ({how}) did not change readout and figure: {result}"
+        assert result["ok"], (
+            f"moving {name!r} ({how}) did not change readout and figure: {result}"
+        )
         before = result["sig"]
         shown, expected, values = _check_score(page, sliders, readout)
         checked.append(f"{name}: shown {shown} formula {expected:.5f}")
@@ -179,12 +176,17 @@ def test_lesson02_score_matches_formula(notebooks, notebook):
     # shift moves both positions: the picture turns, the score stays
     score_before = re.search(r"q'·k' = (" + _NUMBER + ")", before["readout"]).group(1)
     shift_before = lab.slider_value(page, sliders["shift"])
-    how = lab.move_control(page, {"kind": "slider", "selector": sliders["shift"]}, presses=3)
+    how = lab.move_control(
+        page, {"kind": "slider", "selector": sliders["shift"]}, presses=3
+    )
     result = lab.wait_changed(page, i, before)
     shift_after = lab.slider_value(page, sliders["shift"])
     assert shift_after != shift_before, f"the shift slider did not move ({how})"
     assert result["ok"], f"moving 'shift' did not change readout and figure: {result}"
-    score_after = re.search(r"q'·k' = (" + _NUMBER + ")", result["sig"]["readout"]).group(1)
+    score_after = re.search(
+        r"q'·k' = (" + _NUMBER + ")", result["sig"]["readout"]
+    ).group(1)
     assert score_after == score_before, (
-        f"q'·k' changed from {score_before} to {score_after} when shift went {shift_before} -> {shift_after}")
+        f"q'·k' changed from {score_before} to {score_after} when shift went {shift_before} -> {shift_after}"
+    )
     _check_score(page, sliders, readout)
