@@ -153,6 +153,21 @@ def live_box(
     return _LIVE_BOX([top, canvas_widget(figure)])
 
 
+def observe_controls(widget, controls: dict) -> None:
+    """Call widget.update(name=new value) whenever one of `controls` (name -> control) moves,
+    except while widget._syncing is true (the widget is moving its own controls)."""
+    for name, control in controls.items():
+        control.observe(_updater(widget, name), names="value")
+
+
+def _updater(widget, name: str):
+    def handler(change):
+        if not getattr(widget, "_syncing", False):
+            widget.update(**{name: change["new"]})
+
+    return handler
+
+
 def compact(control, width: str, description_width: str):
     """Size a control for a compact row: its total width and its description's width."""
     control.layout.width = width

@@ -27,7 +27,7 @@ from matplotlib.ticker import FormatStrFormatter, MaxNLocator
 from matplotlib.transforms import offset_copy
 
 from ..alibi import alibi_bias, alibi_query_attention, alibi_slopes, alibi_span
-from . import LIVE_SIZE, Redrawer, compact, live_box, live_figure
+from . import LIVE_SIZE, Redrawer, compact, live_box, live_figure, observe_controls
 
 MAX_HEADS = 16
 MAX_SEQ_LEN = 128
@@ -316,15 +316,7 @@ class AlibiWidget:
             compact(control, "205px", "58px")
         self.readout = w.HTML("")
         self.readout.add_class("rope-readout")
-        for name, control in self.controls.items():
-            control.observe(self._on_change(name), names="value")
-
-    def _on_change(self, name: str):
-        def handler(change):
-            if not self._syncing:
-                self.update(**{name: change["new"]})
-
-        return handler
+        observe_controls(self, self.controls)
 
     def _sync_controls(self) -> None:
         """Move the sliders to the (clamped) values without calling update() again."""

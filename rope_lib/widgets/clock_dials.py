@@ -20,7 +20,7 @@ from matplotlib.transforms import Affine2D
 
 from .._checks import require_even
 from ..rotary import inv_frequencies, rope_angles
-from . import LIVE_SIZE, Redrawer, compact, live_box, live_figure
+from . import LIVE_SIZE, Redrawer, compact, live_box, live_figure, observe_controls
 
 BASES = (10000.0, 500000.0)
 _CIRCLE = np.linspace(0.0, 2.0 * math.pi, 97)
@@ -134,16 +134,8 @@ class ClockDials:
         self.readout = widgets.HTML()
         self.readout.add_class("rope-readout")
         self._syncing = False
-        for name, control in self.controls.items():
-            control.observe(
-                lambda change, name=name: self._on_change(name, change["new"]),
-                names="value",
-            )
+        observe_controls(self, self.controls)
         self.update()
-
-    def _on_change(self, name, value) -> None:
-        if not self._syncing:
-            self.update(**{name: value})
 
     def angles(self) -> torch.Tensor:
         """position * theta_i for every pair, float32 [n_pairs] (as rope_lib computes them)."""

@@ -35,7 +35,7 @@ from matplotlib.ticker import MaxNLocator
 
 from ..multimodal import mrope_pair_axes, mrope_position_ids
 from ..vision import apply_2d_rope, patch_positions
-from . import LIVE_SIZE, Redrawer, compact, live_box, live_figure
+from . import LIVE_SIZE, Redrawer, compact, live_box, live_figure, observe_controls
 
 AXIS_COLORS = ("#4c72b0", "#dd8452", "#55a868")  # t, h, w
 TEXT_COLOR = "#d9d9d9"
@@ -259,15 +259,7 @@ class MropeWidget:
             compact(control, "190px", "55px")
         self.readout = w.HTML("")
         self.readout.add_class("rope-readout")
-        for name, control in self.controls.items():
-            control.observe(self._on_change(name), names="value")
-
-    def _on_change(self, name: str):
-        def handler(change):
-            if not self._syncing:
-                self.update(**{name: change["new"]})
-
-        return handler
+        observe_controls(self, self.controls)
 
     def _sync_controls(self) -> None:
         v = self.values
@@ -511,15 +503,7 @@ class PatchScoreWidget:
             compact(control, "190px", "55px")
         self.readout = w.HTML("")
         self.readout.add_class("rope-readout")
-        for name, control in self.controls.items():
-            control.observe(self._on_change(name), names="value")
-
-    def _on_change(self, name: str):
-        def handler(change):
-            if not self._syncing:
-                self.update(**{name: change["new"]})
-
-        return handler
+        observe_controls(self, self.controls)
 
     def _sync_controls(self) -> None:
         v = self.values

@@ -21,7 +21,7 @@ from matplotlib.ticker import MaxNLocator
 
 from ..derivation import closed_form_score, from_polar
 from ..rotary import apply_rope
-from . import LIVE_SIZE, Redrawer, compact, live_box, live_figure
+from . import LIVE_SIZE, Redrawer, compact, live_box, live_figure, observe_controls
 
 Q_COLOR = "#1f77b4"
 K_COLOR = "#d62728"
@@ -241,8 +241,8 @@ class RotatePairWidget:
                 continuous_update=True,
             )
             compact(slider, "158px", "52px")
-            slider.observe(self._on_change(name), names="value")
             self.controls[name] = slider
+        observe_controls(self, self.controls)
         self.readout = W.HTML()
         self.readout.add_class("rope-readout")
         self._syncing = False
@@ -256,13 +256,6 @@ class RotatePairWidget:
             raise ValueError(
                 f"unknown control(s) {sorted(unknown)}; expected some of {list(CONTROLS)}"
             )
-
-    def _on_change(self, name):
-        def handler(change):
-            if not self._syncing:
-                self.update(**{name: change["new"]})
-
-        return handler
 
     def update(self, **values) -> None:
         self._check(values)
