@@ -160,6 +160,20 @@ def observe_controls(widget, controls: dict) -> None:
         control.observe(_updater(widget, name), names="value")
 
 
+def sync_controls(widget, maxima: dict | None = None) -> None:
+    """Move widget.controls to widget.values (after setting any slider maxima: ipywidgets
+    clamps a value to its slider's range) without calling widget.update() again."""
+    widget._syncing = True
+    try:
+        for name, top in (maxima or {}).items():
+            widget.controls[name].max = top
+        for name, control in widget.controls.items():
+            if control.value != widget.values[name]:
+                control.value = widget.values[name]
+    finally:
+        widget._syncing = False
+
+
 def _updater(widget, name: str):
     def handler(change):
         if not getattr(widget, "_syncing", False):

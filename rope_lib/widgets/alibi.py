@@ -27,7 +27,15 @@ from matplotlib.ticker import FormatStrFormatter, MaxNLocator
 from matplotlib.transforms import offset_copy
 
 from ..alibi import alibi_bias, alibi_query_attention, alibi_slopes, alibi_span
-from . import LIVE_SIZE, Redrawer, compact, live_box, live_figure, observe_controls
+from . import (
+    LIVE_SIZE,
+    Redrawer,
+    compact,
+    live_box,
+    live_figure,
+    observe_controls,
+    sync_controls,
+)
 
 MAX_HEADS = 16
 MAX_SEQ_LEN = 128
@@ -321,16 +329,7 @@ class AlibiWidget:
     def _sync_controls(self) -> None:
         """Move the sliders to the (clamped) values without calling update() again."""
         v = self.values
-        self._syncing = True
-        try:
-            c = self.controls
-            c["head"].max = v["heads"]
-            c["query"].max = v["seq_len"] - 1
-            for name, control in c.items():
-                if control.value != v[name]:
-                    control.value = v[name]
-        finally:
-            self._syncing = False
+        sync_controls(self, {"head": v["heads"], "query": v["seq_len"] - 1})
 
     def widget(self):
         """Two rows of controls, the readout (three short lines) under them, the figure

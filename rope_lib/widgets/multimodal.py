@@ -35,7 +35,15 @@ from matplotlib.ticker import MaxNLocator
 
 from ..multimodal import mrope_pair_axes, mrope_position_ids
 from ..vision import apply_2d_rope, patch_positions
-from . import LIVE_SIZE, Redrawer, compact, live_box, live_figure, observe_controls
+from . import (
+    LIVE_SIZE,
+    Redrawer,
+    compact,
+    live_box,
+    live_figure,
+    observe_controls,
+    sync_controls,
+)
 
 AXIS_COLORS = ("#4c72b0", "#dd8452", "#55a868")  # t, h, w
 TEXT_COLOR = "#d9d9d9"
@@ -263,15 +271,8 @@ class MropeWidget:
 
     def _sync_controls(self) -> None:
         v = self.values
-        self._syncing = True
-        try:
-            c = self.controls
-            c["token"].max = len(BEFORE) + v["rows"] * v["cols"] + len(AFTER) - 1
-            for name, control in c.items():
-                if control.value != v[name]:
-                    control.value = v[name]
-        finally:
-            self._syncing = False
+        last = len(BEFORE) + v["rows"] * v["cols"] + len(AFTER) - 1
+        sync_controls(self, {"token": last})
 
     def widget(self):
         """Two rows of controls, the readout beside them, the figure below (LiveBox)."""
@@ -507,16 +508,7 @@ class PatchScoreWidget:
 
     def _sync_controls(self) -> None:
         v = self.values
-        self._syncing = True
-        try:
-            c = self.controls
-            c["row"].max = v["patches"] - 1
-            c["col"].max = v["patches"] - 1
-            for name, control in c.items():
-                if control.value != v[name]:
-                    control.value = v[name]
-        finally:
-            self._syncing = False
+        sync_controls(self, {"row": v["patches"] - 1, "col": v["patches"] - 1})
 
     def widget(self):
         """Two rows of controls, the readout beside them, the figure below (LiveBox)."""

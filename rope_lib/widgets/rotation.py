@@ -21,7 +21,15 @@ from matplotlib.ticker import MaxNLocator
 
 from ..derivation import closed_form_score, from_polar
 from ..rotary import apply_rope
-from . import LIVE_SIZE, Redrawer, compact, live_box, live_figure, observe_controls
+from . import (
+    LIVE_SIZE,
+    Redrawer,
+    compact,
+    live_box,
+    live_figure,
+    observe_controls,
+    sync_controls,
+)
 
 Q_COLOR = "#1f77b4"
 K_COLOR = "#d62728"
@@ -263,13 +271,7 @@ class RotatePairWidget:
             self.values[name] = (
                 int(value) if CONTROLS[name][1] == "int" else float(value)
             )
-        self._syncing = True
-        try:
-            for name in values:
-                if self.controls[name].value != self.values[name]:
-                    self.controls[name].value = self.values[name]
-        finally:
-            self._syncing = False
+        sync_controls(self)
 
         v = self.values
         theta = v["theta"]
