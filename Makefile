@@ -7,18 +7,35 @@ STAMP  := $(VENV)/.installed
 # JupyterLab refuses to run as root unless told to; CI and these machines run as root.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: lab test test-lib test-nbval test-browser execute experiments images benchmark benchmark-browser clean
+.PHONY: lab lab-zh zh-font translations test test-lib test-nbval test-browser execute experiments images benchmark benchmark-browser clean
 
 $(STAMP): pyproject.toml constraints.txt
 	rm -rf $(VENV)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test]'
+	@$(MAKE) --no-print-directory zh-font
 	touch $(STAMP)
+
+# A font with Chinese glyphs for the figures of the Chinese lessons (notebooks/zh/): Noto Sans
+# SC from PyPI first; else Debian's fonts-noto-cjk (as root with apt-get); else a message, and
+# those figures keep English labels (rope_lib.language.cjk_font).
+zh-font:
+	@$(BIN)/pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[zh-font]' \
+	|| { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
+	     && echo "pip could not install the font (pylopdf-fonts-zh-cn): installing Debian's fonts-noto-cjk" \
+	     && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-noto-cjk >/dev/null; } \
+	|| echo "No font with Chinese glyphs could be installed: the Chinese lessons' figures will keep English labels. Install one with 'pip install pylopdf-fonts-zh-cn' or 'apt-get install fonts-noto-cjk'."
+	@$(BIN)/python -c "from rope_lib.language import cjk_font; print('Chinese figures use the font:', cjk_font() or 'none (English labels)')"
 
 # jupyter-config/ holds the course's JupyterLab defaults (no "official Jupyter news" prompt);
 # a user's own settings still win.
 lab: $(STAMP)
 	JUPYTER_CONFIG_PATH=$(CURDIR)/jupyter-config $(BIN)/jupyter lab $(ROOT_FLAG) --notebook-dir=notebooks
+
+# The Chinese edition: JupyterLab's menus in Chinese (its zh-CN language pack; a choice made in
+# Settings > Language still wins), opened on notebooks/zh/.
+lab-zh: $(STAMP)
+	JUPYTER_CONFIG_PATH=$(CURDIR)/jupyter-config/zh $(BIN)/jupyter lab $(ROOT_FLAG) --notebook-dir=notebooks --ServerApp.default_url=/lab/tree/zh
 
 # Everything: library, reference and property tests, then every notebook under nbval.
 # The browser tests run on their own afterwards: they share one JupyterLab and open each lesson
@@ -46,6 +63,11 @@ execute: $(STAMP)
 # write notebooks/lab_results/ (results.json + figures), which the lesson reads. About 10 minutes.
 experiments: $(STAMP)
 	$(BIN)/python -m rope_lib.lab --seed 0 --out notebooks/lab_results
+
+# rope_lib's Chinese words: extract the messages marked in the code, merge them into
+# rope_lib/locale/zh/LC_MESSAGES/rope_lib.po (new ones untranslated), compile rope_lib.mo.
+translations: $(STAMP)
+	$(BIN)/python scripts/translations.py
 
 images: $(STAMP)
 	$(BIN)/python scripts/make_images.py

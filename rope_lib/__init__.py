@@ -12,6 +12,9 @@ partial_rotary_factor for every type, apply_rope(..., rotary_dim=r) (partial rot
 apply_mrope and mrope_position_ids (multimodal RoPE, rope_lib.multimodal),
 apply_2d_rope and patch_positions (2D RoPE for image patches, rope_lib.vision),
 read_rope_config (what each layer of a real model's config does, rope_lib.configs).
+
+The learner-facing words (exercise feedback, widgets, figures) are English unless
+set_language("zh") asks for Simplified Chinese (rope_lib.language, gettext).
 """
 
 from . import analysis, configs, derivation, multimodal, vision
@@ -39,6 +42,7 @@ from .derivation import (
     rotation_from_polar,
     score_derivation,
 )
+from .language import get_language, set_language
 from .llama import apply_rotary_emb, precompute_freqs_cis
 from .multimodal import apply_mrope, mrope_position_ids
 from .rotary import (
@@ -125,6 +129,8 @@ __all__ = [
     "polar_score",
     "precompute_freqs_cis",
     "read_rope_config",
+    "set_language",
+    "get_language",
     "relative_score",
     "rope_angles",
     "rope_by_steps",

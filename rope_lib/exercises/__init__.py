@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import torch
 
+from ..language import _
+
 
 @dataclass(frozen=True)
 class Feedback:
@@ -29,7 +31,7 @@ class Feedback:
         return self.ok
 
     def __repr__(self) -> str:
-        return ("Correct: " if self.ok else "Not yet: ") + self.message
+        return (_("Correct: ") if self.ok else _("Not yet: ")) + self.message
 
 
 def correct(message: str) -> Feedback:
@@ -66,12 +68,18 @@ def compare_tensor(
         return answer
     if tuple(answer.shape) != tuple(expected.shape):
         return not_yet(
-            f"{name} should have shape {tuple(expected.shape)}, got {tuple(answer.shape)}"
+            _("{name} should have shape {expected}, got {got}").format(
+                name=name, expected=tuple(expected.shape), got=tuple(answer.shape)
+            )
         )
     if torch.allclose(answer, expected, atol=atol, rtol=rtol):
         return None
     if torch.allclose(answer, -expected, atol=atol, rtol=rtol):
-        return not_yet(f"{name} has the right size but the opposite sign everywhere")
+        return not_yet(
+            _("{name} has the right size but the opposite sign everywhere").format(
+                name=name
+            )
+        )
     flat = expected.flatten()
     pivot = int(flat.abs().argmax())
     if flat[pivot] != 0:
@@ -79,9 +87,16 @@ def compare_tensor(
         if abs(ratio - 1) > 1e-3 and torch.allclose(
             answer, ratio * expected, atol=atol, rtol=rtol
         ):
-            return not_yet(f"{name} is off by a constant factor of {ratio:.4g}")
+            return not_yet(
+                _("{name} is off by a constant factor of {ratio:.4g}").format(
+                    name=name, ratio=ratio
+                )
+            )
     diff = (answer - expected).abs()
     where = tuple(int(i) for i in torch.unravel_index(diff.argmax(), diff.shape))
     return not_yet(
-        f"{name} differs from the expected values by up to {float(diff.max()):.4g} (at index {where})"
+        _(
+            "{name} differs from the expected values by up to {diff:.4g} "
+            "(at index {where})"
+        ).format(name=name, diff=float(diff.max()), where=where)
     )
