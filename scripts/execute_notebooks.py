@@ -1,6 +1,6 @@
 """Execute notebooks in place, in order, each in a fresh kernel, and check them for hygiene.
 
-    python scripts/execute_notebooks.py                 # every notebook in notebooks/
+    python scripts/execute_notebooks.py                 # every lesson, English then Chinese
     python scripts/execute_notebooks.py notebooks/03_rotation_2d.ipynb
 
 Outputs are committed, so that the lessons read well on GitHub and nbval has something to
@@ -39,9 +39,10 @@ def execute(path: Path) -> float:
 
 
 def main(argv: list[str]) -> None:
-    paths = [Path(a).resolve() for a in argv] or sorted(
-        (ROOT / "notebooks").glob("[0-9]*.ipynb")
-    )
+    paths = [Path(a).resolve() for a in argv] or [
+        *sorted((ROOT / "notebooks").glob("[0-9]*.ipynb")),
+        *sorted((ROOT / "notebooks" / "zh").glob("[0-9]*.ipynb")),
+    ]
     for path in paths:
         print(
             f"{path.relative_to(ROOT)}: executed in {execute(path):.1f} s", flush=True

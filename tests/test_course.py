@@ -89,7 +89,8 @@ def test_library_and_readme_never_point_at_the_planning_notes():
     sources = {
         p: p.read_text(encoding="utf-8") for p in (ROOT / "rope_lib").rglob("*.py")
     }
-    sources[ROOT / "README.md"] = (ROOT / "README.md").read_text(encoding="utf-8")
+    for readme in ("README.md", "README.zh-CN.md"):
+        sources[ROOT / readme] = (ROOT / readme).read_text(encoding="utf-8")
     found = {str(p.relative_to(ROOT)): pointers_in(t) for p, t in sources.items()}
     assert {p: f for p, f in found.items() if f} == {}
 
@@ -103,6 +104,22 @@ def test_readme_maps_every_lesson_with_a_picture():
         picture = ROOT / "images" / f"lesson{path.name[:2]}.png"
         assert picture.exists(), f"{picture.relative_to(ROOT)} is missing (make images)"
         assert f"images/lesson{path.name[:2]}.png" in readme
+
+
+def test_chinese_readme_is_linked_from_the_top_and_maps_every_chinese_lesson():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    top = "\n".join(readme.splitlines()[:5])
+    assert "(README.zh-CN.md)" in top, "README.md links README.zh-CN.md near its top"
+    chinese = (ROOT / "README.zh-CN.md").read_text(encoding="utf-8")
+    assert "(README.md)" in "\n".join(chinese.splitlines()[:5])
+    for path in LESSONS:
+        assert f"(notebooks/zh/{path.name})" in chinese, (
+            f"README.zh-CN.md's lesson map misses notebooks/zh/{path.name}"
+        )
+        assert f"images/lesson{path.name[:2]}" in chinese
+    for command in ("make lab", "make test", "make lab-zh", "set_language"):
+        assert command in chinese, f"README.zh-CN.md does not say {command!r}"
+    assert "make lab-zh" in readme and "jupyterlab-language-pack-zh-cn" in readme
 
 
 def test_pointer_patterns_catch_what_they_are_for():

@@ -14,26 +14,39 @@ A slide is measured in those lines of text, what the slideshow shows of its cell
   LaTeX counts 1.5 lines a row); a live widget's output is not text and a figure is not text either
   (static figures are at most 6.4 in wide, live ones at most 3.3 in high, and a slide with a
   figure scrolls as the presenter steps through it);
-- a markdown cell: its source lines, a line longer than 100 characters (the lessons' prose
-  width) counting once per 100 characters begun, a heading twice (it is set larger), and a
+- a markdown cell: its source lines, a line longer than 100 columns (the lessons' prose
+  width; a Chinese character takes two) counting once per 100 columns begun, a heading twice (it is set larger), and a
   collapsed solution (`<details>`) as one line, since that is all a slide shows until clicked.
 """
 
 import json
 import math
 import re
+import unicodedata
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-LESSONS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+# the English lessons and their Chinese twins (notebooks/zh/)
+LESSONS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")) + sorted(
+    (ROOT / "notebooks" / "zh").glob("[0-9][0-9]_*.ipynb")
+)
 MAX_LINES = 28
 PROSE_WIDTH = 100
 SLIDE_TYPES = {"slide", "subslide", "fragment", "skip", "notes"}
 STARTS = {"slide", "subslide"}
-EXERCISE = re.compile(r"^(#+ |\*\*)Exercise \d", re.MULTILINE)
+EXERCISE = re.compile(r"^(#+ |\*\*)(Exercise |练习 ?)\d", re.MULTILINE)
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+
+
+def width(line: str) -> int:
+    """Columns a line takes: a Chinese character is as wide as two Latin letters."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line)
+
+
+def name(path: Path) -> str:
+    return str(path.relative_to(ROOT / "notebooks"))
 
 
 def cells(path: Path) -> list[dict]:
@@ -68,7 +81,7 @@ def text_lines(cell: dict) -> int:
         )  # collapsed
         lines = 0
         for line in text.splitlines():
-            wrapped = max(1, math.ceil(len(line) / PROSE_WIDTH))
+            wrapped = max(1, math.ceil(width(line) / PROSE_WIDTH))
             lines += 2 * wrapped if line.startswith("#") else wrapped
         return lines
     lines = len(text.splitlines())
@@ -99,7 +112,7 @@ def slides(path: Path) -> list[list[int]]:
     return groups
 
 
-@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", LESSONS, ids=name)
 def test_every_slide_type_is_one_the_slideshow_shows(path):
     stored = {
         i: c["metadata"]["slideshow"]["slide_type"]
@@ -112,7 +125,7 @@ def test_every_slide_type_is_one_the_slideshow_shows(path):
     )
 
 
-@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", LESSONS, ids=name)
 def test_slideshow_opens_on_the_title(path):
     first = cells(path)[0]
     assert slide_type(first) == "slide", (
@@ -120,7 +133,7 @@ def test_slideshow_opens_on_the_title(path):
     )
 
 
-@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", LESSONS, ids=name)
 def test_each_widget_has_a_slide_of_its_own(path):
     nb = cells(path)
     widgets = [i for i, c in enumerate(nb) if is_widget_cell(c)]
@@ -131,7 +144,7 @@ def test_each_widget_has_a_slide_of_its_own(path):
         assert len(on_slide) <= 1, f"{path.name}: two widgets on one slide: {on_slide}"
 
 
-@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", LESSONS, ids=name)
 def test_exercises_come_one_at_a_time(path):
     nb = cells(path)
     headings = [i for i, c in enumerate(nb) if EXERCISE.search(source(c))]
@@ -139,7 +152,7 @@ def test_exercises_come_one_at_a_time(path):
     assert wrong == [], f"{path.name}: exercise cells not a fragment or slide: {wrong}"
 
 
-@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", LESSONS, ids=name)
 def test_every_slide_fits_the_projector(path):
     nb = cells(path)
     too_long = {}
@@ -160,6 +173,8 @@ def test_the_measure_can_fail():
         "source": ["word " * 60 + "\n"] * 15,
     }
     assert text_lines(prose) == 45 > MAX_LINES
+    chinese = {"cell_type": "markdown", "metadata": {}, "source": ["位置" * 30 + "\n"]}
+    assert text_lines(chinese) == 2  # 60 characters, 120 columns
     solution = {
         "cell_type": "markdown",
         "metadata": {},

@@ -9,13 +9,17 @@ import json
 import shutil
 import subprocess
 import sys
+import unicodedata
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
-LESSONS = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+# the English lessons and their Chinese twins
+LESSONS = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")) + sorted(
+    (NOTEBOOKS / "zh").glob("[0-9][0-9]_*.ipynb")
+)
 WIDTH = 88
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
@@ -64,6 +68,16 @@ def test_notebooks_are_ruff_formatted():
     )
 
 
+def width(line: str) -> int:
+    """Columns a line takes in a monospace font: a Chinese character takes two (as in
+    ruff's line length)."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line)
+
+
+def name(path: Path) -> str:
+    return str(path.relative_to(NOTEBOOKS))
+
+
 def printed_lines(cell: dict) -> list[str]:
     """The text lines a code cell shows: printed text and plain-text results (not figures,
     widgets or LaTeX, which the browser lays out itself)."""
@@ -83,20 +97,20 @@ def printed_lines(cell: dict) -> list[str]:
     return lines
 
 
-@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", LESSONS, ids=name)
 def test_printed_lines_fit_the_output_area(path):
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
     wide = {
         i: [
-            f"{len(line)}: {line[:60]}..."
+            f"{width(line)}: {line[:60]}..."
             for line in printed_lines(c)
-            if len(line) > WIDTH
+            if width(line) > WIDTH
         ]
         for i, c in enumerate(cells)
     }
     wide = {i: lines for i, lines in wide.items() if lines}
     assert wide == {}, (
-        f"{path.name}: output lines over {WIDTH} characters, by cell: {wide}"
+        f"{name(path)}: output lines over {WIDTH} columns, by cell: {wide}"
     )
 
 
@@ -108,6 +122,8 @@ def test_code_lines_fit_too():
         for i, cell in enumerate(json.loads(path.read_text(encoding="utf-8"))["cells"]):
             if cell["cell_type"] == "code":
                 for line in "".join(cell["source"]).splitlines():
-                    if len(line) > WIDTH:
-                        long.setdefault(f"{path.name} cell {i}", []).append(len(line))
+                    if width(line) > WIDTH:
+                        long.setdefault(f"{name(path)} cell {i}", []).append(
+                            width(line)
+                        )
     assert long == {}

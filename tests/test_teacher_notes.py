@@ -1,5 +1,8 @@
-"""Teacher notes (notebooks/teacher_notes/NN_*.md): one per lesson, with the sections a
-teacher needs, and nothing in them that the lesson or its library does not back up.
+"""Teacher notes (notebooks/teacher_notes/NN_*.md, and notebooks/zh/teacher_notes/ for the
+Chinese edition): one per lesson, with the sections a teacher needs, and nothing in them that
+the lesson or its library does not back up. Every test runs on both editions; a Chinese
+lesson's widgets and checkers are built and called with rope_lib.set_language("zh"), so its
+notes quote the Chinese control names and hints.
 
 - every lesson notebook has notes named after it, titled like the lesson, with the
   required sections, a 45-minute plan whose timings add up, questions with expected
@@ -21,6 +24,7 @@ import ast
 import json
 import math
 import re
+from contextlib import nullcontext
 from pathlib import Path
 
 import matplotlib
@@ -31,8 +35,10 @@ matplotlib.use("Agg")
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
-NOTES = NOTEBOOKS / "teacher_notes"
-LESSONS = sorted(p.stem for p in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+ENGLISH = sorted(p.stem for p in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+#: A lesson is named by its path under notebooks/ without .ipynb: "03_rotation_2d" or, in
+#: the Chinese edition, "zh/03_rotation_2d".
+LESSONS = ENGLISH + [f"zh/{lesson}" for lesson in ENGLISH]
 
 SECTIONS = (
     "Goals",
@@ -43,7 +49,33 @@ SECTIONS = (
     "If you are short of time",
     "As a slideshow",
 )
+#: What the Chinese notes call the same things.
+CHINESE = {
+    "sections": dict(
+        zip(
+            SECTIONS,
+            (
+                "目标",
+                "45 分钟教学安排",
+                "停下来提问",
+                "现场演示",
+                "检查器能发现的误解",
+                "时间不够时",
+                "幻灯片放映",
+            ),
+        )
+    ),
+    "Teacher notes": "教师笔记",
+    "# Lesson ": "# 第 ",
+    "Expected:": "预期答案：",
+    "kernel": "内核",
+    "no widget": "没有交互控件",
+    "checker says": "检查器会说",
+}
 MIN_WORDS, MAX_WORDS = 500, 1250  # "readable in about five minutes"
+# Chinese reads at about 300-500 characters a minute; a Chinese character is counted as a
+# word, so the same notes come to about 1.6 "words" per English word
+MIN_WORDS_ZH, MAX_WORDS_ZH = 800, 2600
 FORBIDDEN = re.compile(
     r"\bseed notes?\b|\bthe seeds\b|\bsource notes\b|\bseed \d{3}\b|\bnote \d{3}\b",
     re.I,
@@ -51,6 +83,30 @@ FORBIDDEN = re.compile(
 
 
 # --- reading notebooks and notes -----------------------------------------------------
+def _chinese(lesson: str) -> bool:
+    return lesson.startswith("zh/")
+
+
+def _say(lesson: str, english: str) -> str:
+    """The words the notes of this lesson's edition use for `english`."""
+    return CHINESE[english] if _chinese(lesson) else english
+
+
+def _speaking(lesson: str):
+    """rope_lib speaks the lesson's language inside this block."""
+    from rope_lib.language import language
+
+    return language("zh") if _chinese(lesson) else nullcontext()
+
+
+def _stem(lesson: str) -> str:
+    return lesson.rsplit("/", 1)[-1]
+
+
+def _notes_folder(lesson: str) -> Path:
+    return NOTEBOOKS / Path(lesson).parent / "teacher_notes"
+
+
 def _notebook(lesson: str) -> dict:
     return json.loads((NOTEBOOKS / f"{lesson}.ipynb").read_text(encoding="utf-8"))
 
@@ -88,19 +144,24 @@ def _widget_cells(lesson: str) -> list[str]:
 
 
 def _notes(lesson: str) -> str:
-    return (NOTES / f"{lesson}.md").read_text(encoding="utf-8")
+    return (_notes_folder(lesson) / f"{_stem(lesson)}.md").read_text(encoding="utf-8")
 
 
 def _sections(lesson: str) -> dict[str, str]:
+    """The notes' sections by their English names (headings in the lesson's language)."""
     parts = re.split(r"^## ", _notes(lesson), flags=re.M)
+    english = {v: k for k, v in CHINESE["sections"].items()} if _chinese(lesson) else {}
     return {
-        part.split("\n", 1)[0].strip(): part.split("\n", 1)[1] if "\n" in part else ""
+        english.get(heading := part.split("\n", 1)[0].strip(), heading): (
+            part.split("\n", 1)[1] if "\n" in part else ""
+        )
         for part in parts[1:]
     }
 
 
 def _words(text: str) -> int:
-    return len(re.findall(r"[A-Za-z][A-Za-z'’-]*", text))
+    """English words, and Chinese characters counted as words."""
+    return len(re.findall(r"[A-Za-z][A-Za-z'’-]*|[\u4e00-\u9fff]", text))
 
 
 def _squash(text: str) -> str:
@@ -108,19 +169,23 @@ def _squash(text: str) -> str:
 
 
 # --- every lesson has notes with the required sections -------------------------------
-def test_every_lesson_has_notes_and_every_notes_file_a_lesson():
-    assert LESSONS, "no lesson notebooks found"
-    notes = sorted(p.stem for p in NOTES.glob("*.md"))
-    assert notes == LESSONS, f"notes {notes} against lessons {LESSONS}"
+@pytest.mark.parametrize("edition", ["", "zh/"])
+def test_every_lesson_has_notes_and_every_notes_file_a_lesson(edition):
+    assert ENGLISH, "no lesson notebooks found"
+    notes = sorted(p.stem for p in (NOTEBOOKS / edition / "teacher_notes").glob("*.md"))
+    assert notes == ENGLISH, f"{edition}teacher_notes {notes} against lessons {ENGLISH}"
 
 
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_title_matches_the_lesson(lesson):
     first = next(c for c in _notebook(lesson)["cells"] if c["cell_type"] == "markdown")
     title = _source(first).splitlines()[0]
-    assert title.startswith("# Lesson "), title
+    assert title.startswith(_say(lesson, "# Lesson ")), title
     heading = _notes(lesson).splitlines()[0]
-    assert heading == "# Teacher notes · " + title[2:], (heading, title)
+    assert heading == f"# {_say(lesson, 'Teacher notes')} · " + title[2:], (
+        heading,
+        title,
+    )
     assert f"`notebooks/{lesson}.ipynb`" in _notes(lesson)
 
 
@@ -128,12 +193,16 @@ def test_title_matches_the_lesson(lesson):
 def test_required_sections_in_order_and_readable_in_five_minutes(lesson):
     sections = _sections(lesson)
     assert tuple(sections) == SECTIONS, f"{lesson}: sections {list(sections)}"
+    least = 45 if _chinese(lesson) else 30
     for name, body in sections.items():
-        assert _words(body) >= 30, (
+        assert _words(body) >= least, (
             f"{lesson}: section {name!r} has only {_words(body)} words"
         )
     total = _words(_notes(lesson))
-    assert MIN_WORDS <= total <= MAX_WORDS, f"{lesson}: {total} words"
+    low, high = (
+        (MIN_WORDS_ZH, MAX_WORDS_ZH) if _chinese(lesson) else (MIN_WORDS, MAX_WORDS)
+    )
+    assert low <= total <= high, f"{lesson}: {total} words"
 
 
 @pytest.mark.parametrize("lesson", LESSONS)
@@ -157,7 +226,7 @@ def test_questions_come_with_expected_answers(lesson):
     items = re.split(r"^\d+\. ", _sections(lesson)["Stop and ask"], flags=re.M)[1:]
     assert len(items) >= 3, f"{lesson}: {len(items)} questions"
     for item in items:
-        assert "?" in item and "Expected:" in item, (
+        assert ("?" in item or "？" in item) and _say(lesson, "Expected:") in item, (
             f"{lesson}: question without expected answer: {item[:80]}"
         )
 
@@ -178,7 +247,7 @@ def test_no_trace_of_the_source_notes_and_slides_explained(lesson):
         )
     assert "RISE" not in slides and "Alt+R" not in slides, f"{lesson}: RISE's keys"
     if _widget_cells(lesson):
-        assert "kernel" in slides, (
+        assert _say(lesson, "kernel") in slides, (
             f"{lesson}: say that the widget slide needs the kernel running"
         )
 
@@ -200,7 +269,9 @@ def _lab_results() -> dict:
 def _earlier_values(lesson: str) -> dict:
     """Values a widget cell takes from earlier cells other than imports: lesson 8's
     results, read from the folder the notebook reads."""
-    return {"results": _lab_results()} if lesson == "08_extrapolation_lab" else {}
+    return (
+        {"results": _lab_results()} if _stem(lesson) == "08_extrapolation_lab" else {}
+    )
 
 
 def _build_widgets(lesson: str) -> list:
@@ -293,18 +364,24 @@ def _apply(control, text: str) -> None:
     )
 
 
-WIDGET_LESSONS = [lesson for lesson in LESSONS if _widget_cells(lesson)]
-PLAIN_LESSONS = [lesson for lesson in LESSONS if not _widget_cells(lesson)]
+# (read from the English lesson: its Chinese twin has the same cells, test_zh_edition.py)
+WIDGET_LESSONS = [lesson for lesson in LESSONS if _widget_cells(_stem(lesson))]
+PLAIN_LESSONS = [lesson for lesson in LESSONS if not _widget_cells(_stem(lesson))]
 
 
 @pytest.mark.parametrize("lesson", WIDGET_LESSONS)
 def test_demo_script_runs_on_the_lessons_widget(lesson):
-    import matplotlib.pyplot as plt
-
     settings = SETTING.findall(_sections(lesson)["Live demo"])
     assert len(settings) >= 4, (
         f"{lesson}: the demo names {len(settings)} widget settings"
     )
+    with _speaking(lesson):
+        _run_demo(lesson, settings)
+
+
+def _run_demo(lesson: str, settings: list) -> None:
+    import matplotlib.pyplot as plt
+
     widgets = _build_widgets(lesson)
     try:
         by_description = {}
@@ -331,7 +408,10 @@ def test_demo_script_runs_on_the_lessons_widget(lesson):
 @pytest.mark.parametrize("lesson", PLAIN_LESSONS)
 def test_demo_without_widget_edits_real_variables(lesson):
     demo = _sections(lesson)["Live demo"]
-    assert "no live widget" in _notes(lesson).lower() or "no widget" in demo.lower()
+    if _chinese(lesson):
+        assert _say(lesson, "no widget") in _notes(lesson)
+    else:
+        assert "no live widget" in _notes(lesson).lower() or "no widget" in demo.lower()
     assigned = set()
     for source in _code_cells(lesson):
         for node in ast.walk(_python(source)):
@@ -670,22 +750,24 @@ def wrong_answers():
 
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_misconceptions_are_the_lessons_checker_hints(lesson, wrong_answers):
-    assert lesson in wrong_answers, (
+    assert _stem(lesson) in wrong_answers, (
         f"{lesson}: no wrong answers recorded for its misconceptions"
     )
     section = _sections(lesson)["Misconceptions the checkers catch"]
-    quoted = [_squash(h) for h in re.findall(r"checker\s+says\s+`([^`]+)`", section)]
+    says = r"\s*".join(_say(lesson, "checker says").split())
+    quoted = [_squash(h) for h in re.findall(says + r"\s*`([^`]+)`", section)]
     assert len(quoted) >= 3, f"{lesson}: {len(quoted)} checker hints quoted"
     sources = "\n".join(_code_cells(lesson))
     messages = []
-    for module, name, answer in wrong_answers[lesson]:
+    for module, name, answer in wrong_answers[_stem(lesson)]:
         module_name = module.__name__.rsplit(".", 1)[1]
         assert f"exercises import {module_name} as ex" in sources, (
             f"{lesson} does not use {module_name}"
         )
         assert f"ex.{name}(" in sources, f"{lesson} never calls {name}"
         check = getattr(module, name)
-        feedback = check(answer)
+        with _speaking(lesson):
+            feedback = check(answer)
         assert not feedback.ok, (
             f"{lesson}: {name} accepts the wrong answer {repr(answer)[:200]}"
         )
@@ -694,7 +776,7 @@ def test_misconceptions_are_the_lessons_checker_hints(lesson, wrong_answers):
         assert any(hint in message for message in messages), (
             f"{lesson}: no recorded wrong answer makes the checker say {hint!r}"
         )
-    for (_, name, answer), message in zip(wrong_answers[lesson], messages):
+    for (_, name, answer), message in zip(wrong_answers[_stem(lesson)], messages):
         assert any(hint in message for hint in quoted), (
             f"{lesson}: the notes do not list {name}'s hint for a recorded wrong "
             f"answer: {message!r}"

@@ -1,0 +1,184 @@
+"""The Chinese edition (notebooks/zh/) stays in step with the English lessons.
+
+Every lesson has a Chinese twin of the same name, cell for cell: the same cell types and
+slide/tag metadata, and code cells that compute exactly the same thing. Only comments and
+string literals may differ: the code cells' token streams are compared with comments and
+strings set aside (the fields of an f-string, `{expr:spec}`, are code and are compared). So
+an English code cell changed without its twin fails here, naming the cell.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import json
+import re
+import tokenize
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = ROOT / "notebooks"
+ZH = NOTEBOOKS / "zh"
+LESSONS = sorted(p.name for p in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+CJK = re.compile(r"[\u4e00-\u9fff]")
+#: Pointers at the material the course grew from, which the learner never saw.
+SOURCE_POINTERS = re.compile(
+    r"种子笔记|源笔记|原始笔记|原笔记|\bseeds?\b|笔记\s*0\d\d|\bnote \d{3}\b", re.I
+)
+
+
+def _cells(path: Path) -> list[dict]:
+    return json.loads(path.read_text(encoding="utf-8"))["cells"]
+
+
+def _source(cell: dict) -> str:
+    source = cell["source"]
+    return "".join(source) if isinstance(source, list) else source
+
+
+def _fstring_fields(literal: str) -> list[str]:
+    """The code inside an f-string literal: each field's expression, conversion and spec."""
+    try:
+        node = ast.parse(literal, mode="eval").body
+    except SyntaxError:
+        return ["<unparsable string>"]
+    fields = []
+    for part in ast.walk(node):
+        if isinstance(part, ast.FormattedValue):
+            spec = ast.unparse(part.format_spec) if part.format_spec else ""
+            fields.append(f"{{{ast.unparse(part.value)}!{part.conversion}:{spec}}}")
+    return fields
+
+
+def code_tokens(source: str) -> list[tuple[int, str]]:
+    """(line, token) of a code cell, comments and string literals set aside: a string is
+    `<str>` (plus its f-string fields), a comment nothing. IPython lines (`%magic`,
+    `!shell`) are compared whole."""
+    lines = source.splitlines()
+    python = "\n".join("" if line.lstrip()[:1] in "%!" else line for line in lines)
+    tokens = [
+        (number, line.strip())
+        for number, line in enumerate(lines, 1)
+        if line.lstrip()[:1] in "%!" and line.strip()
+    ]
+    skip = {tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER}
+    for token in tokenize.generate_tokens(io.StringIO(python + "\n").readline):
+        if token.type in skip:
+            continue
+        if token.type == tokenize.STRING:
+            tokens.append((token.start[0], "<str>"))
+            tokens += [
+                (token.start[0], field) for field in _fstring_fields(token.string)
+            ]
+        else:
+            tokens.append((token.start[0], token.string))
+    return sorted(tokens, key=lambda t: t[0])
+
+
+def first_difference(english: str, chinese: str) -> str | None:
+    """None when two code cells compute the same, else where they first part ways."""
+    a, b = code_tokens(english), code_tokens(chinese)
+    for (line_a, token_a), (line_b, token_b) in zip(a, b):
+        if token_a != token_b:
+            return (
+                f"English line {line_a} has {token_a!r} where the Chinese line {line_b} "
+                f"has {token_b!r}:\n  en: {english.splitlines()[line_a - 1].strip()}\n"
+                f"  zh: {chinese.splitlines()[line_b - 1].strip()}"
+            )
+    if len(a) != len(b):
+        longer, name = (a, "English") if len(a) > len(b) else (b, "Chinese")
+        line = longer[min(len(a), len(b))][0]
+        return f"the {name} cell goes on past the other's end, at its line {line}"
+    return None
+
+
+def out_of_step(lesson: str, english: list[dict], chinese: list[dict]) -> list[str]:
+    """Every way the Chinese cells have fallen out of step with the English ones."""
+    if len(english) != len(chinese):
+        return [
+            f"{lesson}: {len(english)} cells in English, {len(chinese)} in notebooks/zh/ "
+            "(keep one Chinese cell per English cell)"
+        ]
+    problems = []
+    for number, (en, zh) in enumerate(zip(english, chinese)):
+        where = f"{lesson}, cell {number} ({en['cell_type']})"
+        if en["cell_type"] != zh["cell_type"]:
+            problems.append(f"{where}: the Chinese cell is {zh['cell_type']}")
+            continue
+        meta_en, meta_zh = en.get("metadata", {}), zh.get("metadata", {})
+        for key in ("slideshow", "tags"):
+            if meta_en.get(key) != meta_zh.get(key):
+                problems.append(
+                    f"{where}: metadata {key} {meta_en.get(key)} in English, "
+                    f"{meta_zh.get(key)} in Chinese"
+                )
+        if en["cell_type"] == "code":
+            difference = first_difference(_source(en), _source(zh))
+            if difference:
+                problems.append(
+                    f"{where}: the English code changed without its Chinese twin "
+                    f"(notebooks/zh/{lesson}): {difference}"
+                )
+    return problems
+
+
+def test_every_lesson_has_a_chinese_twin_and_nothing_else():
+    chinese = sorted(p.name for p in ZH.glob("*.ipynb"))
+    assert chinese == LESSONS, f"notebooks/zh/ has {chinese}, the lessons are {LESSONS}"
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_chinese_twin_computes_the_same(lesson):
+    problems = out_of_step(lesson, _cells(NOTEBOOKS / lesson), _cells(ZH / lesson))
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_chinese_twin_speaks_chinese(lesson):
+    english, chinese = _cells(NOTEBOOKS / lesson), _cells(ZH / lesson)
+    number = int(lesson[:2])
+    title = _source(chinese[0]).splitlines()[0]
+    assert title.startswith(f"# 第 {number} 课 · ") and CJK.search(title), title
+    code = [_source(c) for c in chinese if c["cell_type"] == "code"]
+    assert 'set_language("zh")' in code[0], "the first code cell sets the language"
+    for index, (en, zh) in enumerate(zip(english, chinese)):
+        if en["cell_type"] != "markdown":
+            continue
+        words = re.findall(r"\b[A-Za-z]{3,}\b", re.sub(r"\$[^$]*\$", "", _source(en)))
+        if len(words) >= 4:
+            assert len(CJK.findall(_source(zh))) >= len(words), (
+                f"{lesson}, cell {index}: markdown not translated: {_source(zh)[:120]!r}"
+            )
+    text = "\n".join(_source(c) for c in chinese)
+    assert not SOURCE_POINTERS.search(text), SOURCE_POINTERS.search(text).group(0)
+
+
+# --- the sync check itself fails as it should -----------------------------------------
+def test_a_changed_english_code_cell_is_named():
+    lesson = "03_rotation_2d.ipynb"
+    english, chinese = _cells(NOTEBOOKS / lesson), _cells(ZH / lesson)
+    index = next(
+        i
+        for i, c in enumerate(english)
+        if c["cell_type"] == "code" and re.search(r"\b0\.5\b", _source(c))
+    )
+    changed = [dict(c) for c in english]
+    changed[index]["source"] = re.sub(r"\b0\.5\b", "0.25", _source(english[index]), 1)
+    problems = out_of_step(lesson, changed, chinese)
+    assert len(problems) == 1, problems
+    assert f"cell {index} (code)" in problems[0] and "'0.25'" in problems[0], problems[
+        0
+    ]
+
+
+def test_comments_strings_and_fstring_fields():
+    same = 'x = f(2)  # two\nprint("two", x)\n'
+    assert first_difference(same, 'x = f(2)  # 二\nprint("二", x)\n') is None
+    assert first_difference(same, "x = f(3)  # two\nprint('two', x)\n")
+    assert first_difference('print(f"{x:.3f} rad")', 'print(f"{x:.3f} 弧度")') is None
+    assert first_difference('print(f"{x:.3f} rad")', 'print(f"{x:.4f} 弧度")')
+    assert first_difference('print(f"{x} rad")', 'print(f"{y} 弧度")')
+    assert first_difference("%matplotlib widget\nx = 1", "%matplotlib inline\nx = 1")
+    assert first_difference("x = 1", "x = 1\ny = 2")
