@@ -1,4 +1,6 @@
-"""Write the README's pictures into images/: a hero figure and one thumbnail per lesson.
+"""Write the README's pictures into images/: a hero figure and one thumbnail per lesson,
+and their Chinese versions (drawn with rope_lib.set_language("zh")) into images/zh/ for
+README.zh-CN.md.
 
     python scripts/make_images.py
 
@@ -25,6 +27,7 @@ import torch  # noqa: E402
 from PIL import Image  # noqa: E402
 
 import rope_lib  # noqa: E402
+from rope_lib.language import _fig, language  # noqa: E402
 
 IMAGES = Path(__file__).resolve().parent.parent / "images"
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
@@ -52,7 +55,7 @@ def hero() -> plt.Figure:
         for ax in axes:
             ax.set_facecolor(card)
         fig.suptitle(
-            "How does a transformer know where a token is?",
+            _fig("How does a transformer know where a token is?"),
             color=ink,
             fontsize=17,
             fontweight="bold",
@@ -61,9 +64,9 @@ def hero() -> plt.Figure:
         pe = rope_lib.sinusoidal_encoding(64, 64)
         axes[0].imshow(pe.T, aspect="auto", cmap="twilight_shifted", vmin=-1, vmax=1)
         axes[0].set(
-            title="sinusoids: one column per position",
-            xlabel="position m",
-            ylabel="dimension",
+            title=_fig("sinusoids: one column per position"),
+            xlabel=_fig("position m"),
+            ylabel=_fig("dimension"),
         )
 
         ax = axes[1]
@@ -89,7 +92,7 @@ def hero() -> plt.Figure:
                 color=color,
             )
         ax.set(
-            title="RoPE: q turned by m·θ",
+            title=_fig("RoPE: q turned by m·θ"),
             xlim=(-1.35, 1.35),
             ylim=(-1.35, 1.35),
             aspect="equal",
@@ -101,7 +104,9 @@ def hero() -> plt.Figure:
         bias = rope_lib.alibi_bias(16, 8)[2]
         axes[2].imshow(bias.masked_fill(bias.isinf(), float("nan")), cmap="plasma")
         axes[2].set(
-            title="ALiBi: −μ·(m − n), head 3 of 8", xlabel="key n", ylabel="query m"
+            title=_fig("ALiBi: −μ·(m − n), head 3 of 8"),
+            xlabel=_fig("key n"),
+            ylabel=_fig("query m"),
         )
         axes[2].set_xticks(range(0, 16, 5)), axes[2].set_yticks(range(0, 16, 5))
     return fig
@@ -117,21 +122,20 @@ def lesson0_thumbnail() -> plt.Figure:
         _, w_swapped = block(x[:, swap], return_weights=True)
     fig, axes = plt.subplots(1, 2, figsize=(4, 2.5))
     for ax, weights, title in zip(
-        axes, (w, w_swapped), ("tokens", "tokens 1 and 4 swapped")
+        axes, (w, w_swapped), (_fig("tokens"), _fig("tokens 1 and 4 swapped"))
     ):
         ax.imshow(weights[0, 0], cmap="viridis")
         ax.set_title(title, fontsize=8)
         ax.set_xticks([]), ax.set_yticks([])
-    fig.suptitle("No positions: the same weights, reordered", fontsize=9)
+    fig.suptitle(_fig("No positions: the same weights, reordered"), fontsize=9)
     fig.tight_layout()
     return fig
 
 
-def save(fig: plt.Figure, name: str, dpi: int) -> None:
-    path = IMAGES / name
+def save(fig: plt.Figure, path: Path, dpi: int) -> None:
     fig.savefig(path, dpi=dpi)
     plt.close(fig)
-    print(f"wrote images/{name}")
+    print(f"wrote {path.relative_to(IMAGES.parent)}")
 
 
 def lesson_widget_module(notebook: Path):
@@ -156,19 +160,20 @@ def first_figure(notebook: Path) -> Image.Image | None:
     return None
 
 
-def save_thumbnail_of(image: Image.Image, name: str) -> None:
+def save_thumbnail_of(image: Image.Image, path: Path) -> None:
     image = image.convert("RGBA")
     image.thumbnail(THUMBNAIL)
-    image.save(IMAGES / name)
-    print(f"wrote images/{name}")
+    image.save(path)
+    print(f"wrote {path.relative_to(IMAGES.parent)}")
 
 
-def main() -> None:
-    IMAGES.mkdir(exist_ok=True)
-    save(hero(), "hero.png", 100)
-    save(lesson0_thumbnail(), "lesson00.png", 80)
+def pictures(images: Path, notebooks: Path) -> None:
+    """The hero and every lesson's thumbnail, in the language set, into `images`."""
+    images.mkdir(exist_ok=True)
+    save(hero(), images / "hero.png", 100)
+    save(lesson0_thumbnail(), images / "lesson00.png", 80)
     used = set()
-    for notebook in sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")):
+    for notebook in sorted(notebooks.glob("[0-9][0-9]_*.ipynb")):
         number = notebook.name[:2]
         if number == "00":
             continue
@@ -177,9 +182,15 @@ def main() -> None:
         module = lesson_widget_module(notebook)
         if module is not None and module.__name__ not in used:
             used.add(module.__name__)
-            save(module.thumbnail(), f"lesson{number}.png", 80)
+            save(module.thumbnail(), images / f"lesson{number}.png", 80)
         elif (figure := first_figure(notebook)) is not None:
-            save_thumbnail_of(figure, f"lesson{number}.png")
+            save_thumbnail_of(figure, images / f"lesson{number}.png")
+
+
+def main() -> None:
+    pictures(IMAGES, NOTEBOOKS)
+    with language("zh"):
+        pictures(IMAGES / "zh", NOTEBOOKS / "zh")
 
 
 if __name__ == "__main__":

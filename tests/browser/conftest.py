@@ -154,7 +154,7 @@ class OpenNotebook:
 
     @property
     def artifacts(self) -> Path:
-        return ARTIFACTS / Path(self.name).stem
+        return ARTIFACTS / Path(self.name).with_suffix("")  # zh/03_... for the Chinese
 
     # -- the live widgets --------------------------------------------------------------
     def widgets(self) -> list[dict]:

@@ -65,9 +65,14 @@ def notebooks_dir() -> Path:
 
 
 def discover_notebooks() -> list[str]:
-    """Names of notebooks/*.ipynb, sorted (reading order)."""
+    """Paths under notebooks/ of the lessons, in reading order: notebooks/*.ipynb, then
+    the Chinese edition's zh/*.ipynb."""
     folder = notebooks_dir()
-    return sorted(p.name for p in folder.glob("*.ipynb")) if folder.is_dir() else []
+    if not folder.is_dir():
+        return []
+    return sorted(p.name for p in folder.glob("*.ipynb")) + sorted(
+        f"zh/{p.name}" for p in (folder / "zh").glob("*.ipynb")
+    )
 
 
 def skip_reason() -> str | None:
@@ -123,8 +128,12 @@ class LabServer:
         notebooks: Path | None = None,
         startup_timeout: float = 90.0,
         strip_outputs: bool = True,
+        config_path: Path | None = None,
     ):
         self.source = Path(notebooks or notebooks_dir())
+        # JUPYTER_CONFIG_PATH for the server: a folder of the course's JupyterLab defaults,
+        # e.g. jupyter-config/zh (what `make lab-zh` uses)
+        self.config_path = config_path
         self.strip_outputs = strip_outputs
         self.startup_timeout = startup_timeout
         self.proc: subprocess.Popen | None = None
@@ -143,7 +152,7 @@ class LabServer:
             ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"),
         )
         if self.strip_outputs:
-            for path in (root / "notebooks").glob("*.ipynb"):
+            for path in (root / "notebooks").rglob("*.ipynb"):
                 _strip_outputs(path)
         images = REPO / "images"
         if images.is_dir():  # notebooks link ../images/*.png
@@ -170,6 +179,9 @@ class LabServer:
             PYDEVD_DISABLE_FILE_VALIDATION="1",
         )
         env.pop("JUPYTER_TOKEN", None)
+        env.pop("JUPYTER_CONFIG_PATH", None)
+        if self.config_path is not None:
+            env["JUPYTER_CONFIG_PATH"] = str(self.config_path)
         cmd = [
             sys.executable,
             "-m",
