@@ -21,6 +21,11 @@ complex number, a NaN, an inf or a truncated number through.
 
 Each read_* returns a Feedback instead when the answer cannot be read: test the result
 with isinstance(result, Feedback).
+
+The messages are in the learner's language (rope_lib.set_language). `name` is shown as
+given: pass an identifier as it is ("q_rot") and words translated (`_("the count")`).
+`what` and `nan_hint` go through `_` here, so pass them translated (`_("a position")`)
+or marked (`N_("a position")`).
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from decimal import Decimal
 import numpy as np
 import torch
 
+from ..language import N_, _
 from . import Feedback, not_yet
 
 _MAX_DEPTH = 8  # nested lists deeper than this are not an answer (and may be cyclic)
@@ -59,27 +65,41 @@ def describe(answer) -> str:
             value = int(answer)
             if abs(value) < 10**15:
                 return str(value)
-            return f"an integer of {len(str(abs(value)))} digits"
+            return _("an integer of {digits} digits").format(
+                digits=len(str(abs(value)))
+            )
         if isinstance(answer, (float, complex)):
             return repr(answer)
         if isinstance(answer, (numbers.Number, Decimal)):
             return f"{answer} ({type(answer).__name__})"
         if isinstance(answer, torch.Tensor):
-            where = "" if answer.device.type == "cpu" else f" on {answer.device.type}"
-            if answer.dim() == 0 and answer.device.type == "cpu":
+            device = answer.device.type
+            if answer.dim() == 0 and device == "cpu":
                 return f"tensor({answer.item()!r}, dtype={answer.dtype})"
             shape = tuple(answer.shape)
-            return f"a tensor of shape {shape}, dtype {answer.dtype}{where}"
+            if device == "cpu":
+                return _("a tensor of shape {shape}, dtype {dtype}").format(
+                    shape=shape, dtype=answer.dtype
+                )
+            return _("a tensor of shape {shape}, dtype {dtype} on {device}").format(
+                shape=shape, dtype=answer.dtype, device=device
+            )
         if isinstance(answer, np.ndarray):
-            return f"a numpy array of shape {answer.shape}, dtype {answer.dtype}"
+            return _("a numpy array of shape {shape}, dtype {dtype}").format(
+                shape=answer.shape, dtype=answer.dtype
+            )
         if isinstance(answer, (list, tuple)):
-            return f"a {type(answer).__name__} of {len(answer)} items"
+            return _("a {kind} of {n} items").format(
+                kind=type(answer).__name__, n=len(answer)
+            )
         if isinstance(answer, Mapping):
             keys = [str(k)[:20] for k in list(answer)[:5]]
-            return f"a {type(answer).__name__} with keys {keys}"
+            return _("a {kind} with keys {keys}").format(
+                kind=type(answer).__name__, keys=keys
+            )
     except Exception:  # describing must never fail
         pass
-    return f"a {type(answer).__name__}"
+    return _("a {kind}").format(kind=type(answer).__name__)
 
 
 def _from_numpy(answer, depth: int) -> torch.Tensor:
@@ -96,19 +116,21 @@ def _from_numpy(answer, depth: int) -> torch.Tensor:
     if kind == "O":
         return _to_tensor(array.tolist(), depth + 1)
     if kind in "US":
-        raise _Unreadable("text, not numbers (drop the quotes)")
-    raise _Unreadable(f"a numpy array of dtype {array.dtype}")
+        raise _Unreadable(_("text, not numbers (drop the quotes)"))
+    raise _Unreadable(_("a numpy array of dtype {dtype}").format(dtype=array.dtype))
 
 
 def _to_tensor(answer, depth: int = 0) -> torch.Tensor:
     """A CPU tensor of the answer's values (bool, int64, float64 or complex128)."""
     if depth > _MAX_DEPTH:
-        raise _Unreadable("lists nested too deeply")
+        raise _Unreadable(_("lists nested too deeply"))
     if isinstance(answer, torch.Tensor):
         if answer.device.type == "meta":
             raise _Unreadable(
-                "a tensor on the meta device, which keeps shapes but no values: "
-                "compute it on a real device (e.g. the CPU)"
+                _(
+                    "a tensor on the meta device, which keeps shapes but no values: "
+                    "compute it on a real device (e.g. the CPU)"
+                )
             )
         t = answer.detach()
         if t.layout != torch.strided:
@@ -130,46 +152,58 @@ def _to_tensor(answer, depth: int = 0) -> torch.Tensor:
         if -(2**63) <= value < 2**63:
             return torch.tensor(value, dtype=torch.int64)
         if abs(value) > 1e308:
-            raise _Unreadable("a number too large for a float")
+            raise _Unreadable(_("a number too large for a float"))
         return torch.tensor(float(value), dtype=torch.float64)
     if isinstance(answer, (numbers.Real, Decimal)):
         try:
             return torch.tensor(float(answer), dtype=torch.float64)
         except (OverflowError, ValueError, TypeError):
-            raise _Unreadable("a number too large for a float") from None
+            raise _Unreadable(_("a number too large for a float")) from None
     if isinstance(answer, numbers.Complex):
         return torch.tensor(complex(answer), dtype=torch.complex128)
     if isinstance(answer, (str, bytes)):
-        raise _Unreadable("text, not numbers (drop the quotes)")
+        raise _Unreadable(_("text, not numbers (drop the quotes)"))
     if isinstance(answer, (list, tuple, range)):
         items = [_to_tensor(item, depth + 1) for item in answer]
         if not items:
             return torch.zeros(0, dtype=torch.float64)
         if len({tuple(t.shape) for t in items}) > 1:
-            raise _Unreadable("rows of different lengths (not a rectangular table)")
+            raise _Unreadable(_("rows of different lengths (not a rectangular table)"))
         dtype = functools.reduce(torch.promote_types, (t.dtype for t in items))
         return torch.stack([t.to(dtype) for t in items])
     if isinstance(answer, Mapping):
-        raise _Unreadable("a dict")
-    raise _Unreadable(f"a {type(answer).__name__}")
+        raise _Unreadable(_("a {kind}").format(kind="dict"))
+    raise _Unreadable(_("a {kind}").format(kind=type(answer).__name__))
 
 
 def _tensor_or_feedback(answer, name: str, expected: str):
     if answer is None:
-        return not_yet(f"{name} is still None: replace it with {expected}")
+        return not_yet(
+            _("{name} is still None: replace it with {expected}").format(
+                name=name, expected=expected
+            )
+        )
     try:
         return _to_tensor(answer)
     except _Unreadable as why:
-        return not_yet(f"{name} should be {expected}, got {why}")
+        return not_yet(_should_be(name, expected, str(why)))
     except Exception:
-        return not_yet(f"{name} should be {expected}, got {describe(answer)}")
+        return not_yet(_should_be(name, expected, describe(answer)))
+
+
+def _should_be(name: str, expected: str, got: str) -> str:
+    return _("{name} should be {expected}, got {got}").format(
+        name=name, expected=expected, got=got
+    )
 
 
 def _complex_feedback(name: str, t: torch.Tensor) -> Feedback:
     return not_yet(
-        f"{name} holds complex numbers ({t.dtype}); this answer is real numbers: keep "
-        "the real part (.real) only if the imaginary part really is zero, or use "
-        "torch.view_as_real for (x, y) pairs"
+        _(
+            "{name} holds complex numbers ({dtype}); this answer is real numbers: keep "
+            "the real part (.real) only if the imaginary part really is zero, or use "
+            "torch.view_as_real for (x, y) pairs"
+        ).format(name=name, dtype=t.dtype)
     )
 
 
@@ -177,16 +211,24 @@ def read_tensor(answer, name: str, *, finite: bool = True, nan_hint: str = ""):
     """answer as a float64 CPU tensor (any shape), or a Feedback: not numbers, complex,
     a meta tensor, NaN anywhere, or (with finite=True) an inf anywhere. bool values read
     as 0 and 1."""
-    t = _tensor_or_feedback(answer, name, "a tensor or a list of numbers")
+    t = _tensor_or_feedback(answer, name, _("a tensor or a list of numbers"))
     if isinstance(t, Feedback):
         return t
     if t.is_complex():
         return _complex_feedback(name, t)
     t = t.to(torch.float64)
     if torch.isnan(t).any():
-        return not_yet(f"{name} contains NaN" + (f": {nan_hint}" if nan_hint else ""))
+        if nan_hint:
+            return not_yet(
+                _("{name} contains NaN: {hint}").format(name=name, hint=_(nan_hint))
+            )
+        return not_yet(_("{name} contains NaN").format(name=name))
     if finite and torch.isinf(t).any():
-        return not_yet(f"{name} contains inf: every entry should be a finite number")
+        return not_yet(
+            _("{name} contains inf: every entry should be a finite number").format(
+                name=name
+            )
+        )
     return t
 
 
@@ -197,37 +239,49 @@ def _scalar(answer, name: str, expected: str):
         return t
     if t.is_complex():
         return not_yet(
-            f"{name} should be {expected}, got a complex number ({describe(answer)})"
+            _("{name} should be {expected}, got a complex number ({got})").format(
+                name=name, expected=expected, got=describe(answer)
+            )
         )
     if t.dtype == torch.bool:
-        return not_yet(f"{name} should be {expected}; True / False are a yes/no")
+        return not_yet(_yes_no_is_not(name, expected))
     if t.numel() != 1:
-        shape = tuple(t.shape)
-        count = t.numel()
-        return not_yet(f"{name} should be {expected}, got {count} numbers ({shape})")
+        return not_yet(
+            _("{name} should be {expected}, got {count} numbers ({shape})").format(
+                name=name, expected=expected, count=t.numel(), shape=tuple(t.shape)
+            )
+        )
     return t.reshape(())
+
+
+def _yes_no_is_not(name: str, expected: str) -> str:
+    return _("{name} should be {expected}; True / False are a yes/no").format(
+        name=name, expected=expected
+    )
 
 
 def read_number(answer, name: str):
     """answer as one finite real float, or a Feedback. Reads 0-d and one-element tensors
     and arrays of any dtype and device, numpy scalars, fractions; not bools, text or
     complex numbers."""
-    t = _scalar(answer, name, "one number")
+    t = _scalar(answer, name, _("one number"))
     if isinstance(t, Feedback):
         return t
     value = float(t)
     if math.isnan(value):
-        return not_yet(f"{name} is NaN (a 0/0 or an inf - inf somewhere?)")
+        return not_yet(
+            _("{name} is NaN (a 0/0 or an inf - inf somewhere?)").format(name=name)
+        )
     if math.isinf(value):
-        return not_yet(f"{name} is infinite")
+        return not_yet(_("{name} is infinite").format(name=name))
     return value
 
 
-def read_count(answer, name: str, *, what: str = "a whole number"):
+def read_count(answer, name: str, *, what: str = N_("a whole number")):
     """answer as an exact int, or a Feedback. 33, np.int64(33), 33.0, tensor(33) and
     tensor([33.]) all read 33; 33.5, NaN, inf, True, text and complex numbers do not
     (never truncated)."""
-    expected = f"{what}, a whole number"
+    expected = _("{what}, a whole number").format(what=_(what) if what else what)
     is_bool = isinstance(answer, (bool, np.bool_))
     if isinstance(answer, numbers.Integral) and not is_bool:
         return int(answer)
@@ -238,9 +292,13 @@ def read_count(answer, name: str, *, what: str = "a whole number"):
         return int(t)
     value = float(t)
     if not math.isfinite(value):
-        return not_yet(f"{name} should be {expected}, got {value}")
+        return not_yet(_should_be(name, expected, str(value)))
     if value != math.floor(value):
-        return not_yet(f"{name} should be {expected}, got {value:.6g}: it is not whole")
+        return not_yet(
+            _("{name} should be {expected}, got {value:.6g}: it is not whole").format(
+                name=name, expected=expected, value=value
+            )
+        )
     return int(value)
 
 
@@ -248,49 +306,73 @@ def read_numbers(answer, name: str, n: int, *, whole: bool = False, what: str = 
     """answer as a tuple of n finite real numbers (ints when whole=True, never
     truncated), or a Feedback. Reads tuples and lists (also of numpy scalars or 0-d
     tensors), arrays and tensors of shape [n]."""
-    what = what or (f"{n} whole numbers" if whole else f"{n} numbers")
+    if what:
+        what = _(what)
+    elif whole:
+        what = _("{n} whole numbers").format(n=n)
+    else:
+        what = _("{n} numbers").format(n=n)
     t = _tensor_or_feedback(answer, name, what)
     if isinstance(t, Feedback):
         return t
     if t.is_complex():
-        return not_yet(f"{name} should be {what}, got complex numbers")
+        return not_yet(_got_complex(name, what))
     if t.dtype == torch.bool:
-        return not_yet(f"{name} should be {what}; True / False are a yes/no")
+        return not_yet(_yes_no_is_not(name, what))
     if t.dim() != 1 or t.numel() != n:
-        shape = tuple(t.shape)
-        count = t.numel()
-        return not_yet(f"{name} should be {what}, got {count} numbers of shape {shape}")
+        return not_yet(
+            _(
+                "{name} should be {expected}, got {count} numbers of shape {shape}"
+            ).format(name=name, expected=what, count=t.numel(), shape=tuple(t.shape))
+        )
     if not t.is_floating_point():
         values = [int(v) for v in t.tolist()]
         return tuple(values) if whole else tuple(float(v) for v in values)
     values = t.tolist()
     if not all(math.isfinite(v) for v in values):
-        return not_yet(f"{name} should be {what}, got {values} (not finite)")
+        return not_yet(
+            _("{name} should be {expected}, got {values} (not finite)").format(
+                name=name, expected=what, values=values
+            )
+        )
     if whole:
         if any(v != math.floor(v) for v in values):
             shown = ", ".join(f"{v:.6g}" for v in values)
-            return not_yet(f"{name} should be {what}, got ({shown}): not all whole")
+            return not_yet(
+                _("{name} should be {expected}, got ({shown}): not all whole").format(
+                    name=name, expected=what, shown=shown
+                )
+            )
         return tuple(int(v) for v in values)
     return tuple(values)
 
 
+def _got_complex(name: str, expected: str) -> str:
+    return _("{name} should be {expected}, got complex numbers").format(
+        name=name, expected=expected
+    )
+
+
 def read_pair(answer, name: str, *, whole: bool = False, what: str = ""):
     """read_numbers with n = 2: (x, y), or a Feedback."""
-    what = what or ("a pair of whole numbers" if whole else "")
+    what = what or (N_("a pair of whole numbers") if whole else "")
     return read_numbers(answer, name, 2, whole=whole, what=what)
 
 
 def read_complex(answer, name: str):
     """One complex number, given as a complex (Python, numpy, a one-element complex
     tensor) or as two reals [x, y] = x + iy; or a Feedback."""
-    expected = "one complex number or two real numbers [x, y]"
+    expected = _("one complex number or two real numbers [x, y]")
     t = _tensor_or_feedback(answer, name, expected)
     if isinstance(t, Feedback):
         return t
     if t.is_complex():
         if t.numel() != 1:
-            count = t.numel()
-            return not_yet(f"{name} should be {expected}, got {count} complex numbers")
+            return not_yet(
+                _("{name} should be {expected}, got {count} complex numbers").format(
+                    name=name, expected=expected, count=t.numel()
+                )
+            )
         z = complex(t.reshape(()).item())
     else:
         pair = read_numbers(answer, name, 2, what=expected)
@@ -298,39 +380,60 @@ def read_complex(answer, name: str):
             return pair
         z = complex(*pair)
     if not (math.isfinite(z.real) and math.isfinite(z.imag)):
-        return not_yet(f"{name} is not finite: {z}")
+        return not_yet(_("{name} is not finite: {z}").format(name=name, z=z))
     return z
 
 
 def read_indices(answer, name: str, size: int):
     """A set of indices in [0, size): a bool mask of `size` entries, or whole numbers (a
     list, set, range, array or tensor of them, in any order); or a Feedback."""
-    expected = f"indices between 0 and {size - 1} (or a bool mask of {size} entries)"
+    expected = _(
+        "indices between 0 and {last} (or a bool mask of {size} entries)"
+    ).format(last=size - 1, size=size)
     if isinstance(answer, (set, frozenset)):
         try:
             answer = sorted(answer)
         except TypeError:
-            return not_yet(f"{name} should be {expected}, got a set of mixed things")
+            return not_yet(
+                _("{name} should be {expected}, got a set of mixed things").format(
+                    name=name, expected=expected
+                )
+            )
     t = _tensor_or_feedback(answer, name, expected)
     if isinstance(t, Feedback):
         return t
     if t.is_complex():
-        return not_yet(f"{name} should be {expected}, got complex numbers")
+        return not_yet(_got_complex(name, expected))
     if t.dtype == torch.bool:
         if t.dim() != 1 or t.numel() != size:
-            shape = tuple(t.shape)
-            return not_yet(f"{name} should be {expected}, got a mask of shape {shape}")
+            return not_yet(
+                _("{name} should be {expected}, got a mask of shape {shape}").format(
+                    name=name, expected=expected, shape=tuple(t.shape)
+                )
+            )
         return frozenset(int(i) for i in t.nonzero().flatten().tolist())
     if t.dim() > 1:
-        return not_yet(f"{name} should be {expected}, got shape {tuple(t.shape)}")
+        return not_yet(
+            _("{name} should be {expected}, got shape {shape}").format(
+                name=name, expected=expected, shape=tuple(t.shape)
+            )
+        )
     values = t.reshape(-1).tolist()
     if t.is_floating_point() and not all(
         math.isfinite(v) and v == math.floor(v) for v in values
     ):
-        return not_yet(f"{name} should be {expected}; not all are whole numbers")
+        return not_yet(
+            _("{name} should be {expected}; not all are whole numbers").format(
+                name=name, expected=expected
+            )
+        )
     indices = [int(v) for v in values]
     if any(not 0 <= i < size for i in indices):
-        return not_yet(f"{name} should be {expected}; some are outside that range")
+        return not_yet(
+            _("{name} should be {expected}; some are outside that range").format(
+                name=name, expected=expected
+            )
+        )
     return frozenset(indices)
 
 
@@ -338,20 +441,26 @@ def read_yes_no(answer, name: str):
     """True or False: a bool, np.bool_, or a one-element bool tensor or array; or a
     Feedback."""
     if answer is None:
-        return not_yet(f"set {name} to True or False")
+        return not_yet(_("set {name} to True or False").format(name=name))
     if isinstance(answer, (bool, np.bool_)):
         return bool(answer)
     if isinstance(answer, (str, np.str_)):
         return not_yet(
-            f"{name} should be True or False (without quotes), got {describe(answer)}"
+            _("{name} should be True or False (without quotes), got {got}").format(
+                name=name, got=describe(answer)
+            )
         )
     if isinstance(answer, (torch.Tensor, np.ndarray)):
-        t = _tensor_or_feedback(answer, name, "True or False")
+        t = _tensor_or_feedback(answer, name, _("True or False"))
         if isinstance(t, Feedback):
             return t
         if t.dtype == torch.bool and t.numel() == 1:
             return bool(t.reshape(()))
-    return not_yet(f"{name} should be True or False, got {describe(answer)}")
+    return not_yet(
+        _("{name} should be True or False, got {got}").format(
+            name=name, got=describe(answer)
+        )
+    )
 
 
 def read_choices(answer, name: str, keys, choices):
@@ -360,8 +469,11 @@ def read_choices(answer, name: str, keys, choices):
     keys, choices = list(keys), list(choices)
     example = f"{{{keys[0]!r}: {choices[0]!r}, ...}}"
     if not isinstance(answer, Mapping):
-        got = describe(answer)
-        return not_yet(f"{name} should be a dict like {example}, got {got}")
+        return not_yet(
+            _("{name} should be a dict like {example}, got {got}").format(
+                name=name, example=example, got=describe(answer)
+            )
+        )
     read = {}
     for key, value in list(answer.items()):
         if not isinstance(key, str):
@@ -371,12 +483,17 @@ def read_choices(answer, name: str, keys, choices):
             continue
         if not isinstance(value, str):
             return not_yet(
-                f"{key!r}: give one place, a string from {choices}, "
-                f"got {describe(value)}"
+                _("{key}: give one place, a string from {choices}, got {got}").format(
+                    key=repr(key), choices=choices, got=describe(value)
+                )
             )
         value = value.strip().lower()
         if value not in choices:
-            return not_yet(f"{key!r}: use one of {choices}, got {describe(value)}")
+            return not_yet(
+                _("{key}: use one of {choices}, got {got}").format(
+                    key=repr(key), choices=choices, got=describe(value)
+                )
+            )
         read[key] = value
     return read
 
@@ -391,11 +508,15 @@ def guarded(check):
             result = check(answer)
         except Exception as error:
             return not_yet(
-                f"could not check this answer ({type(error).__name__}); give it in the "
-                f"form the exercise asks for, got {describe(answer)}"
+                _(
+                    "could not check this answer ({error}); give it in the form the "
+                    "exercise asks for, got {got}"
+                ).format(error=type(error).__name__, got=describe(answer))
             )
         if not isinstance(result, Feedback):
-            return not_yet(f"could not check this answer, got {describe(answer)}")
+            return not_yet(
+                _("could not check this answer, got {got}").format(got=describe(answer))
+            )
         return result
 
     return wrapper

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from ..language import _
 from . import Feedback, compare_tensor, correct, not_yet, same_values
 from .answers import describe, guarded, read_number, read_tensor
 
@@ -70,37 +71,48 @@ def check_exact_match(answer):
     that returns the fraction of rows (keys) with every digit right."""
     if answer is None:
         return not_yet(
-            "replace `None` with your function exact_match(predicted, expected)"
+            _("replace `None` with your function exact_match(predicted, expected)")
         )
     if not callable(answer):
         return not_yet(
-            "give the function itself, exact_match (no brackets): got "
-            f"{describe(answer)}"
+            _("give the function itself, exact_match (no brackets): got {got}").format(
+                got=describe(answer)
+            )
         )
     for predicted, expected, want in CASES:
         p, e = torch.tensor(predicted), torch.tensor(expected)
-        case = f"on {_rows(predicted)} vs {_rows(expected)}"
+        # the example every message below quotes
+        case = {"predicted": _rows(predicted), "expected": _rows(expected)}
         try:
             result = answer(p.clone(), e.clone())
         except Exception as error:  # noqa: BLE001 - any failure is feedback for the learner
             if isinstance(error, RuntimeError) and "dtype" in str(error):
                 return not_yet(
-                    f"{case} your function raised RuntimeError ({str(error)[:60]}...): "
-                    "turn the booleans into numbers (.double()) before taking the mean"
+                    _(
+                        "on {predicted} vs {expected} your function raised "
+                        "RuntimeError ({error}...): turn the booleans into numbers "
+                        "(.double()) before taking the mean"
+                    ).format(**case, error=str(error)[:60])
                 )
             return not_yet(
-                f"{case} your function raised {type(error).__name__}: {error}"
+                _(
+                    "on {predicted} vs {expected} your function raised {kind}: {error}"
+                ).format(**case, kind=type(error).__name__, error=error)
             )
         if result is None:
             return not_yet(
-                "your function returns None: return the fraction of rows with all "
-                "digits right"
+                _(
+                    "your function returns None: return the fraction of rows with all "
+                    "digits right"
+                )
             )
-        got = read_number(result, "what your function returns")
+        got = read_number(result, _("what your function returns"))
         if isinstance(got, Feedback):
             return not_yet(
-                f"{case}: {got.message}. exact_match gives one number, the fraction of "
-                "keys (rows) with every digit right"
+                _(
+                    "on {predicted} vs {expected}: {problem}. exact_match gives one "
+                    "number, the fraction of keys (rows) with every digit right"
+                ).format(**case, problem=got.message)
             )
         if math.isclose(got, want, abs_tol=1e-6):
             continue
@@ -109,22 +121,38 @@ def check_exact_match(answer):
         any_digit = float((p == e).any(dim=1).double().mean())
         if math.isclose(got, digits, abs_tol=1e-6):
             return not_yet(
-                f"{case} you give {got:.3g}, the fraction of right digits; exact match "
-                f"counts a key only when all its digits are right: {want:.3g}"
+                _(
+                    "on {predicted} vs {expected} you give {got:.3g}, the fraction of "
+                    "right digits; exact match counts a key only when all its digits "
+                    "are right: {want:.3g}"
+                ).format(**case, got=got, want=want)
             )
         if math.isclose(got, any_digit, abs_tol=1e-6):
             return not_yet(
-                f"{case} you give {got:.3g}, expected {want:.3g}: a key with one right "
-                "digit does not count; use .all(dim=1), not .any(dim=1)"
+                _(
+                    "on {predicted} vs {expected} you give {got:.3g}, expected "
+                    "{want:.3g}: a key with one right digit does not count; use "
+                    ".all(dim=1), not .any(dim=1)"
+                ).format(**case, got=got, want=want)
             )
         if math.isclose(got, right_rows, abs_tol=1e-6):
             return not_yet(
-                f"{case} you give {got:.3g}, expected {want:.3g}: {got:.3g} is how "
-                f"many keys are right; divide by the number of keys ({len(predicted)})"
+                _(
+                    "on {predicted} vs {expected} you give {got:.3g}, expected "
+                    "{want:.3g}: {got:.3g} is how many keys are right; divide by the "
+                    "number of keys ({keys})"
+                ).format(**case, got=got, want=want, keys=len(predicted))
             )
-        return not_yet(f"{case} you give {got:.3g}, expected {want:.3g}")
+        return not_yet(
+            _(
+                "on {predicted} vs {expected} you give {got:.3g}, expected {want:.3g}"
+            ).format(**case, got=got, want=want)
+        )
     return correct(
-        "a key counts only when every digit is right, as in the papers' passkey tables"
+        _(
+            "a key counts only when every digit is right, as in the papers' passkey "
+            "tables"
+        )
     )
 
 
@@ -149,50 +177,71 @@ def check_pi_frequencies(answer):
     if tuple(a.shape) != tuple(theta.shape):
         if a.numel() == 2 * theta.numel():
             return not_yet(
-                f"inv_freq should have shape (8,), got {tuple(a.shape)}: one frequency "
-                "per pair of coordinates, i = 0..7"
+                _(
+                    "inv_freq should have shape (8,), got {shape}: one frequency per "
+                    "pair of coordinates, i = 0..7"
+                ).format(shape=tuple(a.shape))
             )
-        return not_yet(f"inv_freq should have shape (8,), got {tuple(a.shape)}")
+        return not_yet(
+            _("inv_freq should have shape (8,), got {shape}").format(
+                shape=tuple(a.shape)
+            )
+        )
     if same_values(a, theta / FACTOR):
         return correct(
-            "every theta_i divided by s = 4: position m turns like m/4 did in training"
+            _(
+                "every theta_i divided by s = 4: position m turns like m/4 did in "
+                "training"
+            )
         )
     if same_values(a, theta * FACTOR):
         return not_yet(
-            "you multiplied by s; PI slows every pair down: divide theta_i by s = 4"
+            _("you multiplied by s; PI slows every pair down: divide theta_i by s = 4")
         )
     if same_values(a, theta):
         return not_yet(
-            "these are the unscaled frequencies; PI divides each by s = 256 / 64 = 4"
+            _("these are the unscaled frequencies; PI divides each by s = 256 / 64 = 4")
         )
     for s in (2, 8):
         if same_values(a, theta / s):
             return not_yet(
-                f"you divided by {s}; PI's factor is the new window over the training "
-                "length: s = 256 / 64 = 4"
+                _(
+                    "you divided by {s}; PI's factor is the new window over the "
+                    "training length: s = 256 / 64 = 4"
+                ).format(s=s)
             )
     if same_values(a, _theta(d=MODEL_WIDTH) / FACTOR):
         return not_yet(
-            "you used d = 64, the model's width; RoPE rotates each head: d = 16, "
-            "the head dimension"
+            _(
+                "you used d = 64, the model's width; RoPE rotates each head: d = 16, "
+                "the head dimension"
+            )
         )
     if same_values(a, _theta(two=1.0) / FACTOR):
-        return not_yet("the exponent is -2i/d (i counts pairs): theta_i = b^(-2i/d)")
+        return not_yet(_("the exponent is -2i/d (i counts pairs): theta_i = b^(-2i/d)"))
     if same_values(a, theta.flip(0) / FACTOR):
         return not_yet(
-            "the right values in reverse order: theta_0 / 4 = 1/4 (the fastest pair) "
-            "comes first"
+            _(
+                "the right values in reverse order: theta_0 / 4 = 1/4 (the fastest "
+                "pair) comes first"
+            )
         )
     ntk_base = BASE * FACTOR ** (HEAD_DIM / (HEAD_DIM - 2))
     if same_values(a, _theta(base=ntk_base)):
         return not_yet(
-            "that is NTK's base change; Position Interpolation divides every theta_i "
-            "by s"
+            _(
+                "that is NTK's base change; Position Interpolation divides every "
+                "theta_i by s"
+            )
         )
     problem = compare_tensor(a, theta / FACTOR, "inv_freq")
     if problem is not None:
-        return not_yet(f"{problem.message}; expected theta_i = 10000^(-2i/16) / 4")
-    return correct("every theta_i divided by s = 4")
+        return not_yet(
+            _("{problem}; expected theta_i = 10000^(-2i/16) / 4").format(
+                problem=problem.message
+            )
+        )
+    return correct(_("every theta_i divided by s = 4"))
 
 
 # -------------------------------------------------------- exercise 3: best scheme
@@ -204,25 +253,30 @@ def _scheme_name(answer, names):
     from ..lab.figures import LABELS
 
     if answer is None:
-        return not_yet("replace `None` with a scheme name, e.g. 'rope'")
+        return not_yet(_("replace `None` with a scheme name, e.g. 'rope'"))
     if isinstance(answer, np.ndarray) and answer.ndim == 0 and answer.dtype.kind == "U":
         answer = str(answer)  # a 0-d numpy string is the string
     one = isinstance(answer, (list, tuple, set, frozenset)) and len(answer) == 1
     if one or (
         isinstance(answer, np.ndarray) and answer.ndim >= 1 and answer.size == 1
     ):
-        return not_yet("give one name (a string), not a collection of names")
+        return not_yet(_("give one name (a string), not a collection of names"))
     if not isinstance(answer, (str, np.str_)):
         return not_yet(
-            f"answer with one of {sorted(names)} (a string), got {describe(answer)}"
+            _("answer with one of {names} (a string), got {got}").format(
+                names=sorted(names), got=describe(answer)
+            )
         )
     text = str(answer).strip().lower()
     aliases = {name.lower(): name for name in names}
     aliases.update({LABELS[n].lower(): n for n in names if n in LABELS})
+    # and the label in the learner's language, as the lesson's figures show it
+    aliases.update({_(LABELS[n]).lower(): n for n in names if n in LABELS})
     if text not in aliases:
         return not_yet(
-            f"answer with one of {sorted(names)} (the keys of results['lm']), "
-            f"got {describe(answer)}"
+            _(
+                "answer with one of {names} (the keys of results['lm']), got {got}"
+            ).format(names=sorted(names), got=describe(answer))
         )
     return aliases[text]
 
@@ -239,27 +293,40 @@ def check_best_scheme(answer):
         at_first = {s: v["summary"][first]["mean"] for s, v in results["lm"].items()}
     except (OSError, KeyError, TypeError, ValueError) as error:
         return not_yet(
-            f"the lab results could not be read ({type(error).__name__}): run "
-            "`python -m rope_lib.lab --out DIR` and set ROPE_LAB_RESULTS=DIR"
+            _(
+                "the lab results could not be read ({kind}): run "
+                "`python -m rope_lib.lab --out DIR` and set ROPE_LAB_RESULTS=DIR"
+            ).format(kind=type(error).__name__)
         )
     name = _scheme_name(answer, means)
     if isinstance(name, Feedback):
         return name
     best = min(means, key=means.get)
     if name == best:
-        return correct(f"{best}: mean loss {means[best]:.3f} at {longest} tokens")
-    said = f"{name} has mean loss {means[name]:.3f} at {longest} tokens"
+        return correct(
+            _("{name}: mean loss {loss:.3f} at {longest} tokens").format(
+                name=best, loss=means[best], longest=longest
+            )
+        )
+    said = {"name": name, "loss": means[name], "longest": longest}
     if name == min(at_first, key=at_first.get):
         return not_yet(
-            f"{name} is the best at {first} tokens (the training length), but {said}; "
-            "one scheme does better at the longest window"
+            _(
+                "{name} is the best at {first} tokens (the training length), but "
+                "{name} has mean loss {loss:.3f} at {longest} tokens; one scheme does "
+                "better at the longest window"
+            ).format(**said, first=first)
         )
     if name == max(means, key=means.get):
         return not_yet(
-            f"{said}, the highest: the question asks for the lowest (min, not max); "
-            "one scheme does better"
+            _(
+                "{name} has mean loss {loss:.3f} at {longest} tokens, the highest: the "
+                "question asks for the lowest (min, not max); one scheme does better"
+            ).format(**said)
         )
     return not_yet(
-        f"{said}; one scheme does better: compare "
-        f"results['lm'][name]['summary']['{longest}']['mean']"
+        _(
+            "{name} has mean loss {loss:.3f} at {longest} tokens; one scheme does "
+            "better: compare results['lm'][name]['summary']['{longest}']['mean']"
+        ).format(**said)
     )

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import torch
 
+from ..language import _
 from . import Feedback, compare_tensor, correct, not_yet, same_values
 from .answers import guarded, read_count, read_pair, read_tensor
 
@@ -44,11 +45,12 @@ def _ids(
 
 def _ex1_correct():
     return correct(
-        "text 0, 1; the image at s = 2 gets t = 2, h = 2 + row, w = 2 + column; the "
-        "text "
-        "after it goes on at 2 + max(2, 3) = 5. rope_lib.mrope_position_ids([2, (1, 2, "
-        "3), 2]) "
-        "and Qwen2-VL's get_rope_index give the same"
+        _(
+            "text 0, 1; the image at s = 2 gets t = 2, h = 2 + row, w = 2 + column; "
+            "the text after it goes on at 2 + max(2, 3) = 5. "
+            "rope_lib.mrope_position_ids([2, (1, 2, 3), 2]) and Qwen2-VL's "
+            "get_rope_index give the same"
+        )
     )
 
 
@@ -58,17 +60,24 @@ def check_position_ids(answer):
     (row by row) and 2 text tokens, as Qwen2-VL builds them."""
     if answer is None:
         return not_yet(
-            "replace `None` with a [3, 10] tensor: rows t, h, w; one column per token"
+            _(
+                "replace `None` with a [3, 10] tensor: rows t, h, w; one column per "
+                "token"
+            )
         )
-    a = read_tensor(answer, "ids")
+    a = read_tensor(answer, _("ids"))
     if isinstance(a, Feedback):
         return a
     expected = _ids()
     if a.shape != expected.shape:
         if tuple(a.shape) == (10, 3):
-            return not_yet("transposed: give 3 rows (t, h, w) of 10 ids, shape [3, 10]")
+            return not_yet(
+                _("transposed: give 3 rows (t, h, w) of 10 ids, shape [3, 10]")
+            )
         return not_yet(
-            f"ids should have shape (3, 10) (rows t, h, w), got {tuple(a.shape)}"
+            _("ids should have shape (3, 10) (rows t, h, w), got {shape}").format(
+                shape=tuple(a.shape)
+            )
         )
     if same_values(a, expected):
         return _ex1_correct()
@@ -76,46 +85,55 @@ def check_position_ids(answer):
     counted = EX1_BEFORE + EX1_ROWS * EX1_COLS
     if same_values(a, _ids(next_start=counted)):
         return not_yet(
-            f"the image is right, but the text after it starts at 2 + H·W = {counted}, "
-            "as if "
-            "every patch took a step. Qwen2-VL goes on at s + max(H, W) = 5: the image "
-            "spans "
-            "only max(H, W) = 3 positions on any axis"
+            _(
+                "the image is right, but the text after it starts at 2 + H·W = "
+                "{counted}, as if every patch took a step. Qwen2-VL goes on at s + "
+                "max(H, W) = 5: the image spans only max(H, W) = 3 positions on any "
+                "axis"
+            ).format(counted=counted)
         )
     if same_values(a, _ids(next_start=EX1_BEFORE + max(EX1_ROWS, EX1_COLS) - 1)):
         return not_yet(
-            "the text after the image starts at 4, the image's largest id, so two "
-            "tokens share "
-            "position 4 on the w axis: start one further, at s + max(H, W) = 5"
+            _(
+                "the text after the image starts at 4, the image's largest id, so two "
+                "tokens share position 4 on the w axis: start one further, at s + "
+                "max(H, W) = 5"
+            )
         )
     ordinary = torch.arange(10, dtype=torch.float64).expand(3, -1)
     if same_values(a, ordinary):
         return not_yet(
-            "these are ordinary 1D positions 0..9 on every axis: only text tokens have "
-            "t = h = w; an image patch at row r, column c gets t = s, h = s + r, w = s "
-            "+ c"
+            _(
+                "these are ordinary 1D positions 0..9 on every axis: only text tokens "
+                "have t = h = w; an image patch at row r, column c gets t = s, h = s + "
+                "r, w = s + c"
+            )
         )
     if same_values(a[:, image], _ids(image_start_offset=False)[:, image]):
         return not_yet(
-            "the image's ids start at 0: add the image's start s = 2 to t, h and w "
-            "(t = 2, h = 2 + row, w = 2 + column)"
+            _(
+                "the image's ids start at 0: add the image's start s = 2 to t, h and w "
+                "(t = 2, h = 2 + row, w = 2 + column)"
+            )
         )
     if same_values(a, expected[[0, 2, 1]]):
         return not_yet(
-            "rows h and w are swapped: h follows the patch row, w the column"
+            _("rows h and w are swapped: h follows the patch row, w the column")
         )
     if same_values(a[:, image], expected[:, image]) and not same_values(
         a[:, :2], expected[:, :2]
     ):
         return not_yet(
-            "the image is right; the first two text tokens are 0 and 1 on all rows"
+            _("the image is right; the first two text tokens are 0 and 1 on all rows")
         )
     if same_values(a[:, image], expected[:, image]):
         return not_yet(
-            "the text and the image are right; the last two text tokens go on at "
-            "s + max(H, W) = 5 and 6 on all three rows"
+            _(
+                "the text and the image are right; the last two text tokens go on at "
+                "s + max(H, W) = 5 and 6 on all three rows"
+            )
         )
-    feedback = compare_tensor(a, expected, "ids")
+    feedback = compare_tensor(a, expected, _("ids"))
     if feedback is not None:
         return feedback
     return _ex1_correct()
@@ -130,44 +148,52 @@ def check_next_text_position(answer):
     """10 text tokens, then an image of 28 x 40 patches that Qwen2-VL merges 2 x 2
     before the language model: the position of the first text token after the image."""
     if answer is None:
-        return not_yet("replace `None` with one whole number: a position")
-    m = read_count(answer, "the position", what="a position")
+        return not_yet(_("replace `None` with one whole number: a position"))
+    m = read_count(answer, _("the position"), what=_("a position"))
     if isinstance(m, Feedback):
         return m
     rows, cols = EX2_ROWS // EX2_MERGE, EX2_COLS // EX2_MERGE
     expected = EX2_TEXT + max(rows, cols)
     if m == expected:
         return correct(
-            "merging gives a 14 x 20 grid of 280 tokens, but they span only max(14, "
-            "20) = 20 "
-            f"positions: the text goes on at {EX2_TEXT} + 20 = {expected}"
+            _(
+                "merging gives a 14 x 20 grid of 280 tokens, but they span only "
+                "max(14, 20) = 20 positions: the text goes on at {start} + 20 = "
+                "{expected}"
+            ).format(start=EX2_TEXT, expected=expected)
         )
     hints = {
-        EX2_TEXT
-        + rows * cols: "that counts every image token as a step (10 + 14·20): M-RoPE "
-        "moves on by max(H, W), not by the number of tokens",
-        EX2_TEXT
-        + EX2_ROWS * EX2_COLS: "that counts every patch before merging as a step: "
-        "first merge 2 x 2 (a 14 x 20 grid), then move on by max(H, W), not H·W",
-        EX2_TEXT
-        + max(EX2_ROWS, EX2_COLS): "right rule, but on the patches before merging: "
-        "the language model sees a 14 x 20 grid, so max(H, W) = 20",
-        EX2_TEXT
-        + max(rows, cols)
-        - 1: "that is the image's largest id (10 + 19); the next "
-        "token takes the position after it",
-        EX2_TEXT
-        + min(rows, cols): "the image spans max(H, W) positions, not min(H, W)",
-        EX2_TEXT
-        + rows * cols
-        + 1: "that counts every image token as a step: M-RoPE moves on "
-        "by max(H, W) after a grid",
+        EX2_TEXT + rows * cols: _(
+            "that counts every image token as a step (10 + 14·20): M-RoPE moves on by "
+            "max(H, W), not by the number of tokens"
+        ),
+        EX2_TEXT + EX2_ROWS * EX2_COLS: _(
+            "that counts every patch before merging as a step: first merge 2 x 2 (a 14 "
+            "x 20 grid), then move on by max(H, W), not H·W"
+        ),
+        EX2_TEXT + max(EX2_ROWS, EX2_COLS): _(
+            "right rule, but on the patches before merging: the language model sees a "
+            "14 x 20 grid, so max(H, W) = 20"
+        ),
+        EX2_TEXT + max(rows, cols) - 1: _(
+            "that is the image's largest id (10 + 19); the next token takes the "
+            "position after it"
+        ),
+        EX2_TEXT + min(rows, cols): _(
+            "the image spans max(H, W) positions, not min(H, W)"
+        ),
+        EX2_TEXT + rows * cols + 1: _(
+            "that counts every image token as a step: M-RoPE moves on by max(H, W) "
+            "after a grid"
+        ),
     }
     if m in hints:
         return not_yet(hints[m])
     return not_yet(
-        f"not {m}: the text goes on at the image's start (10) plus max(H, W) of the "
-        "merged grid"
+        _(
+            "not {m}: the text goes on at the image's start (10) plus max(H, W) of the "
+            "merged grid"
+        ).format(m=m)
     )
 
 
@@ -192,48 +218,59 @@ def check_interleaved_pair_axes(answer):
     """Qwen3-VL's interleaved M-RoPE for a head of 32 (16 pairs), mrope_section = [8, 4,
     4]: the axis each pair follows, 0 = t, 1 = h, 2 = w, pair 0 first."""
     if answer is None:
-        return not_yet("replace `None` with 16 numbers, each 0 (t), 1 (h) or 2 (w)")
-    a = read_tensor(answer, "axes")
+        return not_yet(_("replace `None` with 16 numbers, each 0 (t), 1 (h) or 2 (w)"))
+    a = read_tensor(answer, _("axes"))
     if isinstance(a, Feedback):
         return a
     expected = _interleaved_axes()
     if a.shape != expected.shape:
         return not_yet(
-            f"axes should have shape (16,) (one per pair), got {tuple(a.shape)}"
+            _("axes should have shape (16,) (one per pair), got {shape}").format(
+                shape=tuple(a.shape)
+            )
         )
     if same_values(a, expected):
         return correct(
-            "t, h, w, t, h, w, ... for the first 3·4 = 12 pairs, then t for the rest: "
-            "every axis "
-            "gets fast and slow pairs. rope_lib.multimodal.mrope_pair_axes([8, 4, 4], "
-            "interleaved=True) gives the same"
+            _(
+                "t, h, w, t, h, w, ... for the first 3·4 = 12 pairs, then t for the "
+                "rest: every axis gets fast and slow pairs. "
+                "rope_lib.multimodal.mrope_pair_axes([8, 4, 4], interleaved=True) "
+                "gives the same"
+            )
         )
     contiguous = torch.tensor([0] * 8 + [1] * 4 + [2] * 4, dtype=torch.float64)
     if same_values(a, contiguous):
         return not_yet(
-            "that is the contiguous split of Qwen2-VL (8 t pairs, then 4 h, then 4 w): "
-            "Qwen3-VL interleaves them, t, h, w, t, h, w, ..."
+            _(
+                "that is the contiguous split of Qwen2-VL (8 t pairs, then 4 h, then 4 "
+                "w): Qwen3-VL interleaves them, t, h, w, t, h, w, ..."
+            )
         )
     if same_values(a, torch.arange(EX3_PAIRS, dtype=torch.float64) % 3):
         return not_yet(
-            "i % 3 for every pair gives h and w 5 pairs each; the section [8, 4, 4] "
-            "gives them "
-            "4: h and w only take pairs i < 3·4 = 12, the rest follow t"
+            _(
+                "i % 3 for every pair gives h and w 5 pairs each; the section [8, 4, "
+                "4] gives them 4: h and w only take pairs i < 3·4 = 12, the rest "
+                "follow t"
+            )
         )
     if same_values(a - 1, expected):
-        return not_yet("numbered from 1: use 0 for t, 1 for h and 2 for w")
+        return not_yet(_("numbered from 1: use 0 for t, 1 for h and 2 for w"))
     if sorted(a.tolist()) == sorted(expected.tolist()):
         return not_yet(
-            "the right number of t, h and w pairs, in another order: pair i is h when "
-            "i % 3 == 1, "
-            "w when i % 3 == 2 (while i < 12), t otherwise"
+            _(
+                "the right number of t, h and w pairs, in another order: pair i is h "
+                "when i % 3 == 1, w when i % 3 == 2 (while i < 12), t otherwise"
+            )
         )
     if not all(v in (0.0, 1.0, 2.0) for v in a.tolist()):
-        return not_yet("each entry is an axis: 0 (t), 1 (h) or 2 (w)")
-    feedback = compare_tensor(a, expected, "axes")
+        return not_yet(_("each entry is an axis: 0 (t), 1 (h) or 2 (w)"))
+    feedback = compare_tensor(a, expected, _("axes"))
     if feedback is not None:
         return feedback
-    return correct("t, h, w, t, h, w, ... then t: every axis gets fast and slow pairs")
+    return correct(
+        _("t, h, w, t, h, w, ... then t: every axis gets fast and slow pairs")
+    )
 
 
 # Exercise 4 ---------------------------------------------------------------------------
@@ -247,9 +284,9 @@ def check_resized_offsets(answer):
     (Pixtral, DINOv3)."""
     if answer is None:
         return not_yet(
-            "replace `None` with two numbers: (Pixtral's offset, DINOv3's offset)"
+            _("replace `None` with two numbers: (Pixtral's offset, DINOv3's offset)")
         )
-    pair = read_pair(answer, "the offsets", what="two numbers (Pixtral, DINOv3)")
+    pair = read_pair(answer, _("the offsets"), what=_("two numbers (Pixtral, DINOv3)"))
     if isinstance(pair, Feedback):
         return pair
     pixtral, dinov3 = pair
@@ -263,38 +300,46 @@ def check_resized_offsets(answer):
 
     if near(pixtral, want_pixtral) and near(dinov3, want_dinov3):
         return correct(
-            "Pixtral counts patches: 3 becomes 6, so the score changes with the size. "
-            "DINOv3 "
-            "measures in [-1, 1]: 2·6/32 = 2·3/16 = 0.375, the same before and after"
+            _(
+                "Pixtral counts patches: 3 becomes 6, so the score changes with the "
+                "size. DINOv3 measures in [-1, 1]: 2·6/32 = 2·3/16 = 0.375, the same "
+                "before and after"
+            )
         )
     if near(dinov3, want_pixtral) and near(pixtral, want_dinov3):
-        return not_yet("the two are swapped: give (Pixtral, DINOv3)")
+        return not_yet(_("the two are swapped: give (Pixtral, DINOv3)"))
     if not near(pixtral, want_pixtral):
         if near(pixtral, EX4_COLUMNS):
             return not_yet(
-                "Pixtral's positions are integer rows and columns of the resized "
-                "image: the "
-                "objects are now 6 columns apart, so its offset doubles"
+                _(
+                    "Pixtral's positions are integer rows and columns of the resized "
+                    "image: the objects are now 6 columns apart, so its offset doubles"
+                )
             )
         return not_yet(
-            "Pixtral's offset is the number of columns between the two patches after "
-            "the resize"
+            _(
+                "Pixtral's offset is the number of columns between the two patches "
+                "after the resize"
+            )
         )
     if near(dinov3, columns / EX4_NEW_WIDTH):
         return not_yet(
-            "6/32 measures in [0, 1]; DINOv3 maps the patch centres to [-1, 1], a "
-            "width of 2: "
-            "2·6/32"
+            _(
+                "6/32 measures in [0, 1]; DINOv3 maps the patch centres to [-1, 1], a "
+                "width of 2: 2·6/32"
+            )
         )
     if near(dinov3, 2.0 * columns / EX4_WIDTH):
         return not_yet(
-            "use the new width: 6 columns of an image 32 patches wide, 2·6/32"
+            _("use the new width: 6 columns of an image 32 patches wide, 2·6/32")
         )
     if near(dinov3, columns):
         return not_yet(
-            "DINOv3 does not count patches: its coordinates are patch centres scaled "
-            "to [-1, 1]"
+            _(
+                "DINOv3 does not count patches: its coordinates are patch centres "
+                "scaled to [-1, 1]"
+            )
         )
     return not_yet(
-        "DINOv3's coordinate of column c of W is 2(c + 1/2)/W - 1: subtract two"
+        _("DINOv3's coordinate of column c of W is 2(c + 1/2)/W - 1: subtract two")
     )

@@ -12,6 +12,7 @@ import math
 import torch
 
 from ..derivation import closed_form_score
+from ..language import _
 from ..rotary import apply_rope, inv_frequencies, rotation_2d
 from . import Feedback, compare_tensor, correct, not_yet
 from .answers import guarded, read_number, read_pair, read_tensor
@@ -48,7 +49,9 @@ def _as_vector(answer, name: str, size: int):
         return vector
     if vector.dim() != 1 or vector.numel() != size:
         return not_yet(
-            f"{name} should hold {size} numbers, got shape {tuple(vector.shape)}"
+            _("{name} should hold {size} numbers, got shape {shape}").format(
+                name=name, size=size, shape=tuple(vector.shape)
+            )
         )
     return vector
 
@@ -63,49 +66,65 @@ def check_rotated_query(answer) -> Feedback:
     expected = _rotate(EX1_Q, angle)
     if _close(vector, expected):
         return correct(
-            f"q rotated counter-clockwise by m·theta = {angle} rad is "
-            f"({expected[0]:.4f}, {expected[1]:.4f})"
+            _(
+                "q rotated counter-clockwise by m·theta = {angle} rad is "
+                "({x:.4f}, {y:.4f})"
+            ).format(angle=angle, x=float(expected[0]), y=float(expected[1]))
         )
     mistakes = [
         (
             _rotate(EX1_Q, -angle),
-            "you rotated clockwise (by -m·theta). RoPE turns counter-clockwise: "
-            "x' = x cos - y sin, y' = x sin + y cos. (q @ R, a row vector times R, is R^T q: clockwise too.)",
+            _(
+                "you rotated clockwise (by -m·theta). RoPE turns counter-clockwise: "
+                "x' = x cos - y sin, y' = x sin + y cos. (q @ R, a row vector times R, "
+                "is R^T q: clockwise too.)"
+            ),
         ),
         (
             _rotate(EX1_Q, math.radians(angle)),
-            "you treated m·theta = 1.5 as degrees. RoPE's angles are radians, "
-            "and torch.cos / math.cos take radians: no conversion is needed.",
+            _(
+                "you treated m·theta = 1.5 as degrees. RoPE's angles are radians, "
+                "and torch.cos / math.cos take radians: no conversion is needed."
+            ),
         ),
         (
             _rotate(EX1_Q, math.degrees(angle)),
-            "you converted 1.5 rad to degrees (85.94) and passed that to cos/sin, "
-            "which expect radians: drop the conversion.",
+            _(
+                "you converted 1.5 rad to degrees (85.94) and passed that to cos/sin, "
+                "which expect radians: drop the conversion."
+            ),
         ),
         (
             _rotate(EX1_Q, EX1_THETA),
-            "you rotated by theta only: the angle is the position times the frequency, "
-            "m·theta.",
+            _(
+                "you rotated by theta only: the angle is the position times the "
+                "frequency, m·theta."
+            ),
         ),
         (
             _rotate(EX1_Q, EX1_M),
-            "you rotated by m only: the angle is the position times the frequency, m·theta.",
+            _(
+                "you rotated by m only: the angle is the position times the frequency, "
+                "m·theta."
+            ),
         ),
         (
             torch.tensor(EX1_Q, dtype=torch.float64),
-            "that is q unchanged: rotate it by m·theta = 1.5 rad.",
+            _("that is q unchanged: rotate it by m·theta = 1.5 rad."),
         ),
         (
             _rotate(EX1_Q[::-1], angle),
-            "you swapped q's two coordinates before rotating: "
-            "the pair is (x, y) = (0.5, -1.0).",
+            _(
+                "you swapped q's two coordinates before rotating: "
+                "the pair is (x, y) = (0.5, -1.0)."
+            ),
         ),
     ]
     for wrong, message in mistakes:
         if _close(vector, wrong):
             return not_yet(message)
     problem = compare_tensor(vector, expected, "q_rot")
-    return problem if problem is not None else correct("q rotated")
+    return problem if problem is not None else correct(_("q rotated"))
 
 
 def _score(q, k, offset, theta) -> float:
@@ -116,7 +135,7 @@ def _score(q, k, offset, theta) -> float:
 def check_closed_form_score(answer) -> Feedback:
     """The score q_m . k_n for q = (0.8, 0.6), k = (-0.3, 1.1), m = 9, n = 4, theta = 0.3."""
     if answer is None:
-        return not_yet("score is still None: replace the placeholder with your code")
+        return not_yet(_("score is still None: replace the placeholder with your code"))
     value = read_number(answer, "score")
     if isinstance(value, Feedback):
         return value
@@ -124,44 +143,58 @@ def check_closed_form_score(answer) -> Feedback:
     offset = EX2_M - EX2_N
     expected = _score(EX2_Q, EX2_K, offset, EX2_THETA)
     if abs(value - expected) < 1e-4:
-        return correct(f"score = {expected:.4f}: it depends on m - n = {offset} only")
+        return correct(
+            _("score = {score:.4f}: it depends on m - n = {offset} only").format(
+                score=expected, offset=offset
+            )
+        )
     dot = q1 * k1 + q2 * k2
     a = offset * EX2_THETA
     mistakes = [
         (
             _score(EX2_Q, EX2_K, -offset, EX2_THETA),
-            "you used n - m instead of m - n: the sin term changed sign. "
-            "q turns by m·theta and k by n·theta, so the angle from k' to q' grows with m - n; "
-            "the formula is (q1k1 + q2k2) cos((m-n)θ) + (q1k2 - q2k1) sin((m-n)θ) (check the sign of the sin term).",
+            _(
+                "you used n - m instead of m - n: the sin term changed sign. "
+                "q turns by m·theta and k by n·theta, so the angle from k' to q' grows "
+                "with m - n; the formula is (q1k1 + q2k2) cos((m-n)θ) + (q1k2 - q2k1) "
+                "sin((m-n)θ) (check the sign of the sin term)."
+            ),
         ),
         (
             dot * math.cos(a),
-            "you kept only (q·k) cos((m-n)θ), as a common write-up's g does: the cross term "
-            "(q1k2 - q2k1) sin((m-n)θ) is missing.",
+            _(
+                "you kept only (q·k) cos((m-n)θ), as a common write-up's g does: the "
+                "cross term (q1k2 - q2k1) sin((m-n)θ) is missing."
+            ),
         ),
         (
             _score(EX2_Q, EX2_K, EX2_M + EX2_N, EX2_THETA),
-            "you used m + n: the score depends on the difference m - n.",
+            _("you used m + n: the score depends on the difference m - n."),
         ),
         (
             _score(EX2_Q, EX2_K, offset, math.radians(EX2_THETA)),
-            "you converted theta to radians as if it were "
-            "in degrees: "
-            "theta = 0.3 is already in radians per position.",
+            _(
+                "you converted theta to radians as if it were in degrees: theta = 0.3 "
+                "is already in radians per position."
+            ),
         ),
-        (dot, "that is q·k without rotation: the positions m and n are missing."),
+        (dot, _("that is q·k without rotation: the positions m and n are missing.")),
         (
             expected / math.sqrt(2),
-            "you divided by sqrt(d) = sqrt(2): this exercise asks for the plain dot product "
-            "q'·k' (attention divides by sqrt(head_dim) later).",
+            _(
+                "you divided by sqrt(d) = sqrt(2): this exercise asks for the plain dot "
+                "product q'·k' (attention divides by sqrt(head_dim) later)."
+            ),
         ),
     ]
     for wrong, message in mistakes:
         if abs(value - wrong) < 1e-4:
             return not_yet(message)
     return not_yet(
-        f"score = {value:.4f} is off by {value - expected:+.4f}; check each of the four products q1k1, "
-        "q2k2, q1k2, q2k1 and the angle (m - n)·theta = 1.5"
+        _(
+            "score = {score:.4f} is off by {error:+.4f}; check each of the four products "
+            "q1k1, q2k2, q1k2, q2k1 and the angle (m - n)·theta = 1.5"
+        ).format(score=value, error=value - expected)
     )
 
 
@@ -183,7 +216,7 @@ def _attention(q, k, v):
 def check_rope_attention(answer) -> Feedback:
     """Attention output with RoPE on q and k (not v), no mask, scores scaled by 1/sqrt(head_dim)."""
     if answer is None:
-        return not_yet("out is still None: replace the placeholder with your code")
+        return not_yet(_("out is still None: replace the placeholder with your code"))
     q, k, v, pos = rope_attention_inputs()
     rq, rk, rv = (apply_rope(t, pos) for t in (q, k, v))
     expected = _attention(rq, rk, v)
@@ -192,45 +225,62 @@ def check_rope_attention(answer) -> Feedback:
         return answer
     shape_or_type = compare_tensor(answer, expected, "out")
     if shape_or_type is None:
-        return correct("RoPE on q and k only: the values carry content, not position")
+        return correct(
+            _("RoPE on q and k only: the values carry content, not position")
+        )
     if answer.shape != expected.shape:
         return shape_or_type
     mistakes = [
         (
             _attention(rq, rk, rv),
-            "you rotated v as well. RoPE goes on q and k only: their dot product is where "
-            "positions meet. A rotated v would put absolute positions into the output.",
+            _(
+                "you rotated v as well. RoPE goes on q and k only: their dot product is "
+                "where positions meet. A rotated v would put absolute positions into the "
+                "output."
+            ),
         ),
         (
             apply_rope(expected, pos),
-            "you rotated the attention output: rotate q and k before the dot product instead.",
+            _(
+                "you rotated the attention output: rotate q and k before the dot "
+                "product instead."
+            ),
         ),
         (
             _attention(q, k, v),
-            "nothing was rotated: apply rope_lib.apply_rope(q, positions) and the same to k.",
+            _(
+                "nothing was rotated: apply rope_lib.apply_rope(q, positions) and the "
+                "same to k."
+            ),
         ),
         (
             _attention(rq, k, v),
-            "only q was rotated: k needs its rotation too, or the score sees absolute m, "
-            "not m - n.",
+            _(
+                "only q was rotated: k needs its rotation too, or the score sees "
+                "absolute m, not m - n."
+            ),
         ),
         (
             _attention(q, rk, v),
-            "only k was rotated: q needs its rotation too, or the score sees absolute n, "
-            "not m - n.",
+            _(
+                "only k was rotated: q needs its rotation too, or the score sees "
+                "absolute n, not m - n."
+            ),
         ),
         (
             _attention(apply_rope(q, -pos), apply_rope(k, -pos), v),
-            "you rotated clockwise (negative angles): "
-            "use apply_rope(x, positions) with the positions as they are.",
+            _(
+                "you rotated clockwise (negative angles): "
+                "use apply_rope(x, positions) with the positions as they are."
+            ),
         ),
         (
             rq @ rk.transpose(-1, -2) / math.sqrt(4) @ v,
-            "the softmax is missing: weights = softmax(scores, dim=-1).",
+            _("the softmax is missing: weights = softmax(scores, dim=-1)."),
         ),
         (
             (rq @ rk.transpose(-1, -2)).softmax(-1) @ v,
-            "the scores should be divided by sqrt(head_dim) = 2 before the softmax.",
+            _("the scores should be divided by sqrt(head_dim) = 2 before the softmax."),
         ),
     ]
     for wrong, message in mistakes:
@@ -244,35 +294,51 @@ def check_shifted_positions(answer) -> Feedback:
     """Positions (m2, n2), both >= 10, whose score equals that of (m, n) = (7, 3) for every q, k, theta."""
     if answer is None:
         return not_yet(
-            "positions is still None: replace the placeholder with a pair (m2, n2)"
+            _("positions is still None: replace the placeholder with a pair (m2, n2)")
         )
-    what = "a pair of integers (m2, n2)"
+    what = _("a pair of integers (m2, n2)")
     pair = read_pair(answer, "positions", whole=True, what=what)
     if isinstance(pair, Feedback):
         return pair
     m2, n2 = pair
     if min(m2, n2) < EX4_MIN:
-        return not_yet(f"both positions must be at least {EX4_MIN}, got ({m2}, {n2})")
+        return not_yet(
+            _("both positions must be at least {min}, got ({m2}, {n2})").format(
+                min=EX4_MIN, m2=m2, n2=n2
+            )
+        )
     offset = EX4_M - EX4_N
     if m2 - n2 == offset:
         return correct(
-            f"({m2}, {n2}) has m - n = {offset}, like (7, 3): the same score for every q, k and theta"
+            _(
+                "({m2}, {n2}) has m - n = {offset}, like (7, 3): the same score for "
+                "every q, k and theta"
+            ).format(m2=m2, n2=n2, offset=offset)
         )
     if n2 - m2 == offset:
         return not_yet(
-            f"you swapped m and n: ({m2}, {n2}) has m - n = {m2 - n2}, not {offset}. The score is not "
-            "symmetric: the sin term (q1k2 - q2k1) sin((m-n)θ) changes sign when m and n swap."
+            _(
+                "you swapped m and n: ({m2}, {n2}) has m - n = {diff}, not {offset}. The "
+                "score is not symmetric: the sin term (q1k2 - q2k1) sin((m-n)θ) changes "
+                "sign when m and n swap."
+            ).format(m2=m2, n2=n2, diff=m2 - n2, offset=offset)
         )
     if m2 + n2 == EX4_M + EX4_N:
         return not_yet(
-            "you kept m + n fixed: the score depends on the difference m - n."
+            _("you kept m + n fixed: the score depends on the difference m - n.")
         )
     if n2 != 0 and m2 * EX4_N == n2 * EX4_M:
         return not_yet(
-            "you kept the ratio m / n: the score depends on the difference m - n, not the ratio."
+            _(
+                "you kept the ratio m / n: the score depends on the difference m - n, "
+                "not the ratio."
+            )
         )
     return not_yet(
-        f"({m2}, {n2}) has m - n = {m2 - n2}; (7, 3) has m - n = {offset}. Shift both by the same amount."
+        _(
+            "({m2}, {n2}) has m - n = {diff}; (7, 3) has m - n = {offset}. Shift both "
+            "by the same amount."
+        ).format(m2=m2, n2=n2, diff=m2 - n2, offset=offset)
     )
 
 
@@ -280,7 +346,9 @@ def check_shifted_positions(answer) -> Feedback:
 def check_relative_angles(answer) -> Feedback:
     """The relative angles (m - n) theta_i of the 4 pairs of a d = 8 head (base 10000) at m - n = 8."""
     if answer is None:
-        return not_yet("angles is still None: replace the placeholder with your code")
+        return not_yet(
+            _("angles is still None: replace the placeholder with your code")
+        )
     angles = read_tensor(answer, "angles")
     if isinstance(angles, Feedback):
         return angles
@@ -290,37 +358,51 @@ def check_relative_angles(answer) -> Feedback:
     expected = offset * inv_frequencies(d, base).to(torch.float64)
     if _close(angles, expected, atol=1e-5):
         return correct(
-            "pair 0 turns a full radian per position, the last pair 1000 times slower"
+            _(
+                "pair 0 turns a full radian per position, the last pair 1000 times slower"
+            )
         )
     i = torch.arange(d // 2, dtype=torch.float64)
     mistakes = [
         (
             expected.repeat_interleave(2),
-            "you gave one angle per coordinate (8 numbers): RoPE has one angle per pair, "
-            "d/2 = 4 of them; coordinates 2i and 2i+1 share pair i's angle.",
+            _(
+                "you gave one angle per coordinate (8 numbers): RoPE has one angle per "
+                "pair, d/2 = 4 of them; coordinates 2i and 2i+1 share pair i's angle."
+            ),
         ),
         (
             offset * base ** (-torch.arange(d, dtype=torch.float64) / d),
-            "you used one frequency per coordinate, base^(-j/d) for j = 0..7: the pairs use base^(-2i/d), i = 0..3.",
+            _(
+                "you used one frequency per coordinate, base^(-j/d) for j = 0..7: the "
+                "pairs use base^(-2i/d), i = 0..3."
+            ),
         ),
         (
             offset * base ** (-i / d),
-            "the exponent is -2i/d, not -i/d: with d = 8 the frequencies are "
-            "1, 0.1, 0.01, 0.001.",
+            _(
+                "the exponent is -2i/d, not -i/d: with d = 8 the frequencies are "
+                "1, 0.1, 0.01, 0.001."
+            ),
         ),
         (
             offset * base ** (2 * i / d),
-            "the exponent has the wrong sign: theta_i = base^(-2i/d) shrinks as i grows.",
+            _(
+                "the exponent has the wrong sign: theta_i = base^(-2i/d) shrinks as i "
+                "grows."
+            ),
         ),
         (
             expected.flip(0),
-            "the order is reversed: pair 0 (the first two coordinates) has the highest frequency, "
-            "theta_0 = 1.",
+            _(
+                "the order is reversed: pair 0 (the first two coordinates) has the "
+                "highest frequency, theta_0 = 1."
+            ),
         ),
-        (torch.rad2deg(expected), "those are degrees: RoPE's angles are radians."),
+        (torch.rad2deg(expected), _("those are degrees: RoPE's angles are radians.")),
         (
             inv_frequencies(d, base).to(torch.float64),
-            "those are the frequencies theta_i: multiply by the offset m - n = 8.",
+            _("those are the frequencies theta_i: multiply by the offset m - n = 8."),
         ),
     ]
     for wrong, message in mistakes:
@@ -332,9 +414,11 @@ def check_relative_angles(answer) -> Feedback:
             angles, torch.remainder(expected + math.pi, two_pi) - math.pi, atol=1e-5
         ):
             return not_yet(
-                "you reduced the angles modulo 2π: as rotations they are the same, but "
-                "the question asks for the angle (m - n)·θ_i itself, which grows with "
-                "the offset (pair 0 turns 8 rad, more than one full turn)"
+                _(
+                    "you reduced the angles modulo 2π: as rotations they are the same, "
+                    "but the question asks for the angle (m - n)·θ_i itself, which grows "
+                    "with the offset (pair 0 turns 8 rad, more than one full turn)"
+                )
             )
     problem = compare_tensor(angles, expected, "angles", atol=1e-5)
-    return problem if problem is not None else correct("angles")
+    return problem if problem is not None else correct(_("angles"))

@@ -8,6 +8,7 @@ import math
 
 import torch
 
+from ..language import _
 from ..models import llama4_attention_scale
 from ..rotary import inv_frequencies
 from ..scaling import rope_frequencies
@@ -36,59 +37,71 @@ def check_proportional_frequencies(answer) -> object:
     """Gemma 4's p-RoPE ("proportional") frequencies for d = 64, b = 10000, p = 0.5: a
     tensor of d/2 = 32 values, base ** (-2i/d) for the first 16 pairs, 0 after."""
     d, b, p = EX1["head_dim"], EX1["base"], EX1["partial_rotary_factor"]
-    expected, _ = rope_frequencies("proportional", d, b, partial_rotary_factor=p)
+    expected = rope_frequencies("proportional", d, b, partial_rotary_factor=p)[0]
     expected = expected.double()
     values = read_tensor(answer, "inv_freq")
     if isinstance(values, Feedback):
         return values
     values = values.flatten()
     rotated = int(p * d // 2)
+    # the numbers the messages quote
+    numbers = {
+        "rotated": rotated,
+        "width": int(p * d),
+        "pairs": d // 2,
+        "d": d,
+        "rest": d // 2 - rotated,
+    }
     neox = inv_frequencies(
         int(p * d), b
     ).double()  # GPT-NeoX: denominator = rotated width
     if values.shape == neox.shape and torch.allclose(values, neox, rtol=1e-4):
         return not_yet(
-            f"these are GPT-NeoX's partial-rotary frequencies ({rotated} values, "
-            f"exponent "
-            f"-2i/{int(p * d)}): p-RoPE keeps all {d // 2} pairs, divides by the whole "
-            f"head "
-            f"d = {d}, and gives the last {d // 2 - rotated} pairs frequency 0"
+            _(
+                "these are GPT-NeoX's partial-rotary frequencies ({rotated} values, "
+                "exponent -2i/{width}): p-RoPE keeps all {pairs} pairs, divides by the "
+                "whole head d = {d}, and gives the last {rest} pairs frequency 0"
+            ).format(**numbers)
         )
     if values.shape == expected[:rotated].shape and torch.allclose(
         values, expected[:rotated], rtol=1e-4
     ):
         return not_yet(
-            f"the first {rotated} frequencies are right; p-RoPE keeps all {d // 2} "
-            f"pairs: "
-            f"append {d // 2 - rotated} zeros (those pairs never turn)"
+            _(
+                "the first {rotated} frequencies are right; p-RoPE keeps all {pairs} "
+                "pairs: append {rest} zeros (those pairs never turn)"
+            ).format(**numbers)
         )
     if values.shape == expected.shape:
         padded = torch.cat([neox, torch.zeros(d // 2 - rotated, dtype=torch.float64)])
         if torch.allclose(values, padded, rtol=1e-4):
             return not_yet(
-                f"the zeros are right, but the exponent's denominator is the whole "
-                f"head "
-                f"d = {d}, not the rotated width {int(p * d)}: theta_i = b^(-2i/{d})"
+                _(
+                    "the zeros are right, but the exponent's denominator is the whole "
+                    "head d = {d}, not the rotated width {width}: theta_i = b^(-2i/{d})"
+                ).format(**numbers)
             )
         full = inv_frequencies(d, b).double()
         if torch.allclose(values, full, rtol=1e-4):
             return not_yet(
-                f"that is plain RoPE on the whole head; p-RoPE sets the last "
-                f"{d // 2 - rotated} pairs (the slowest) to frequency 0"
+                _(
+                    "that is plain RoPE on the whole head; p-RoPE sets the last {rest} "
+                    "pairs (the slowest) to frequency 0"
+                ).format(**numbers)
             )
         if torch.allclose(values.flip(0), expected, rtol=1e-4):
             return not_yet(
-                "the zeros go to the slowest pairs, at the end: reverse the order"
+                _("the zeros go to the slowest pairs, at the end: reverse the order")
             )
     problem = compare_tensor(values, expected, "inv_freq", rtol=1e-4, atol=1e-9)
     if problem is not None:
         return problem
     return correct(
-        f"{rotated} pairs turn at b^(-2i/{d}), exactly as the first {rotated} pairs of "
-        f"plain "
-        f"RoPE on the whole head; the {d // 2 - rotated} slowest pairs get 0 and carry "
-        f"no "
-        "position at all (transformers' ROPE_INIT_FUNCTIONS['proportional'])."
+        _(
+            "{rotated} pairs turn at b^(-2i/{d}), exactly as the first {rotated} pairs "
+            "of plain RoPE on the whole head; the {rest} slowest pairs get 0 and carry "
+            "no position at all (transformers' ROPE_INIT_FUNCTIONS['proportional'])."
+        ).format(**numbers)
     )
 
 
@@ -96,37 +109,42 @@ def check_proportional_frequencies(answer) -> object:
 def check_nope_query_scale(answer) -> object:
     """Llama 4's query scale on a NoPE layer at position m = 16383 (floor_scale 8192,
     attn_scale 0.1): 1 + 0.1 ln(1 + floor((m + 1) / 8192))."""
-    value = read_number(answer, "the scale")
+    value = read_number(answer, _("the scale"))
     if isinstance(value, Feedback):
         return value
     m, f, a = EX2["position"], EX2["floor_scale"], EX2["attn_scale"]
     expected = float(llama4_attention_scale(torch.tensor([m]), f, a)[0])
     if _close(value, expected):
         return correct(
-            f"scale = 1 + {a} ln(1 + floor({m + 1}/{f})) = 1 + {a} ln 3 = "
-            f"{expected:.4f}. It "
-            "multiplies the query only, so each logit q.k of this token grows by that "
-            "factor."
+            _(
+                "scale = 1 + {a} ln(1 + floor({tokens}/{f})) = 1 + {a} ln 3 = "
+                "{expected:.4f}. It multiplies the query only, so each logit q.k of "
+                "this token grows by that factor."
+            ).format(a=a, tokens=m + 1, f=f, expected=expected)
         )
     if _close(value, expected**2):
         return not_yet(
-            "that is the square: only the query is scaled (not the key), so the logits "
-            "get "
-            "the scale once"
+            _(
+                "that is the square: only the query is scaled (not the key), so the "
+                "logits get the scale once"
+            )
         )
     if _close(value, 1 + a * math.log1p(m // f)):
         return not_yet(
-            f"you used floor(m / {f}) = {m // f}; the code counts tokens from 1: "
-            f"floor((m + 1) "
-            f"/ {f}) (or you dropped the 1 + inside the log)"
+            _(
+                "you used floor(m / {f}) = {floor}; the code counts tokens from 1: "
+                "floor((m + 1) / {f}) (or you dropped the 1 + inside the log)"
+            ).format(f=f, floor=m // f)
         )
     if _close(value, 1 + a * math.log10(1 + (m + 1) // f)):
-        return not_yet("ln is the natural logarithm (torch.log1p), not log10")
+        return not_yet(_("ln is the natural logarithm (torch.log1p), not log10"))
     if _close(value, a * math.log1p((m + 1) // f)):
-        return not_yet("you left out the 1 +: the scale is 1 for the first tokens")
+        return not_yet(_("you left out the 1 +: the scale is 1 for the first tokens"))
     return not_yet(
-        f"scale = 1 + attn_scale * ln(1 + floor((m + 1) / floor_scale)) with m = {m}; "
-        f"got {value:.6g}"
+        _(
+            "scale = 1 + attn_scale * ln(1 + floor((m + 1) / floor_scale)) with m = "
+            "{m}; got {value:.6g}"
+        ).format(m=m, value=value)
     )
 
 
@@ -134,7 +152,7 @@ def check_nope_query_scale(answer) -> object:
 def check_local_slow_pairs(answer) -> object:
     """Gemma 3's local layers (d = 256, base 10,000, window 1024 tokens): how many pairs
     have a wavelength 2 pi / theta_i longer than the window?"""
-    value = read_count(answer, "the count", what="a number of pairs")
+    value = read_count(answer, _("the count"), what=_("a number of pairs"))
     if isinstance(value, Feedback):
         return value
     d, w = EX3["head_dim"], EX3["window"]
@@ -147,29 +165,40 @@ def check_local_slow_pairs(answer) -> object:
     expected = longer(EX3["local_base"])
     if value == expected:
         return correct(
-            f"{expected} of the {d // 2} pairs never finish a turn inside the window: "
-            f"within "
-            f"the {w} tokens a local layer sees, they barely move. With the global "
-            f"base "
-            f"1,000,000 it would be {longer(EX3['global_base'])}."
+            _(
+                "{expected} of the {pairs} pairs never finish a turn inside the "
+                "window: within the {w} tokens a local layer sees, they barely move. "
+                "With the global base 1,000,000 it would be {global_count}."
+            ).format(
+                expected=expected,
+                pairs=d // 2,
+                w=w,
+                global_count=longer(EX3["global_base"]),
+            )
         )
     if value == longer(EX3["global_base"]):
         return not_yet(
-            "that count uses the global base 1,000,000; local layers use 10,000"
+            _("that count uses the global base 1,000,000; local layers use 10,000")
         )
     if value == longer(EX3["local_base"], two_pi=False):
         return not_yet(
-            "a wavelength is 2 pi / theta_i (a full turn is 2 pi radians), not 1 / "
-            "theta_i"
+            _(
+                "a wavelength is 2 pi / theta_i (a full turn is 2 pi radians), not 1 / "
+                "theta_i"
+            )
         )
     if value == d // 2 - expected:
         return not_yet(
-            f"{value} pairs are the fast ones; the question asks for the slow ones"
+            _(
+                "{value} pairs are the fast ones; the question asks for the slow ones"
+            ).format(value=value)
         )
     if value in (2 * expected, d - expected):
-        return not_yet("count pairs (d/2 = 128 of them), not coordinates")
+        return not_yet(_("count pairs (d/2 = 128 of them), not coordinates"))
     return not_yet(
-        f"count the pairs i < {d // 2} with 2 pi * 10000^(2i/{d}) > {w}; got {value}"
+        _(
+            "count the pairs i < {pairs} with 2 pi * 10000^(2i/{d}) > {w}; got {value}"
+        ).format(pairs=d // 2, d=d, w=w, value=value)
     )
 
 
@@ -177,7 +206,7 @@ def check_local_slow_pairs(answer) -> object:
 def check_mla_cache_size(answer) -> object:
     """Numbers DeepSeek-V3 caches per token and layer: the latent c (kv_lora_rank = 512)
     plus the one shared rotated key (qk_rope_head_dim = 64)."""
-    value = read_count(answer, "the size", what="a count of numbers")
+    value = read_count(answer, _("the size"), what=_("a count of numbers"))
     if isinstance(value, Feedback):
         return value
     c, r, n, v, h = (
@@ -194,20 +223,40 @@ def check_mla_cache_size(answer) -> object:
     if value == expected:
         full = h * (n + r + v)
         return correct(
-            f"{c} + {r} = {expected} numbers, against {full} for plain multi-head "
-            f"attention with the same heads (keys {h} x {n + r}, values {h} x {v}): "
-            f"{full / expected:.0f} times less."
+            _(
+                "{c} + {r} = {expected} numbers, against {full} for plain multi-head "
+                "attention with the same heads (keys {h} x {key}, values {h} x {v}): "
+                "{times:.0f} times less."
+            ).format(
+                c=c,
+                r=r,
+                expected=expected,
+                full=full,
+                h=h,
+                key=n + r,
+                v=v,
+                times=full / expected,
+            )
         )
     if value == c:
         return not_yet(
-            "the latent alone cannot carry position: the rotated key part "
-            "(qk_rope_head_dim) "
-            "is cached beside it"
+            _(
+                "the latent alone cannot carry position: the rotated key part "
+                "(qk_rope_head_dim) is cached beside it"
+            )
         )
     if value == c + h * r:
-        return not_yet(f"the rotated key is shared by all {h} heads: it is cached once")
+        return not_yet(
+            _("the rotated key is shared by all {h} heads: it is cached once").format(
+                h=h
+            )
+        )
     if value == h * (n + r + v) or value == h * (n + r) * 2:
         return not_yet(
-            "that is plain multi-head attention's cache; MLA caches a latent"
+            _("that is plain multi-head attention's cache; MLA caches a latent")
         )
-    return not_yet(f"add what each token leaves in the cache per layer; got {value}")
+    return not_yet(
+        _("add what each token leaves in the cache per layer; got {value}").format(
+            value=value
+        )
+    )
