@@ -6,6 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..language import N_, _fig
+
 COLORS = {
     "none": "#7f7f7f",
     "sinusoidal": "#1f77b4",
@@ -13,10 +15,11 @@ COLORS = {
     "rope": "#d62728",
     "alibi": "#2ca02c",
 }
+#: How each scheme is named in legends, titles and buttons (English; shown through `_`).
 LABELS = {
     "none": "NoPE",
-    "sinusoidal": "sinusoidal",
-    "learned": "learned",
+    "sinusoidal": N_("sinusoidal"),
+    "learned": N_("learned"),
     "rope": "RoPE",
     "alibi": "ALiBi",
 }
@@ -28,20 +31,20 @@ def plot_lm(results: dict, ax=None, schemes=None):
     import matplotlib.pyplot as plt
 
     if ax is None:
-        _, ax = plt.subplots(figsize=(6.4, 3.6), dpi=100)
+        _fig_unused, ax = plt.subplots(figsize=(6.4, 3.6), dpi=100)
     lengths = results["config"]["eval_lengths"]
     for scheme in schemes or results["config"]["schemes"]:
         s = results["lm"][scheme]["summary"]
         mean = [s[str(n)]["mean"] for n in lengths]
         low = [s[str(n)]["min"] for n in lengths]
         high = [s[str(n)]["max"] for n in lengths]
-        ax.plot(lengths, mean, "o-", color=COLORS[scheme], label=LABELS[scheme])
+        ax.plot(lengths, mean, "o-", color=COLORS[scheme], label=_fig(LABELS[scheme]))
         ax.fill_between(lengths, low, high, color=COLORS[scheme], alpha=0.2, lw=0)
     ax.axvline(results["config"]["train_length"], color="k", ls=":", lw=1)
     ax.set_xscale("log", base=2)
     ax.set_xticks(lengths, [str(n) for n in lengths])
-    ax.set_xlabel("evaluation window (tokens); dotted: training length L")
-    ax.set_ylabel("mean loss (nats)")
+    ax.set_xlabel(_fig("evaluation window (tokens); dotted: training length L"))
+    ax.set_ylabel(_fig("mean loss (nats)"))
     ax.legend(fontsize=8, ncol=2)
     return ax
 
@@ -71,10 +74,13 @@ def plot_passkey(results: dict, panels, titles=None):
     for k, (ax, (kind, name)) in enumerate(zip(flat, panels)):
         if kind == "scheme":
             grid = results["passkey"][name]["summary"]["mean"]
-            title = LABELS[name]
+            title = _fig(LABELS[name])
         else:
             grid = results["finetune"][name][kind]["passkey"]["mean"]
-            title = f"{name} {'FT' if kind == 'finetuned' else '0-shot'}"
+            if kind == "finetuned":
+                title = _fig("{method} FT").format(method=name)
+            else:
+                title = _fig("{method} 0-shot").format(method=name)
         image = ax.imshow(np.array(grid), vmin=0, vmax=1, cmap="viridis", aspect="auto")
         ax.set_title(titles[k] if titles else title, fontsize=9)
         ax.set_xticks(range(len(depths)), [f"{d:g}" for d in depths], fontsize=7)
@@ -83,9 +89,9 @@ def plot_passkey(results: dict, panels, titles=None):
             range(len(lengths)), [str(n) for n in lengths] if first_column else []
         )
         if first_column:
-            ax.set_ylabel("length")
-        ax.set_xlabel("depth", fontsize=8)
-    fig.colorbar(image, ax=flat[: len(panels)], shrink=0.8, label="accuracy")
+            ax.set_ylabel(_fig("length"))
+        ax.set_xlabel(_fig("depth"), fontsize=8)
+    fig.colorbar(image, ax=flat[: len(panels)], shrink=0.8, label=_fig("accuracy"))
     return fig
 
 
@@ -94,7 +100,7 @@ def plot_scaling(results: dict, factor: str, ax=None):
     import matplotlib.pyplot as plt
 
     if ax is None:
-        _, ax = plt.subplots(figsize=(6.4, 3.4), dpi=100)
+        _fig_unused, ax = plt.subplots(figsize=(6.4, 3.4), dpi=100)
     lengths = results["config"]["eval_lengths"]
     for method in results["config"]["methods"]:
         s = results["rope_scaling"][method][factor]["summary"]
@@ -102,9 +108,12 @@ def plot_scaling(results: dict, factor: str, ax=None):
     ax.axvline(results["config"]["train_length"], color="k", ls=":", lw=1)
     ax.set_xscale("log", base=2)
     ax.set_xticks(lengths, [str(n) for n in lengths])
-    ax.set_xlabel("evaluation window (tokens)")
-    ax.set_ylabel("mean loss (nats)")
-    ax.set_title(f"RoPE model, scaled at evaluation, factor {factor}", fontsize=10)
+    ax.set_xlabel(_fig("evaluation window (tokens)"))
+    ax.set_ylabel(_fig("mean loss (nats)"))
+    ax.set_title(
+        _fig("RoPE model, scaled at evaluation, factor {factor}").format(factor=factor),
+        fontsize=10,
+    )
     ax.legend(fontsize=8, ncol=3)
     return ax
 

@@ -23,12 +23,14 @@ from __future__ import annotations
 
 import io
 
+from ..language import N_, _
 from .style import DPI, LIVE_SIZE, MAX_WIDTH, apply_course_style, course_style
 
 apply_course_style()
 
-#: The plain-text output a widget cell stores (what a reader without a kernel sees).
-LIVE_TEXT = "Live widget: drag the sliders (run this cell in JupyterLab to use it)"
+#: The plain-text output a widget cell stores (what a reader without a kernel sees), in
+#: English; a LiveBox stores it in the current language (`_(LIVE_TEXT)`).
+LIVE_TEXT = N_("Live widget: drag the sliders (run this cell in JupyterLab to use it)")
 
 
 def static_png(figure, dpi: int = DPI):
@@ -100,11 +102,11 @@ def _live_box_class():
         def _repr_mimebundle_(self, **kwargs):
             bundle = super()._repr_mimebundle_(**kwargs)
             if bundle is not None:
-                bundle["text/plain"] = LIVE_TEXT
+                bundle["text/plain"] = _(LIVE_TEXT)
             return bundle
 
         def __repr__(self) -> str:
-            return LIVE_TEXT
+            return _(LIVE_TEXT)
 
     return LiveBox
 
@@ -180,6 +182,12 @@ def _updater(widget, name: str):
             widget.update(**{name: change["new"]})
 
     return handler
+
+
+def label_px(text: str) -> int:
+    """About the width (CSS px) of a control's label in 13 px text: a CJK character is a
+    square, a Latin letter about 8 px."""
+    return 2 + sum(13 if ord(c) >= 0x2E80 else 8 for c in text)
 
 
 def compact(control, width: str, description_width: str):
@@ -269,6 +277,7 @@ __all__ = [
     "Redrawer",
     "canvas_widget",
     "compact",
+    "label_px",
     "course_style",
     "live_box",
     "live_figure",

@@ -27,6 +27,7 @@ from matplotlib.ticker import FormatStrFormatter, MaxNLocator
 from matplotlib.transforms import offset_copy
 
 from ..alibi import alibi_bias, alibi_query_attention, alibi_slopes, alibi_span
+from ..language import N_, _, _fig
 from . import (
     LIVE_SIZE,
     Redrawer,
@@ -39,7 +40,7 @@ from . import (
 
 MAX_HEADS = 16
 MAX_SEQ_LEN = 128
-SCORES = ("zeros", "random")
+SCORES = (N_("zeros"), N_("random"))
 HEAD_COLOR, OTHER_COLOR, SPAN_COLOR = "#d62728", "#9bb7d4", "#2ca02c"
 # The readout's HTML: ordinary text lines (a widget's HTML would space them 28 px apart)
 TIGHT_LINES = '<div style="line-height: 1.3">{}</div>'
@@ -88,8 +89,8 @@ class AlibiWidget:
         )
         ax_slopes.set_ylim(self.floor, 0.0)
         ax_slopes.set_yticks([0, -2, -4, -6, -8], ["1", "1/4", "1/16", "1/64", "1/256"])
-        ax_slopes.set_xlabel("head h")
-        ax_slopes.set_title("slope μ_h")
+        ax_slopes.set_xlabel(_fig("head h"))
+        ax_slopes.set_title(_fig("slope μ_h"))
         self.ax_slopes = ax_slopes
 
         # bias matrix of the chosen head; NaN (the masked future) drawn in gray. One colour range
@@ -100,8 +101,8 @@ class AlibiWidget:
             np.zeros((2, 2)), cmap=cmap, interpolation="nearest", aspect="equal"
         )
         (self.row_line,) = ax_bias.plot([], [], color=HEAD_COLOR, lw=1.4)
-        ax_bias.set_xlabel("key n")
-        ax_bias.set_ylabel("query m")
+        ax_bias.set_xlabel(_fig("key n"))
+        ax_bias.set_ylabel(_fig("query m"))
         self.bias_title = ax_bias.set_title(" ")
         self.ax_bias = ax_bias
         self.colorbar = self.figure.colorbar(self.image, cax=ax_cbar)
@@ -115,16 +116,18 @@ class AlibiWidget:
             [], [], color=HEAD_COLOR, lw=1.5, marker="o", ms=2.5
         )
         self.span_line = ax_attn.axvline(0.0, color=SPAN_COLOR, lw=1.6, ls=":")
-        ax_attn.set_xlabel("key n")
-        ax_attn.set_ylabel("weight")
+        ax_attn.set_xlabel(_fig("key n"))
+        ax_attn.set_ylabel(_fig("weight"))
         # the y axis is redrawn at every step (its range follows the largest weight), its label
         # need not be: the axis' own label is hidden and a static copy stands at a fixed place,
         # where the automatic one sits beside the widest tick labels ("0.000"): left of the axes
         # by tick length + pad + label width + labelpad
         ax_attn.yaxis.set_major_formatter(FormatStrFormatter("%.3f"))
         ylabel, tick = ax_attn.yaxis.label, ax_attn.yaxis.get_major_ticks()[0]
-        width, _, _ = self.figure.canvas.get_renderer().get_text_width_height_descent(
-            "0.000", tick.label1.get_fontproperties(), ismath=False
+        width, _height, _descent = (
+            self.figure.canvas.get_renderer().get_text_width_height_descent(
+                "0.000", tick.label1.get_fontproperties(), ismath=False
+            )
         )
         offset = (
             tick.get_tick_padding()
@@ -272,7 +275,11 @@ class AlibiWidget:
         self.image.set_data(self._all_biases(n, n_heads)[1][head - 1])
         self.image.set_extent((-0.5, n - 0.5, n - 0.5, -0.5))
         self.row_line.set_data([-0.5, i + 0.5], [i, i])
-        self.bias_title.set_text(f"head {head}: -{s['slope']:.4g}·(m - n)")
+        self.bias_title.set_text(
+            _fig("head {head}: -{slope:.4g}·(m - n)").format(
+                head=head, slope=s["slope"]
+            )
+        )
 
         keys = np.arange(n)
         weights = s["weights"].numpy()
@@ -286,7 +293,7 @@ class AlibiWidget:
         self.ax_attn.set_ylim(
             0.0, 1.12 * top
         )  # its y axis is a moving artist: no full draw
-        self.attn_title.set_text(f"query m = {i}")
+        self.attn_title.set_text(_fig("query m = {query}").format(query=i))
 
         self._sync_controls()
         # lines 1.3 high, not the 28 px of a widget row: with its figure the widget
@@ -297,12 +304,18 @@ class AlibiWidget:
     def readout_text(self) -> str:
         """The readout: three short lines (HTML, lines joined by <br>)."""
         v, s = self.values, self._state
-        return (
-            f"head {v['head']} of {v['heads']}, query m = {v['query']} of seq len {v['seq_len']}<br>"
-            f"slope = {s['slope']:.4f}, span = {s['span']:.4f}<br>"
-            f"weight on n = m: {float(s['weights'][v['query']]):.4f}, "
-            f"within the span = {s['within_span']:.4f}"
+        lines = (
+            _("head {head} of {heads}, query m = {query} of seq len {seq_len}").format(
+                head=v["head"], heads=v["heads"], query=v["query"], seq_len=v["seq_len"]
+            ),
+            _("slope = {slope:.4f}, span = {span:.4f}").format(
+                slope=s["slope"], span=s["span"]
+            ),
+            _("weight on n = m: {weight:.4f}, within the span = {within:.4f}").format(
+                weight=float(s["weights"][v["query"]]), within=s["within_span"]
+            ),
         )
+        return "<br>".join(lines)
 
     # ------------------------------------------------------------------ ipywidgets
     def _build_controls(self) -> None:
@@ -310,14 +323,18 @@ class AlibiWidget:
 
         v = self.values
         self.controls = {
-            "heads": w.IntSlider(v["heads"], 1, MAX_HEADS, description="heads"),
-            "head": w.IntSlider(v["head"], 1, v["heads"], description="head"),
+            "heads": w.IntSlider(v["heads"], 1, MAX_HEADS, description=_("heads")),
+            "head": w.IntSlider(v["head"], 1, v["heads"], description=_("head")),
             "query": w.IntSlider(
-                v["query"], 0, v["seq_len"] - 1, description="query m"
+                v["query"], 0, v["seq_len"] - 1, description=_("query m")
             ),
-            "seq_len": w.IntSlider(v["seq_len"], 2, MAX_SEQ_LEN, description="seq len"),
+            "seq_len": w.IntSlider(
+                v["seq_len"], 2, MAX_SEQ_LEN, description=_("seq len")
+            ),
             "scores": w.Dropdown(
-                options=SCORES, value=v["scores"], description="scores"
+                options=[(_(name), name) for name in SCORES],
+                value=v["scores"],
+                description=_("scores"),
             ),
         }
         for name, control in self.controls.items():
@@ -396,8 +413,8 @@ def thumbnail() -> Figure:
     colors = plt.get_cmap("viridis")(np.linspace(0.0, 0.9, 8))
     ax_slopes.bar(np.arange(1, 9), slopes.numpy(), color=colors)
     ax_slopes.set_yscale("log", base=2)
-    ax_slopes.set_title("slopes $2^{-h}$", fontsize=9)
-    ax_slopes.set_xlabel("head", fontsize=8)
+    ax_slopes.set_title(_fig("slopes $2^{-h}$"), fontsize=9)
+    ax_slopes.set_xlabel(_fig("head"), fontsize=8)
     ax_slopes.set_xticks([1, 4, 8])
     n = 64
     weights = alibi_query_attention(torch.zeros(8, n), slopes, n - 1)
@@ -405,10 +422,10 @@ def thumbnail() -> Figure:
         ax_attn.plot(np.arange(n), weights[h].numpy(), color=colors[h], lw=1.2)
     ax_attn.set_yscale("log")
     ax_attn.set_ylim(1e-4, 1.0)
-    ax_attn.set_title(f"query {n - 1}: attention", fontsize=9)
-    ax_attn.set_xlabel("key n", fontsize=8)
+    ax_attn.set_title(_fig("query {query}: attention").format(query=n - 1), fontsize=9)
+    ax_attn.set_xlabel(_fig("key n"), fontsize=8)
     for ax in (ax_slopes, ax_attn):
         ax.tick_params(labelsize=7)
-    figure.suptitle("ALiBi: a distance penalty per head", fontsize=10)
+    figure.suptitle(_fig("ALiBi: a distance penalty per head"), fontsize=10)
     figure.subplots_adjust(left=0.12, right=0.97, bottom=0.18, top=0.78, wspace=0.35)
     return figure

@@ -19,12 +19,12 @@ from matplotlib.textpath import TextPath
 from matplotlib.transforms import Affine2D
 
 from .._checks import require_even
+from ..language import _, _fig, cjk_font, get_language
 from ..rotary import inv_frequencies, rope_angles
 from . import LIVE_SIZE, Redrawer, compact, live_box, live_figure, observe_controls
 
 BASES = (10000.0, 500000.0)
 _CIRCLE = np.linspace(0.0, 2.0 * math.pi, 97)
-_FONT = FontProperties(family="DejaVu Sans")
 LABEL_SIZE = 0.3  # data units: about 11 pt in the live figure (a dial's radius is 1)
 
 
@@ -37,13 +37,20 @@ def _dial_centres(
     )
 
 
+def _font() -> FontProperties:
+    """The dials' label font: DejaVu Sans, after the CJK font when figures speak Chinese
+    (the language's `_fig` gives Chinese words only when that font exists)."""
+    font = cjk_font() if get_language() != "en" else None
+    return FontProperties(family=[font, "DejaVu Sans"] if font else "DejaVu Sans")
+
+
 def _text_path(x: float, y: float, text: str, size: float = LABEL_SIZE):
     """`text` as a filled outline in data units, centred on x, top at y.
 
     The dials label themselves with outlines rather than Text artists: a path draws as fast as a
     line, while each Text is laid out and rasterised glyph by glyph on every draw (most of the
     drawing time with 17 labels)."""
-    path = TextPath((0, 0), text, size=size, prop=_FONT)
+    path = TextPath((0, 0), text, size=size, prop=_font())
     lo, hi = (
         path.vertices.min(axis=0),
         path.vertices.max(axis=0),
@@ -120,13 +127,13 @@ class ClockDials:
                 min=0,
                 max=max_position,
                 step=1,
-                description="position",
+                description=_("position"),
                 continuous_update=True,
             ),
             "base": widgets.Dropdown(
                 options=[(f"{b:,.0f}", b) for b in BASES],
                 value=self.base,
-                description="base",
+                description=_("base"),
             ),
         }
         compact(self.controls["position"], "380px", "62px")
@@ -166,13 +173,27 @@ class ClockDials:
             for i, ((cx, cy), label, speed) in enumerate(
                 zip(self.centres, self.labels, speeds)
             ):
-                label.set_path(_text_path(cx, cy + 1.5, f"pair {i}: θ = {speed:.2g}"))
+                label.set_path(
+                    _text_path(
+                        cx,
+                        cy + 1.5,
+                        _fig("pair {i}: θ = {theta:.2g}").format(i=i, theta=speed),
+                    )
+                )
             self._labelled_base = self.base
         for (cx, cy), text, angle in zip(self.centres, self.turn_texts, angles):
             text.set_path(
-                _text_path(cx, cy - 1.12, f"{angle / (2 * math.pi):.2f} turns")
+                _text_path(
+                    cx,
+                    cy - 1.12,
+                    _fig("{turns:.2f} turns").format(turns=angle / (2 * math.pi)),
+                )
             )
-        self.title.set_text(f"position m = {self.position}, base = {self.base:,.0f}")
+        self.title.set_text(
+            _fig("position m = {position}, base = {base:,.0f}").format(
+                position=self.position, base=self.base
+            )
+        )
         self.readout.value = self.readout_html()
         self.redraw()
 
@@ -181,7 +202,9 @@ class ClockDials:
         (unwrapped) and in full turns, e.g. `pair 0 angle = 3.0000 rad (0.4775 turns)`."""
         angles = self.angles().to(torch.float64).tolist()
         return [
-            f"pair {i} angle = {angle:.4f} rad ({angle / (2 * math.pi):.4f} turns)"
+            _("pair {i} angle = {angle:.4f} rad ({turns:.4f} turns)").format(
+                i=i, angle=angle, turns=angle / (2 * math.pi)
+            )
             for i, angle in enumerate(angles)
         ]
 
@@ -193,7 +216,11 @@ class ClockDials:
         for start, stop in ((0, half), (half, len(angles))):
             if start < stop:
                 values = ", ".join(f"{a:.4f}" for a in angles[start:stop])
-                lines.append(f"pairs {start}-{stop - 1}: {values} rad")
+                lines.append(
+                    _("pairs {first}-{last}: {values} rad").format(
+                        first=start, last=stop - 1, values=values
+                    )
+                )
         return "m θ_i: " + "<br>".join(lines)
 
     def widget(self):
@@ -235,11 +262,13 @@ def thumbnail():
         )
     ax.set_xlim(-1.3, centres[-1, 0] + 1.3)
     ax.set_ylim(-1.1, 1.65)
-    figure.suptitle("RoPE: each pair is a complex number", fontsize=10)
+    figure.suptitle(_fig("RoPE: each pair is a complex number"), fontsize=10)
     figure.text(
         0.5,
         0.04,
-        f"turned by e^(i m θ) at position m = {position}",
+        _fig("turned by e^(i m θ) at position m = {position}").format(
+            position=position
+        ),
         ha="center",
         fontsize=9,
     )

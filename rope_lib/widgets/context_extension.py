@@ -24,6 +24,7 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 from matplotlib.transforms import offset_copy
 
+from ..language import N_, _, _fig, get_language
 from ..scaling import (
     REGIMES,
     first_pair_longer_than,
@@ -33,10 +34,16 @@ from ..scaling import (
     wavelengths,
     yarn_correction_range,
 )
-from . import LIVE_SIZE, Redrawer, live_box, live_figure
+from . import LIVE_SIZE, Redrawer, label_px, live_box, live_figure
 from .style import integer_ticks
 
 METHODS = ("PI", "NTK", "YaRN", "Llama 3")
+#: What each regime of rope_lib.scaling.REGIMES is called in a legend.
+REGIME_LABELS = {
+    "extrapolated": N_("extrapolated"),
+    "blended": N_("blended"),
+    "interpolated": N_("interpolated"),
+}
 REGIME_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c")  # extrapolated, blended, interpolated
 METHOD_COLORS = {
     "PI": "#9467bd",
@@ -57,6 +64,8 @@ LABEL_PX = {
     "head_dim": 66,
     "method": 52,
 }
+
+
 # The readout's HTML: ordinary text lines (a widget's HTML would space them 28 px apart)
 TIGHT_LINES = '<div style="line-height: 1.3">{}</div>'
 # Fixed y ranges that hold every control setting, so that moving a slider redraws only the moving
@@ -144,8 +153,10 @@ class WavelengthCutoffExplorer:
         )
         # Fixed positions for the axis labels, few ticks: matplotlib then skips measuring every
         # tick label on every draw (most of a redraw's cost). Pairs tick at integers.
+        # (a CJK font's taller tick labels need the label a little lower)
+        label_y = -0.12 if get_language() == "en" else -0.14
         for ax in (self.ax_wave, self.ax_keep, self.ax_freq):
-            ax.xaxis.set_label_coords(0.5, -0.12)
+            ax.xaxis.set_label_coords(0.5, label_y)
             integer_ticks(ax.xaxis, nbins=4)
 
         ax = self.ax_wave
@@ -155,14 +166,14 @@ class WavelengthCutoffExplorer:
         ax.yaxis.set_major_locator(
             LogLocator(numticks=4)
         )  # every other decade: 10^1, 10^3, ...
-        ax.set_xlabel("pair i")
+        ax.set_xlabel(_fig("pair i"))
         ax.set_ylim(*WAVE_YLIM)
         self.wave_points = ax.scatter([], [], s=14, zorder=3)
         self.line_L = ax.axhline(1.0, color="black", lw=1.5)  # L
         self.line_alpha = ax.axhline(1.0, color="gray", lw=1, ls="--")  # L / alpha
         self.line_beta = ax.axhline(1.0, color="gray", lw=1, ls="--")  # L / beta
         self.line_new = ax.axhline(1.0, color="black", lw=1, ls=":")  # s L
-        ax.set_title("wavelength (tokens)")
+        ax.set_title(_fig("wavelength (tokens)"))
         # the changing part as a short moving label on the L line (text is the costly part of a draw)
         self.label_L = ax.text(
             0.02,
@@ -178,11 +189,11 @@ class WavelengthCutoffExplorer:
         )
 
         ax = self.ax_keep
-        ax.set_xlabel("pair i")
+        ax.set_xlabel(_fig("pair i"))
         ax.set_ylim(-0.05, 1.05)
         (self.keep_line,) = ax.plot([], [], color="gray", lw=1)
         self.keep_points = ax.scatter([], [], s=14, zorder=3)
-        title = ax.set_title("freq. kept", x=0.68, y=1.0)
+        title = ax.set_title(_fig("freq. kept"), x=0.68, y=1.0)
         # "<method>:" in front of the static title, as a short moving text
         self.label_method = ax.annotate(
             "",
@@ -200,10 +211,10 @@ class WavelengthCutoffExplorer:
         ax.yaxis.set_major_locator(LogLocator(base=2, numticks=7))
         ax.yaxis.set_minor_locator(NullLocator())
         ax.yaxis.set_major_formatter(
-            FuncFormatter(lambda y, _: "1" if y >= 1 else f"1/{1 / y:.3g}")
+            FuncFormatter(lambda y, _pos: "1" if y >= 1 else f"1/{1 / y:.3g}")
         )
         ax.yaxis.set_major_locator(LogLocator(base=2, numticks=4))  # 1, 1/4, 1/16
-        ax.set_xlabel("pair i")
+        ax.set_xlabel(_fig("pair i"))
         ax.set_ylim(*FREQ_YLIM)
         # the guides thin and gray, under the methods: PI's line (1/s for every pair) lies on the
         # 1/s guide and must stay visible, so it is dashed with markers and drawn above it
@@ -221,11 +232,11 @@ class WavelengthCutoffExplorer:
             (self.method_lines[method],) = ax.plot(
                 [], [], color=METHOD_COLORS[method], label=method, **style
             )
-        ax.set_title("new / old freq.")
+        ax.set_title(_fig("new / old freq."))
         # one legend for the whole figure, above the panels: what each pair gets, the methods,
         # and the guide lines of the left panel
         regime_handles = [
-            Line2D([], [], ls="", marker="o", color=c, label=r)
+            Line2D([], [], ls="", marker="o", color=c, label=_fig(REGIME_LABELS[r]))
             for r, c in zip(REGIMES, REGIME_COLORS)
         ]
         guide_handles = [
@@ -279,7 +290,7 @@ class WavelengthCutoffExplorer:
                 min=1.5,
                 max=32,
                 step=0.5,
-                description="scale s",
+                description=_("scale s"),
                 style=style,
                 layout=layout,
             ),
@@ -311,28 +322,30 @@ class WavelengthCutoffExplorer:
             "base": w.SelectionSlider(
                 options=BASES,
                 value=v["base"],
-                description="base",
+                description=_("base"),
                 style=style,
                 layout=layout,
             ),
             "head_dim": w.SelectionSlider(
                 options=HEAD_DIMS,
                 value=v["head_dim"],
-                description="head_dim",
+                description=_("head_dim"),
                 style=style,
                 layout=layout,
             ),
             "method": w.Dropdown(
                 options=METHODS,
                 value=v["method"],
-                description="method",
+                description=_("method"),
                 style=style,
                 layout=layout,
             ),
         }
         for name, control in controls.items():
             # each label only as wide as its text: the slider's track keeps the rest
-            control.style.description_width = f"{LABEL_PX[name]}px"
+            width = LABEL_PX[name] if control.description == name else None
+            width = width or label_px(control.description)
+            control.style.description_width = f"{width}px"
             control.observe(
                 lambda change, name=name: self.update(**{name: change["new"]}),
                 names="value",
@@ -360,7 +373,7 @@ class WavelengthCutoffExplorer:
             raise ValueError(f"beta must be > alpha, got alpha={alpha}, beta={beta}")
         self.values = v  # only valid values are kept
 
-        old, _ = rope_frequencies("default", d, base)
+        old, _unused = rope_frequencies("default", d, base)
         new = {m: method_frequencies(m, d, base, s, L, alpha, beta) for m in METHODS}
         chosen, attention_factor = new[method]
         regimes = pair_regimes(old, chosen, s)
@@ -402,28 +415,45 @@ class WavelengthCutoffExplorer:
         low, high = yarn_correction_range(d, base, L, beta, alpha)
         counts = [int((regimes == k).sum()) for k in range(3)]
         blended = pairs[regimes.numpy() == 1]
-        blend_text = f"{blended.min()}..{blended.max()}" if len(blended) else "none"
-        if (
-            method == "YaRN"
-        ):  # the pairs YaRN blends, by its own rounding of the cutoffs
-            band = f"YaRN's correction range = {low}..{high}"
-        elif (
-            method == "Llama 3"
-        ):  # the pairs whose wavelength lies between L/beta and L/alpha
-            band = f"Llama 3's smooth band = {blend_text}"
+        blend_text = f"{blended.min()}..{blended.max()}" if len(blended) else _("none")
+        if method == "YaRN":
+            # the pairs YaRN blends, by its own rounding of the cutoffs
+            band = _("YaRN's correction range = {low}..{high}").format(
+                low=low, high=high
+            )
+        elif method == "Llama 3":
+            # the pairs whose wavelength lies between L/beta and L/alpha
+            band = _("Llama 3's smooth band = {pairs}").format(pairs=blend_text)
         else:
-            band = f"{method} treats every pair alike"
+            band = _("{method} treats every pair alike").format(method=method)
+        line1 = _(
+            "<b>{method}</b>, s = {s:.2f}, L = {L} &rarr; s&middot;L = {sL:.0f}; "
+            "attention factor = {factor:.4f} (logits &times; {logits:.4f})"
+        ).format(
+            method=method,
+            s=s,
+            L=L,
+            sL=s * L,
+            factor=attention_factor,
+            logits=attention_factor**2,
+        )
+        line2 = _(
+            "extrapolated = {extrapolated}, blended = {blended}, "
+            "interpolated = {interpolated}; {band}; "
+            "first pair with wavelength &gt; L = {first}"
+        ).format(
+            extrapolated=counts[0],
+            blended=counts[1],
+            interpolated=counts[2],
+            band=band,
+            first=first_pair_longer_than(old, L),
+        )
         # lines 1.3 high, not the 28 px of a widget row: with its figure the widget
         # fits the projector's 480 px
-        self.readout.value = TIGHT_LINES.format(
-            f"<b>{method}</b>, s = {s:.2f}, L = {L} &rarr; s&middot;L = {s * L:.0f}; "
-            f"attention factor = {attention_factor:.4f} (logits &times; {attention_factor**2:.4f})<br>"
-            f"extrapolated = {counts[0]}, blended = {counts[1]}, interpolated = {counts[2]}; "
-            f"{band}; first pair with wavelength &gt; L = {first_pair_longer_than(old, L)}"
-        )
+        self.readout.value = TIGHT_LINES.format(f"{line1}<br>{line2}")
         self.state = {
             "inv_freq": old,
-            "new": {m: f for m, (f, _) in new.items()},
+            "new": {m: f for m, (f, _unused) in new.items()},
             "regimes": regimes,
             "attention_factor": attention_factor,
             "correction_range": (low, high),
@@ -485,8 +515,8 @@ def thumbnail():
     """Wavelength of each pair against L, colored by what YaRN does to it."""
     from matplotlib.figure import Figure
 
-    old, _ = rope_frequencies("default", 128)
-    yarn, _ = rope_frequencies(
+    old, _unused = rope_frequencies("default", 128)
+    yarn, _unused = rope_frequencies(
         "yarn", 128, factor=4.0, original_max_position_embeddings=4096
     )
     regimes = pair_regimes(old, yarn, 4.0).numpy()
@@ -499,12 +529,20 @@ def thumbnail():
     ax.axhline(4096, color="black", lw=1)
     ax.text(1, 4096 * 1.4, "L = 4096", fontsize=8)
     ax.set_yscale("log")
-    ax.set_xlabel("pair i", fontsize=8)
-    ax.set_ylabel("wavelength", fontsize=8)
+    ax.set_xlabel(_fig("pair i"), fontsize=8)
+    ax.set_ylabel(_fig("wavelength"), fontsize=8)
     ax.tick_params(labelsize=7)
-    ax.set_title("YaRN: keep, blend, interpolate", fontsize=9)
+    ax.set_title(_fig("YaRN: keep, blend, interpolate"), fontsize=9)
     handles = [
-        Line2D([], [], ls="", marker="o", color=c, label=r, markersize=4)
+        Line2D(
+            [],
+            [],
+            ls="",
+            marker="o",
+            color=c,
+            label=_fig(REGIME_LABELS[r]),
+            markersize=4,
+        )
         for r, c in zip(REGIMES, REGIME_COLORS)
     ]
     ax.legend(handles=handles, fontsize=7, loc="lower right", frameon=False)

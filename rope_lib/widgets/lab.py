@@ -24,7 +24,8 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import NullLocator
 
 from ..lab.figures import COLORS, LABELS
-from . import Redrawer, compact, live_box, live_figure
+from ..language import N_, _, _fig
+from . import Redrawer, compact, label_px, live_box, live_figure
 
 OFF_COLOR, OFF_TEXT = "#e6e6e6", "#606060"
 # the readout's HTML: ordinary text lines (a widget's HTML would space them 28 px apart)
@@ -37,18 +38,19 @@ class SchemeButtons(w.HBox):
     observed and set like any control's value."""
 
     value = traitlets.Tuple()
-    description = traitlets.Unicode("schemes")
+    description = traitlets.Unicode(N_("schemes"))
 
     def __init__(self, options, value=()):
         self.options = tuple(options)
         self.buttons = {}
         for name in self.options:
-            button = w.Button(description=LABELS.get(name, name), tooltip=name)
+            button = w.Button(description=_(LABELS.get(name, name)), tooltip=name)
             button.layout = w.Layout(width="auto", height="28px", margin="0 3px 0 0")
             button.on_click(lambda _button, name=name: self._toggle(name))
             self.buttons[name] = button
-        label = w.Label("schemes", layout=w.Layout(width="62px"))
+        label = w.Label(_("schemes"), layout=w.Layout(width="62px"))
         super().__init__([label, *self.buttons.values()])
+        self.description = _("schemes")
         self.observe(self._paint, names="value")
         self.value = tuple(name for name in self.options if name in value)
         self._paint()
@@ -101,6 +103,7 @@ class LabResultsWidget:
         if factor not in self.factors:
             factor = self.factors[0]
         self._build_figure()
+        factor_px = label_px(_("factor"))
         self.controls = {
             "schemes": SchemeButtons(self.schemes, schemes),
             "method": compact(
@@ -109,9 +112,9 @@ class LabResultsWidget:
                 "58px",
             ),
             "factor": compact(
-                w.Dropdown(options=self.factors, value=factor, description="factor"),
-                "130px",
-                "50px",
+                w.Dropdown(options=self.factors, value=factor, description=_("factor")),
+                "130px" if factor_px <= 50 else f"{80 + factor_px}px",
+                f"{max(50, factor_px)}px",
             ),
         }
         self.readout = w.HTML("")
@@ -163,8 +166,10 @@ class LabResultsWidget:
         ax.set_xlim(self.lengths[0] / 1.25, self.lengths[-1] * 1.25)
         ax.set_xticks(self.lengths, [str(n) for n in self.lengths])
         ax.xaxis.set_minor_locator(NullLocator())
-        ax.set_xlabel(f"evaluation window (tokens); dotted: L = {self.L}")
-        ax.set_ylabel("mean loss (nats)")
+        ax.set_xlabel(
+            _fig("evaluation window (tokens); dotted: L = {L}").format(L=self.L)
+        )
+        ax.set_ylabel(_fig("mean loss (nats)"))
         self.ax = ax
         self.lines, self.bands = {}, {}
         for scheme in self.schemes:
@@ -187,10 +192,12 @@ class LabResultsWidget:
         self.title = ax.set_title(" ")
         # the key, right of the axes (static: the scheme buttons say what is shown)
         keys = [
-            Line2D([], [], color=COLORS[c], marker="o", label=LABELS[c])
+            Line2D([], [], color=COLORS[c], marker="o", label=_fig(LABELS[c]))
             for c in self.schemes
         ]
-        keys.append(Line2D([], [], color="k", ls="--", marker="s", label="RoPE scaled"))
+        keys.append(
+            Line2D([], [], color="k", ls="--", marker="s", label=_fig("RoPE scaled"))
+        )
         self.figure.legend(
             handles=keys,
             loc="upper left",
@@ -225,13 +232,19 @@ class LabResultsWidget:
             self.lines[scheme].set_visible(shown)
             self.bands[scheme].set_visible(shown)
         self.scaled.set_ydata(s["scaled"])
-        self.title.set_text(f"dashed: {self._method_label(s)}, zero-shot")
+        self.title.set_text(
+            _fig("dashed: {method}, zero-shot").format(
+                method=self._method_label(s, _fig)
+            )
+        )
         self.readout.value = TIGHT_LINES.format(self.readout_text())
         self.redraw()
 
-    def _method_label(self, s: dict) -> str:
+    def _method_label(self, s: dict, translate=_) -> str:
+        """The dashed line's name; translate: `_` for the readout, `_fig` for the
+        figure."""
         if s["method"] == "default":
-            return "RoPE, no scaling"
+            return translate(N_("RoPE, no scaling"))
         return f"RoPE + {s['method']} ×{s['factor']}"
 
     def readout_text(self) -> str:
@@ -241,17 +254,27 @@ class LabResultsWidget:
         first, last = self.lengths[0], self.lengths[-1]
         label = self._method_label(s)
         if s["method"] == "default":
-            label += f" (factor ×{s['factor']} unused)"
-        line1 = (
-            f"{label}: {s['scaled'][0]:.2f} at {first} tokens, "
-            f"{s['scaled'][-1]:.2f} at {last}"
+            label = _("{label} (factor ×{factor} unused)").format(
+                label=label, factor=s["factor"]
+            )
+        line1 = _(
+            "{label}: {first_loss:.2f} at {first} tokens, {last_loss:.2f} at {last}"
+        ).format(
+            label=label,
+            first_loss=s["scaled"][0],
+            first=first,
+            last_loss=s["scaled"][-1],
+            last=last,
         )
         shown = [
-            f"{LABELS[c]} {self._summary(c)[str(last)]['mean']:.2f}"
+            f"{_(LABELS[c])} {self._summary(c)[str(last)]['mean']:.2f}"
             for c in s["schemes"]
         ]
-        line2 = f"at {last}: " + (
-            " · ".join(shown) if shown else "no scheme shown (click a scheme button)"
+        line2 = _("at {last}: {shown}").format(
+            last=last,
+            shown=" · ".join(shown)
+            if shown
+            else _("no scheme shown (click a scheme button)"),
         )
         return f"{line1}<br>{line2}"
 
@@ -336,7 +359,7 @@ def thumbnail() -> Figure:
             [s[str(n)]["mean"] for n in lengths],
             "o-",
             color=COLORS[scheme],
-            label=LABELS[scheme],
+            label=_fig(LABELS[scheme]),
             ms=3,
             lw=1.4,
         )
@@ -344,10 +367,10 @@ def thumbnail() -> Figure:
     ax.set_xscale("log", base=2)
     ax.set_xticks(lengths, [str(n) for n in lengths])
     ax.xaxis.set_minor_locator(NullLocator())
-    ax.set_xlabel("evaluation window (tokens)", fontsize=8)
-    ax.set_ylabel("mean loss", fontsize=8)
+    ax.set_xlabel(_fig("evaluation window (tokens)"), fontsize=8)
+    ax.set_ylabel(_fig("mean loss"), fontsize=8)
     ax.tick_params(labelsize=7)
     ax.legend(fontsize=6, ncol=2, loc="upper left", frameon=False)
-    figure.suptitle("train at L, test at 8L", fontsize=10)
+    figure.suptitle(_fig("train at L, test at 8L"), fontsize=10)
     figure.subplots_adjust(left=0.14, right=0.97, bottom=0.2, top=0.84)
     return figure

@@ -33,6 +33,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from matplotlib.ticker import MaxNLocator
 
+from ..language import _, _fig, get_language
 from ..multimodal import mrope_pair_axes, mrope_position_ids
 from ..vision import apply_2d_rope, patch_positions
 from . import (
@@ -72,7 +73,9 @@ class MropeWidget:
         grid = fig.add_gridspec(3, 1, height_ratios=(3.0, 1.0, 1.0), hspace=1.0)
         self.ax_ids = fig.add_subplot(grid[0])
         self.ax_pairs = [fig.add_subplot(grid[1]), fig.add_subplot(grid[2])]
-        fig.subplots_adjust(left=0.155, right=0.985, top=0.9, bottom=0.1)
+        # a CJK font's taller text needs a little more room under the last strip
+        bottom = 0.1 if get_language() == "en" else 0.125
+        fig.subplots_adjust(left=0.155, right=0.985, top=0.9, bottom=bottom)
 
         n_max = len(BEFORE) + MAX_ROWS * MAX_COLS + len(AFTER)
         ax = self.ax_ids
@@ -82,7 +85,7 @@ class MropeWidget:
         self.id_texts = [
             [
                 ax.text(0, r, "", ha="center", va="center", fontsize=10)
-                for _ in range(n_max)
+                for _j in range(n_max)
             ]
             for r in range(3)
         ]
@@ -117,7 +120,7 @@ class MropeWidget:
             ax_p.set_yticks([])
             ax_p.set_xticks(range(0, len(axes), 3) if inter else [0, 4, 10, 15])
             ax_p.tick_params(labelsize=10, length=2, pad=1)
-            label = "interleaved" if inter else "contiguous"
+            label = _fig("interleaved") if inter else _fig("contiguous")
             ax_p.set_ylabel(
                 f"{name}\n{label}",
                 rotation=0,
@@ -133,7 +136,9 @@ class MropeWidget:
                 ]
             )
         self.ax_pairs[1].set_xlabel(
-            "pair i (fast → slow), with the id that turns it", fontsize=10, labelpad=1
+            _fig("pair i (fast → slow), with the id that turns it"),
+            fontsize=10,
+            labelpad=1,
         )
 
         moving = [self.pick, *(t for row in self.pair_texts for t in row)]
@@ -223,7 +228,9 @@ class MropeWidget:
                 ],
             )
             self.title.set_text(
-                f"ids (t, h, w): text, a {v['rows']}×{v['cols']} image, text"
+                _fig("ids (t, h, w): text, a {rows}×{cols} image, text").format(
+                    rows=v["rows"], cols=v["cols"]
+                )
             )
         token = v["token"]
         self.pick.set_bounds(token - 0.5, -0.5, 1.0, 3.0)
@@ -243,14 +250,15 @@ class MropeWidget:
         what = self.labels()[token]
         if s["is_image"]:
             r, c = what.split(",")
-            what = f"patch row {r}, col {c}"
+            line1 = _("token {token}: patch row {row}, col {col}").format(
+                token=token, row=r, col=c
+            )
         else:
-            what = f'text "{what}"'
-        return (
-            f"token {token}: {what}<br>t, h, w = {t}, {h}, {w}<br>"
-            f"text after: {len(BEFORE)} + max(H, W) = {s['next_text']}, "
-            f"not {len(BEFORE)} + H·W = {s['if_counted']}"
-        )
+            line1 = _('token {token}: text "{word}"').format(token=token, word=what)
+        line3 = _(
+            "text after: {start} + max(H, W) = {next}, not {start} + H·W = {counted}"
+        ).format(start=len(BEFORE), next=s["next_text"], counted=s["if_counted"])
+        return f"{line1}<br>t, h, w = {t}, {h}, {w}<br>{line3}"
 
     # ------------------------------------------------------------------ ipywidgets
     def _build_controls(self) -> None:
@@ -259,9 +267,9 @@ class MropeWidget:
         v = self.values
         n = len(BEFORE) + v["rows"] * v["cols"] + len(AFTER)
         self.controls = {
-            "rows": w.IntSlider(v["rows"], 1, MAX_ROWS, description="rows H"),
-            "cols": w.IntSlider(v["cols"], 1, MAX_COLS, description="cols W"),
-            "token": w.IntSlider(v["token"], 0, n - 1, description="token"),
+            "rows": w.IntSlider(v["rows"], 1, MAX_ROWS, description=_("rows H")),
+            "cols": w.IntSlider(v["cols"], 1, MAX_COLS, description=_("cols W")),
+            "token": w.IntSlider(v["token"], 0, n - 1, description=_("token")),
         }
         for control in self.controls.values():
             compact(control, "190px", "55px")
@@ -381,15 +389,15 @@ class PatchScoreWidget:
         self.marker = Rectangle((0, 0), 1, 1, fill=False, edgecolor="black", lw=2.0)
         self.ax_map.add_patch(self.marker)
         self.row_line = self.ax_map.axhline(0, color="black", lw=0.8, ls=":")
-        self.ax_map.set_xlabel("column w'", labelpad=1)
-        self.ax_map.set_ylabel("row h'", labelpad=1)
+        self.ax_map.set_xlabel(_fig("column w'"), labelpad=1)
+        self.ax_map.set_ylabel(_fig("row h'"), labelpad=1)
         self.ax_map.tick_params(labelsize=10)
         self.map_title = self.ax_map.set_title(" ", fontsize=12)
 
         (self.curve,) = self.ax_row.plot([], [], color="0.65", lw=1.2)
         (self.dots,) = self.ax_row.plot([], [], "o", color=PICK_COLOR, ms=4)
         self.ax_row.axvline(0, color="black", lw=0.6, ls=":")
-        self.ax_row.set_xlabel("column offset w' - w", labelpad=1)
+        self.ax_row.set_xlabel(_fig("column offset w' - w"), labelpad=1)
         self.ax_row.tick_params(labelsize=10)
         self.ax_row.yaxis.tick_right()
         self.ax_row.xaxis.set_major_locator(MaxNLocator(nbins=6, integer=True))
@@ -464,9 +472,12 @@ class PatchScoreWidget:
             margin = 0.06 * (self.peak - low)
             self.ax_row.set_ylim(low - margin, self.peak + margin)
             name = {"pixtral": "Pixtral", "dinov3": "DINOv3"}[v["convention"]]
-            unit = "step 1" if v["convention"] == "pixtral" else f"step 2/{n}"
-            self.map_title.set_text(f"{name} {n}×{n}, {unit}")
-            self.row_title.set_text("the query's row")
+            if v["convention"] == "pixtral":
+                title = _fig("{model} {n}×{n}, step 1")
+            else:
+                title = _fig("{model} {n}×{n}, step 2/{n}")
+            self.map_title.set_text(title.format(model=name, n=n))
+            self.row_title.set_text(_fig("the query's row"))
         self.image.set_data(s["scores"].numpy())
         self.marker.set_bounds(v["col"] - 0.5, v["row"] - 0.5, 1.0, 1.0)
         self.row_line.set_ydata([v["row"], v["row"]])
@@ -480,10 +491,16 @@ class PatchScoreWidget:
         v, s = self.values, self._state
         n = v["patches"]
         right = float(s["curve"][n])  # offset +1
-        return (
-            f"query at row {v['row']}, col {v['col']} of {n}×{n}<br>"
-            f"score: itself {self.peak:.2f}, next column {right:.2f}<br>"
-            f"one column = {s['step']:.4g} position units"
+        return "<br>".join(
+            [
+                _("query at row {row}, col {col} of {n}×{n}").format(
+                    row=v["row"], col=v["col"], n=n
+                ),
+                _("score: itself {peak:.2f}, next column {right:.2f}").format(
+                    peak=self.peak, right=right
+                ),
+                _("one column = {step:.4g} position units").format(step=s["step"]),
+            ]
         )
 
     def _build_controls(self) -> None:
@@ -492,12 +509,12 @@ class PatchScoreWidget:
         v = self.values
         self.controls = {
             "patches": w.IntSlider(
-                v["patches"], MIN_PATCHES, MAX_PATCHES, description="patches"
+                v["patches"], MIN_PATCHES, MAX_PATCHES, description=_("patches")
             ),
-            "row": w.IntSlider(v["row"], 0, v["patches"] - 1, description="row"),
-            "col": w.IntSlider(v["col"], 0, v["patches"] - 1, description="col"),
+            "row": w.IntSlider(v["row"], 0, v["patches"] - 1, description=_("row")),
+            "col": w.IntSlider(v["col"], 0, v["patches"] - 1, description=_("col")),
             "convention": w.Dropdown(
-                options=CONVENTIONS, value=v["convention"], description="model"
+                options=CONVENTIONS, value=v["convention"], description=_("model")
             ),
         }
         for control in self.controls.values():
@@ -578,8 +595,8 @@ def thumbnail() -> Figure:
             ax.text(j, r, str(ids[r, j]), ha="center", va="center", fontsize=8)
     ax.imshow(colors, interpolation="nearest", aspect="auto")
     ax.set_yticks([0, 1, 2], ["t", "h", "w"])
-    ax.set_xticks([1, 6, 10], ["text", "image 2×3", "text"])
+    ax.set_xticks([1, 6, 10], [_fig("text"), _fig("image 2×3"), _fig("text")])
     ax.tick_params(length=0, labelsize=8)
-    figure.suptitle("M-RoPE: three position ids per token", fontsize=10)
+    figure.suptitle(_fig("M-RoPE: three position ids per token"), fontsize=10)
     figure.subplots_adjust(left=0.1, right=0.97, bottom=0.15, top=0.82)
     return figure

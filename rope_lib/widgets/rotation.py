@@ -20,6 +20,7 @@ from matplotlib.patches import Rectangle
 from matplotlib.ticker import MaxNLocator
 
 from ..derivation import closed_form_score, from_polar
+from ..language import N_, _, _fig
 from ..rotary import apply_rope
 from . import (
     LIVE_SIZE,
@@ -43,12 +44,12 @@ SCORE_LIMITS = (0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.5)
 CONTROLS = {
     "m": ("m", "int", 0, 20, 1, 5),
     "n": ("n", "int", 0, 20, 1, 2),
-    "theta": ("theta", "float", 0.0, 1.0, 0.01, 0.3),
+    "theta": (N_("theta"), "float", 0.0, 1.0, 0.01, 0.3),
     "q_len": ("|q|", "float", 0.2, 2.0, 0.05, 1.2),
-    "q_angle": ("angle q", "float", -3.14, 3.14, 0.01, -0.2),
+    "q_angle": (N_("angle q"), "float", -3.14, 3.14, 0.01, -0.2),
     "k_len": ("|k|", "float", 0.2, 2.0, 0.05, 1.0),
-    "k_angle": ("angle k", "float", -3.14, 3.14, 0.01, 1.9),
-    "shift": ("shift", "int", 0, 30, 1, 0),
+    "k_angle": (N_("angle k"), "float", -3.14, 3.14, 0.01, 1.9),
+    "shift": (N_("shift"), "int", 0, 30, 1, 0),
 }
 
 
@@ -150,7 +151,7 @@ class _Plane:
                 (self.arc_label_k, phi_k, angle_k, 0.35, names[1]),
             ):
                 label.set_position(_arc_label_position(phi, angle, radius, arrows))
-                label.set_text(f"{name}θ" if abs(angle) > 0.15 else "")
+                label.set_text(f"{_fig(name)}θ" if abs(angle) > 0.15 else "")
 
 
 def _angle_gap(a: float, b: float) -> float:
@@ -215,8 +216,8 @@ class RotatePairWidget:
         ax_plane = figure.add_axes((0.01, 0.03, 0.40, 0.78))
         ax_score = figure.add_axes((0.54, 0.17, 0.44, 0.64))
         self.plane = _Plane(ax_plane, fontsize=12)
-        ax_plane.set_title("q, k faded; q', k' solid")
-        ax_score.set_title("q'·k' against m - n")
+        ax_plane.set_title(_fig("q, k faded; q', k' solid"))
+        ax_score.set_title(_fig("q'·k' against m - n"))
         ax_score.set_xlabel("m - n")
         ax_score.axhline(0, color="0.85", lw=0.8, zorder=0)
         ax_score.set_xlim(OFFSETS[0] - 0.5, OFFSETS[-1] + 0.5)
@@ -238,14 +239,14 @@ class RotatePairWidget:
         )
 
         self.controls = {}
-        for name, (description, kind, lo, hi, step, _) in CONTROLS.items():
+        for name, (description, kind, lo, hi, step, _default) in CONTROLS.items():
             cls = W.IntSlider if kind == "int" else W.FloatSlider
             slider = cls(
                 value=self.values[name],
                 min=lo,
                 max=hi,
                 step=step,
-                description=description,
+                description=_(description),
                 continuous_update=True,
             )
             compact(slider, "158px", "52px")
@@ -292,7 +293,7 @@ class RotatePairWidget:
             k_rot.tolist(),
             m * theta,
             n * theta,
-            names=("(m+shift)", "(n+shift)") if v["shift"] else ("m", "n"),
+            names=(N_("(m+shift)"), N_("(n+shift)")) if v["shift"] else ("m", "n"),
         )
         curve = closed_form_score(q, k, torch.as_tensor(OFFSETS), 0, theta).numpy()
         self.curve.set_ydata(curve)
@@ -306,10 +307,10 @@ class RotatePairWidget:
         if full:
             self.ax_score.set_ylim(-top, top)
 
-        self.readout.value = (
-            f"<b>q'·k' = {score:.4f}</b>, closed form = {closed:.4f}, m - n = {offset}; "
-            f"query at m + shift = {m}, key at n + shift = {n}"
-        )
+        self.readout.value = _(
+            "<b>q'·k' = {score:.4f}</b>, closed form = {closed:.4f}, "
+            "m - n = {offset}; query at m + shift = {m}, key at n + shift = {n}"
+        ).format(score=score, closed=closed, offset=offset, m=m, n=n)
         self.redraw(full=full)
 
     def widget(self):
@@ -330,7 +331,7 @@ def _steps():
     names = list(CONTROLS)
     for i in range(30):
         name = names[i % len(names)]
-        _, kind, lo, hi, _, _ = CONTROLS[name]
+        kind, lo, hi = CONTROLS[name][1:4]
         fraction = (i // len(names) + 1) / 4  # 0.25, 0.5, 0.75, 1.0
         value = lo + fraction * (hi - lo)
         steps.append({name: int(round(value)) if kind == "int" else round(value, 2)})
@@ -352,7 +353,7 @@ def thumbnail() -> Figure:
         q.tolist(), k.tolist(), q_rot.tolist(), k_rot.tolist(), m * theta, n * theta
     )
     ax.set_xlim(-2.4, 2.4)
-    fig.suptitle("RoPE: q turns by mθ, k by nθ; q'·k' sees m - n", fontsize=9)
+    fig.suptitle(_fig("RoPE: q turns by mθ, k by nθ; q'·k' sees m - n"), fontsize=9)
     return fig
 
 
@@ -418,7 +419,7 @@ def polar_rotation_figure() -> Figure:
     )
     ax.set_xticks([])
     ax.set_yticks([])
-    ax.set_title("same length r, angle φ → φ + α", fontsize=10)
+    ax.set_title(_fig("same length r, angle φ → φ + α"), fontsize=10)
     return fig
 
 
@@ -457,10 +458,12 @@ def frequency_figure(
             label=f"θ = {theta:g}",
         )
     axes[2].axvline(offset, color="0.6", lw=0.8, ls=":")
-    axes[2].set_xlabel("offset m - n")
+    axes[2].set_xlabel(_fig("offset m - n"))
     axes[2].set_ylabel("q'·k'")
     axes[2].legend(loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=2)
-    axes[2].set_title(f"score, m - n = {offset} dotted", fontsize=12)
+    axes[2].set_title(
+        _fig("score, m - n = {offset} dotted").format(offset=offset), fontsize=12
+    )
     fig.tight_layout()
     fig.subplots_adjust(top=0.8)  # room for the two-line titles over the square planes
     return fig

@@ -21,6 +21,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
+from ..language import _, _fig
 from ..sinusoidal import sinusoidal_at, sinusoidal_offset_dot
 from . import LIVE_SIZE, Redrawer, compact, live_box, live_figure
 from .style import integer_ticks
@@ -68,8 +69,8 @@ class EncodingExplorer:
         ax.set_yticks([-1, 0, 1])
         ax.axhline(0, color="0.7", lw=0.6)
         integer_ticks(ax.xaxis, nbins=5)
-        ax.set_xlabel("coordinate j")
-        ax.set_title("PE(m) blue, PE(m+Δ) orange")
+        ax.set_xlabel(_fig("coordinate j"))
+        ax.set_title(_fig("PE(m) blue, PE(m+Δ) orange"))
 
         ax = self.ax_dot
         (self.curve,) = ax.plot(
@@ -81,8 +82,8 @@ class EncodingExplorer:
         ax.axhline(0, color="0.7", lw=0.6)
         ax.set_xlim(-CURVE_K, CURVE_K)
         ax.set_xticks(np.arange(-CURVE_K, CURVE_K + 1, 64))
-        ax.set_xlabel("offset Δ")
-        ax.set_title("PE(m)·PE(m+Δ) against Δ")
+        ax.set_xlabel(_fig("offset Δ"))
+        ax.set_title(_fig("PE(m)·PE(m+Δ) against Δ"))
 
         # Drawn on top of a static background at each update; everything else is drawn only when
         # d_model (the x range, the y range and their ticks) changes.
@@ -105,11 +106,11 @@ class EncodingExplorer:
                 value=v["p"],
                 min=0,
                 max=200,
-                description="position m",
+                description=_("position m"),
                 continuous_update=True,
             ),
             "k": w.IntSlider(
-                value=v["k"], min=-K_MAX, max=K_MAX, description="offset Δ"
+                value=v["k"], min=-K_MAX, max=K_MAX, description=_("offset Δ")
             ),
             "d_model": w.IntSlider(
                 value=v["d_model"], min=4, max=128, step=4, description="d_model"
@@ -120,7 +121,7 @@ class EncodingExplorer:
                 min=BASE_EXPONENTS[0],
                 max=BASE_EXPONENTS[1],
                 step=BASE_EXPONENTS[2],
-                description="base",
+                description=_("base"),
                 readout_format=".0f",
             ),
         }
@@ -218,12 +219,12 @@ def thumbnail():
         vmin=-1,
         vmax=1,
     )
-    left.set_xlabel("coordinate", fontsize=7)
-    left.set_ylabel("position", fontsize=7)
-    left.set_title("PE table", fontsize=8)
+    left.set_xlabel(_fig("coordinate"), fontsize=7)
+    left.set_ylabel(_fig("position"), fontsize=7)
+    left.set_title(_fig("PE table"), fontsize=8)
     k = np.arange(-64, 65)
     right.plot(k, sinusoidal_offset_dot(k, 32).numpy(), color="tab:green", lw=1)
-    right.set_xlabel("offset Δ", fontsize=7)
+    right.set_xlabel(_fig("offset Δ"), fontsize=7)
     right.set_title("PE(m)·PE(m+Δ)", fontsize=8)
     for ax in (left, right):
         ax.tick_params(labelsize=6)

@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 
+from ..language import _, _fig
 from ..models import MODELS, model_curves
 from . import Redrawer, compact, live_box, live_figure, static_png  # noqa: F401
 
@@ -59,18 +60,33 @@ def draw_model(ax, name: str, lines=None):
             slow.append(int((y > entry.trained_length).sum()))
     lines["L"].set_ydata([entry.trained_length] * 2)
     lines["L2"].set_ydata([entry.context_length] * 2)
-    nope_text = f"; NoPE layers: {nope[0]['layers']}" if nope else ""
     if curves and curves[0]["kind"] == "alibi":
-        readout = (
-            f"{name}: 1/mu_h from {float(curves[0]['y'].min()):.2f} to "
-            f"{float(curves[0]['y'].max()):.1f} tokens; L = {entry.trained_length}"
+        readout = _(
+            "{name}: 1/mu_h from {low:.2f} to {high:.1f} tokens; L = {L}"
+        ).format(
+            name=name,
+            low=float(curves[0]["y"].min()),
+            high=float(curves[0]["y"].max()),
+            L=entry.trained_length,
         )
     else:
-        counts = " and ".join(str(s) for s in slow)
-        readout = (
-            f"{name}: L = {entry.trained_length:,}, L' = {entry.context_length:,}; "
-            f"pairs slower than L: {counts}{nope_text}"
+        counts = (
+            _("{first} and {second}").format(first=slow[0], second=slow[1])
+            if len(slow) == 2
+            else " and ".join(str(s) for s in slow)
         )
+        numbers = dict(
+            name=name, L=entry.trained_length, L2=entry.context_length, counts=counts
+        )
+        if nope:
+            readout = _(
+                "{name}: L = {L:,}, L' = {L2:,}; pairs slower than L: {counts}; "
+                "NoPE layers: {layers}"
+            ).format(layers=nope[0]["layers"], **numbers)
+        else:
+            readout = _(
+                "{name}: L = {L:,}, L' = {L2:,}; pairs slower than L: {counts}"
+            ).format(**numbers)
     return lines, readout
 
 
@@ -81,8 +97,8 @@ def _style_axes(ax):
     ticks = [1e1, 1e3, 1e5, 1e7, INF_ROW]
     ax.set_yticks(ticks, ["10", "10³", "10⁵", "10⁷", "∞"])
     ax.minorticks_off()
-    ax.set_xlabel("pair i / (d/2)   (ALiBi: head h / H)")
-    ax.set_ylabel("wavelength (tokens)")
+    ax.set_xlabel(_fig("pair i / (d/2)   (ALiBi: head h / H)"))
+    ax.set_ylabel(_fig("wavelength (tokens)"))
 
 
 def static_figure(name: str = DEFAULT_MODEL):
@@ -91,12 +107,16 @@ def static_figure(name: str = DEFAULT_MODEL):
 
     fig, ax = plt.subplots(figsize=(6.4, 3.3))
     _style_axes(ax)
-    lines, _ = draw_model(ax, name)
+    lines, _readout = draw_model(ax, name)
     ax.set_title(name)
     handles = [h for h in lines["curves"] if h.get_label() != "_none"]
     handles += [lines["L"], lines["L2"]]
-    lines["L"].set_label(f"L = {MODELS[name].trained_length:,} (trained)")
-    lines["L2"].set_label(f"L' = {MODELS[name].context_length:,} (claimed)")
+    lines["L"].set_label(
+        _fig("L = {L:,} (trained)").format(L=MODELS[name].trained_length)
+    )
+    lines["L2"].set_label(
+        _fig("L' = {L2:,} (claimed)").format(L2=MODELS[name].context_length)
+    )
     ax.legend(
         handles=handles,
         loc="upper center",
@@ -119,7 +139,7 @@ class ModelWavelengthExplorer:
         ax = self.figure.add_axes((0.13, 0.16, 0.84, 0.72))
         _style_axes(ax)
         self.ax = ax
-        self.lines, _ = draw_model(ax, model)
+        self.lines, _readout = draw_model(ax, model)
         self.title = ax.set_title(" ")
         moving = [
             *self.lines["curves"],
@@ -133,7 +153,7 @@ class ModelWavelengthExplorer:
 
         self.controls = {
             "model": compact(
-                w.Dropdown(options=list(MODELS), value=model, description="model"),
+                w.Dropdown(options=list(MODELS), value=model, description=_("model")),
                 "270px",
                 "45px",
             ),
@@ -163,7 +183,7 @@ class ModelWavelengthExplorer:
             if line.get_label() != "_none"
         )
         self.text = text
-        self.readout.value = f"{text}{keys}<br>solid: L, dashed: L'"
+        self.readout.value = f"{text}{keys}<br>" + _("solid: L, dashed: L'")
         self.redraw()
 
     def readout_text(self) -> str:
