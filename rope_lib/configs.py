@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 import torch
 
 from ._checks import _describe, require_positive_int
+from .language import _
 from .scaling import PARAMETERS, rope_frequencies
 
 # Each config class's default base (rope_theta) when the dict gives none (transformers
@@ -471,20 +472,26 @@ def describe_layers(layers: list[LayerRope]) -> list[str]:
     def text(layer):
         kind = f" {layer.layer_type}" if layer.layer_type else ""
         if layer.scheme == "alibi":
-            return kind, "ALiBi (a linear bias on the scores, no rotation)"
+            return kind, _("ALiBi (a linear bias on the scores, no rotation)")
         if layer.scheme == "learned":
-            return kind, "learned absolute positions (added to the input)"
+            return kind, _("learned absolute positions (added to the input)")
         if not layer.uses_rope:
-            return kind, "no position encoding (NoPE)"
+            return kind, _("no position encoding (NoPE)")
         base = f"{layer.base:g}" if layer.base is not None else "?"
-        what = (
-            f"{layer.rope_type}, base {base}, "
-            f"rotates {layer.rotary_dim} of {layer.head_dim}"
+        what = _("{rope_type}, base {base}, rotates {rotary_dim} of {head_dim}").format(
+            rope_type=layer.rope_type,
+            base=base,
+            rotary_dim=layer.rotary_dim,
+            head_dim=layer.head_dim,
         )
         if layer.position_pairs != layer.rotary_dim // 2:
-            what += f" ({layer.position_pairs} pairs with frequency > 0)"
+            what += _(" ({pairs} pairs with frequency > 0)").format(
+                pairs=layer.position_pairs
+            )
         if not math.isclose(layer.attention_factor, 1.0):
-            what += f", attention factor {layer.attention_factor:.4f}"
+            what += _(", attention factor {factor:.4f}").format(
+                factor=layer.attention_factor
+            )
         return kind, what
 
     start = 0
@@ -492,7 +499,11 @@ def describe_layers(layers: list[LayerRope]) -> list[str]:
         if i < len(layers) and text(layers[i]) == text(layers[start]):
             continue
         kind, what = text(layers[start])
-        span = f"layer {start}" if i - 1 == start else f"layers {start}-{i - 1}"
+        span = (
+            _("layer {first}").format(first=start)
+            if i - 1 == start
+            else _("layers {first}-{last}").format(first=start, last=i - 1)
+        )
         lines.append(f"{span}{kind}: {what}")
         start = i
     return lines

@@ -33,6 +33,7 @@ import torch
 from ._checks import require_positive_float, require_positive_int
 from .alibi import alibi_slopes
 from .configs import read_rope_config
+from .language import N_, _fig
 from .scaling import wavelengths
 
 
@@ -406,6 +407,15 @@ def model_layers(name: str):
         return read_rope_config(entry.config)
 
 
+#: The kinds of layer a curve's label names (a config's layer_type without "_attention").
+LAYER_KINDS = {
+    "all": N_("all"),
+    "full": N_("full"),
+    "sliding": N_("sliding"),
+    "chunked": N_("chunked"),
+}
+
+
 def model_curves(name: str) -> list[dict]:
     """What to draw for one model: one dict per kind of layer,
 
@@ -424,7 +434,7 @@ def model_curves(name: str) -> list[dict]:
         x = (torch.arange(heads, dtype=torch.float64) + 0.5) / heads
         return [
             {
-                "label": f"ALiBi, {heads} heads: 1/mu_h",
+                "label": _fig("ALiBi, {heads} heads: 1/mu_h").format(heads=heads),
                 "layers": None,
                 "x": x,
                 "y": 1.0 / slopes,
@@ -442,8 +452,14 @@ def model_curves(name: str) -> list[dict]:
                 if layer.layer_type
                 else "all"
             )
-            turning = 2 * layer.position_pairs
-            label = f"{kind}: base {layer.base:g}, {turning}/{layer.head_dim} dims turn"
+            label = _fig(
+                "{kind}: base {base:g}, {turning}/{head_dim} dims turn"
+            ).format(
+                kind=_fig(LAYER_KINDS.get(kind, kind)),
+                base=layer.base,
+                turning=2 * layer.position_pairs,
+                head_dim=layer.head_dim,
+            )
         for group in groups:
             if group["key"] == key:
                 group["layers"] += 1
@@ -480,7 +496,9 @@ def model_curves(name: str) -> list[dict]:
                     }
                 )
     for group in groups:
-        group["label"] = f"{group['label']} (x{group['layers']} layers)"
+        group["label"] = _fig("{label} (x{layers} layers)").format(
+            label=group["label"], layers=group["layers"]
+        )
         del group["key"]
     return groups
 
