@@ -60,7 +60,7 @@ execute: $(STAMP)
 	$(BIN)/python scripts/execute_notebooks.py
 
 # The extrapolation lab (lesson 8): train every scheme, evaluate past the training length, and
-# write notebooks/lab_results/ (results.json + figures), which the lesson reads. About 10 minutes.
+# write notebooks/lab_results/ (results.json + figures), which the lesson reads. About 5 minutes.
 experiments: $(STAMP)
 	$(BIN)/python -m rope_lib.lab --seed 0 --out notebooks/lab_results
 

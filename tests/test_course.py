@@ -116,7 +116,9 @@ def test_chinese_readme_is_linked_from_the_top_and_maps_every_chinese_lesson():
         assert f"(notebooks/zh/{path.name})" in chinese, (
             f"README.zh-CN.md's lesson map misses notebooks/zh/{path.name}"
         )
-        assert f"images/lesson{path.name[:2]}" in chinese
+        picture = ROOT / "images" / "zh" / f"lesson{path.name[:2]}.png"
+        assert picture.exists(), f"{picture.relative_to(ROOT)} is missing (make images)"
+        assert f"(images/zh/lesson{path.name[:2]}.png)" in chinese
     for command in ("make lab", "make test", "make lab-zh", "set_language"):
         assert command in chinese, f"README.zh-CN.md does not say {command!r}"
     assert "make lab-zh" in readme and "jupyterlab-language-pack-zh-cn" in readme

@@ -24,8 +24,11 @@ ZH = NOTEBOOKS / "zh"
 LESSONS = sorted(p.name for p in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
 CJK = re.compile(r"[\u4e00-\u9fff]")
 #: Pointers at the material the course grew from, which the learner never saw.
+#: (A random seed, 随机种子 or `--seed 7`, is fine.)
 SOURCE_POINTERS = re.compile(
-    r"种子笔记|源笔记|原始笔记|原笔记|\bseeds?\b|笔记\s*0\d\d|\bnote \d{3}\b", re.I
+    r"种子笔记|源笔记|原始笔记|原笔记|笔记\s*0\d\d|\bseed[ -]?notes?\b|\bseeds? ?\d{3}\b"
+    r"|\bthe seeds\b|\bsource notes\b|\bnote \d{3}\b",
+    re.I,
 )
 
 
@@ -146,13 +149,34 @@ def test_chinese_twin_speaks_chinese(lesson):
     for index, (en, zh) in enumerate(zip(english, chinese)):
         if en["cell_type"] != "markdown":
             continue
-        words = re.findall(r"\b[A-Za-z]{3,}\b", re.sub(r"\$[^$]*\$", "", _source(en)))
+        prose = re.sub(
+            r"```.*?```|`[^`]*`|\$[^$]*\$|<[^>]+>", "", _source(en), flags=re.S
+        )
+        words = re.findall(r"\b[A-Za-z]{3,}\b", prose)
         if len(words) >= 4:
             assert len(CJK.findall(_source(zh))) >= len(words), (
                 f"{lesson}, cell {index}: markdown not translated: {_source(zh)[:120]!r}"
             )
     text = "\n".join(_source(c) for c in chinese)
     assert not SOURCE_POINTERS.search(text), SOURCE_POINTERS.search(text).group(0)
+
+
+def test_pointer_patterns_catch_what_they_are_for():
+    for text in ("见种子笔记", "源笔记里说", "seed 003", "the seed notes", "笔记 003"):
+        assert SOURCE_POINTERS.search(text), text
+    for text in ("随机种子 0", "--seed 7", "torch.manual_seed(0)", "config['seeds']"):
+        assert not SOURCE_POINTERS.search(text), text
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_chinese_figures_had_every_glyph(lesson):
+    # matplotlib warns on stderr when a font lacks a glyph (the figure shows boxes)
+    for index, cell in enumerate(_cells(ZH / lesson)):
+        for output in cell.get("outputs", []):
+            text = "".join(output.get("text", ""))
+            assert (
+                "missing from font" not in text and "does not have a glyph" not in text
+            ), f"{lesson}, cell {index}: {text[:300]}"
 
 
 # --- the sync check itself fails as it should -----------------------------------------

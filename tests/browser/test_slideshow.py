@@ -36,7 +36,10 @@ import pytest
 pytestmark = pytest.mark.xdist_group("browser")
 
 NOTEBOOKS = lab.discover_notebooks()
-SLIDES = [n for n in NOTEBOOKS if n == "03_rotation_2d.ipynb"] or NOTEBOOKS[:1]
+# lesson 3 in both editions by default (ROPE_BROWSER_SLIDES=all: every lesson)
+SLIDES = [
+    n for n in NOTEBOOKS if n in ("03_rotation_2d.ipynb", "zh/03_rotation_2d.ipynb")
+] or NOTEBOOKS[:1]
 if os.environ.get("ROPE_BROWSER_SLIDES", "") == "all":
     SLIDES = NOTEBOOKS
 STARTS = ("slide", "subslide")
