@@ -582,7 +582,7 @@ def test_the_lesson_is_one_sitting_with_slides():
 def test_the_stored_checks_say_what_the_lesson_claims():
     text = "\n".join(outputs(c) for c in cells())
     assert "largest difference vs transformers' get_rope_index: 0" in text
-    assert "pairs Qwen3-VL turns by h:       [1, 4, 7, 10, 13]" in text
+    assert "pairs Qwen3-VL turns by h:          [1, 4, 7, 10, 13]" in text
     assert "mrope_pair_axes(..., interleaved) h: [1, 4, 7, 10, 13]" in text
     assert "text token (t = h = w = m) vs plain RoPE, largest difference: 0.0" in text
     assert "text after the image starts at 30 = 10 + max(14, 20)" in text

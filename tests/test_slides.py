@@ -85,10 +85,17 @@ def text_lines(cell: dict) -> int:
             lines += 2 * wrapped if line.startswith("#") else wrapped
         return lines
     lines = len(text.splitlines())
+    # printed text as one stream (the kernel may send one line in two messages)
+    printed = "".join(
+        "".join(o["text"])
+        for o in cell.get("outputs", [])
+        if o["output_type"] == "stream"
+    )
+    lines += len(printed.splitlines())
     for output in cell.get("outputs", []):
         data = output.get("data", {})
         if output["output_type"] == "stream":
-            lines += len("".join(output["text"]).splitlines())
+            continue
         elif WIDGET_MIME in data or "image/png" in data:
             continue
         elif "text/latex" in data:

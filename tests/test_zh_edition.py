@@ -14,6 +14,7 @@ import io
 import json
 import re
 import tokenize
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -179,6 +180,45 @@ def test_chinese_figures_had_every_glyph(lesson):
             ), f"{lesson}, cell {index}: {text[:300]}"
 
 
+def _wide(character: str) -> bool:
+    return unicodedata.east_asian_width(character) in "WF"
+
+
+def stray_spaces(markdown: str) -> list[str]:
+    """Lines broken between two Chinese characters (outside code blocks): the browser
+    shows such a break as a space inside the sentence."""
+    found, fence = [], False
+    lines = markdown.split("\n")
+    for line, following in zip(lines, lines[1:]):
+        if line.lstrip().startswith("```"):
+            fence = not fence
+        body = re.sub(r"^\s*>\s?", "", following).lstrip()
+        end = line.rstrip()
+        if not fence and end and body and _wide(end[-1]) and _wide(body[0]):
+            if not end.lstrip().startswith("|"):
+                found.append(f"{end[-20:]!r} / {body[:20]!r}")
+    return found
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_no_stray_spaces_in_chinese_sentences(lesson):
+    texts = {
+        f"cell {i}": _source(c)
+        for i, c in enumerate(_cells(ZH / lesson))
+        if c["cell_type"] == "markdown"
+    }
+    notes = ZH / "teacher_notes" / lesson.replace(".ipynb", ".md")
+    texts["teacher notes"] = notes.read_text(encoding="utf-8")
+    if lesson == LESSONS[0]:
+        texts["README.zh-CN.md"] = (ROOT / "README.zh-CN.md").read_text(
+            encoding="utf-8"
+        )
+    found = {
+        where: stray for where, text in texts.items() if (stray := stray_spaces(text))
+    }
+    assert not found, f"{lesson}: lines broken inside a Chinese sentence: {found}"
+
+
 # --- the sync check itself fails as it should -----------------------------------------
 def test_a_changed_english_code_cell_is_named():
     lesson = "03_rotation_2d.ipynb"
@@ -195,6 +235,13 @@ def test_a_changed_english_code_cell_is_named():
     assert f"cell {index} (code)" in problems[0] and "'0.25'" in problems[0], problems[
         0
     ]
+
+
+def test_stray_space_check():
+    assert stray_spaces("旋转位置\n编码")
+    assert stray_spaces("> 旋转位置\n> 编码")
+    assert not stray_spaces("旋转位置\nRoPE 编码") and not stray_spaces("RoPE\n编码")
+    assert not stray_spaces("```\n# 注释\n# 注释\n```")
 
 
 def test_comments_strings_and_fstring_fields():

@@ -92,6 +92,8 @@ class MropeWidget:
         ax.set_yticks([0, 1, 2], ["t", "h", "w"])
         for label, color in zip(ax.get_yticklabels(), AXIS_COLORS):
             label.set_color(color)
+            # Latin letters, bold: in a font that has a bold (the CJK font has none)
+            label.set_fontfamily("DejaVu Sans")
             label.set_fontweight("bold")
         ax.tick_params(axis="x", length=0, labelsize=10, pad=2)
         ax.tick_params(axis="y", length=0, labelsize=12)
@@ -499,7 +501,7 @@ class PatchScoreWidget:
                 _("score: itself {peak:.2f}, next column {right:.2f}").format(
                     peak=self.peak, right=right
                 ),
-                _("one column = {step:.4g} position units").format(step=s["step"]),
+                _("one column moves the position by {step:.4g}").format(step=s["step"]),
             ]
         )
 
