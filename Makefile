@@ -39,7 +39,8 @@ lab-zh: $(STAMP)
 
 # Everything: library, reference and property tests, then every notebook under nbval.
 # The browser tests run on their own afterwards: they share one JupyterLab and open each lesson
-# once, which two xdist workers would each do again.
+# once, which two xdist workers would each do again (and on two cores, side by side, they
+# took 521 s against 333 s one after the other).
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadfile tests notebooks --ignore=tests/browser --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
 	$(BIN)/python -m pytest tests/browser

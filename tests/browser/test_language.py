@@ -8,25 +8,18 @@ course's default config (`make lab`) keeps English menus and offers the Chinese.
 
 from __future__ import annotations
 
-import tempfile
-
 import lab
 import pytest
 
 pytestmark = pytest.mark.xdist_group("browser")
 
 
-def _menus(config) -> tuple[list[str], list[str]]:
-    """The main menu bar's titles and the Settings > Language entries."""
-    from playwright.sync_api import sync_playwright
-
-    reason = lab.skip_reason()
-    if reason:
-        pytest.skip(reason)
-    with lab.LabServer(config_path=config) as server, sync_playwright() as p:
-        context = lab.launch_chromium(p, tempfile.mkdtemp(prefix="rope-chromium-"))
+def _menus(browser, config) -> tuple[list[str], list[str]]:
+    """The main menu bar's titles and the Settings > Language entries of a JupyterLab
+    started with JUPYTER_CONFIG_PATH=config (in the session's Chromium)."""
+    with lab.LabServer(config_path=config) as server:
+        page = browser.new_page()
         try:
-            page = context.new_page()
             page.goto(server.url("lab?reset"))
             page.wait_for_selector("#jp-menu-panel .lm-MenuBar-itemLabel")
             titles = page.locator("#jp-menu-panel .lm-MenuBar-itemLabel")
@@ -38,16 +31,16 @@ def _menus(config) -> tuple[list[str], list[str]]:
             )
             return bar, languages
         finally:
-            context.close()
+            page.close()
 
 
-def test_lab_zh_speaks_chinese_and_offers_english():
-    bar, languages = _menus(lab.REPO / "jupyter-config" / "zh")
+def test_lab_zh_speaks_chinese_and_offers_english(browser):
+    bar, languages = _menus(browser, lab.REPO / "jupyter-config" / "zh")
     assert bar[:3] == ["文件", "编辑", "查看"], bar
     assert "English - English" in languages, languages  # as README says
 
 
-def test_lab_stays_english_and_offers_chinese():
-    bar, languages = _menus(lab.REPO / "jupyter-config")
+def test_lab_stays_english_and_offers_chinese(browser):
+    bar, languages = _menus(browser, lab.REPO / "jupyter-config")
     assert bar[:3] == ["File", "Edit", "View"], bar
     assert "Chinese (Simplified, China) - 中文 (简体, 中国)" in languages, languages
