@@ -3,7 +3,8 @@
 Each widget module (rope_lib/widgets/<topic>.py) lists its widgets in WIDGETS as
 name -> (factory, steps). A step is one update(**values), which recomputes, changes the artists
 in place and draws (under matplotlib's Agg backend here, so the draw happens inside the call).
-Goal on this machine: under 50 ms per update.
+Goal on this machine: under 50 ms per update. Each widget is timed in English and, in the
+same run, in Chinese (rope_lib.set_language("zh"): other labels, a CJK font), with the ratio.
 
     python benchmarks/bench_widgets.py
 """
@@ -20,6 +21,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 import rope_lib.widgets  # noqa: E402
+from rope_lib.language import language  # noqa: E402
 
 
 def widget_modules():
@@ -44,13 +46,18 @@ def median_update_ms(factory, steps, rounds=2):
 
 
 def main():
-    print("| module | widget | steps | median update (ms) |")
-    print("|---|---|---|---|")
+    print(
+        "| module | widget | steps | median update (ms) | in Chinese (ms) | zh / en |"
+    )
+    print("|---|---|---|---|---|---|")
     for module in widget_modules():
         for name, (factory, steps) in module.WIDGETS.items():
-            ms = median_update_ms(factory, steps)
+            english = median_update_ms(factory, steps)
+            with language("zh"):
+                chinese = median_update_ms(factory, steps)
             print(
-                f"| {module.__name__.rsplit('.', 1)[1]} | {name} | {len(steps)} | {ms:.1f} |",
+                f"| {module.__name__.rsplit('.', 1)[1]} | {name} | {len(steps)} "
+                f"| {english:.1f} | {chinese:.1f} | {chinese / english:.2f} |",
                 flush=True,
             )
 

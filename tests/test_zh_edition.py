@@ -122,8 +122,8 @@ def out_of_step(lesson: str, english: list[dict], chinese: list[dict]) -> list[s
             difference = first_difference(_source(en), _source(zh))
             if difference:
                 problems.append(
-                    f"{where}: the English code changed without its Chinese twin "
-                    f"(notebooks/zh/{lesson}): {difference}"
+                    f"{where}: the code differs from its Chinese twin in "
+                    f"notebooks/zh/{lesson} (a change not carried over): {difference}"
                 )
     return problems
 
