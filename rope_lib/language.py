@@ -45,6 +45,9 @@ CJK_FONT_FAMILIES = (
     "PingFang SC",
     "Microsoft YaHei",
     "SimHei",
+    # matplotlib reads the first face of a .ttc: Debian's NotoSansCJK-Regular.ttc opens as
+    # the Japanese face, which has every Simplified Chinese glyph (some drawn the JP way)
+    "Noto Sans CJK JP",
 )
 
 #: Parts of the file names of those fonts (Debian: NotoSansCJK-Regular.ttc, wqy-microhei.ttc).
