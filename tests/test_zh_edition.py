@@ -181,7 +181,9 @@ def test_chinese_figures_had_every_glyph(lesson):
 
 
 def _wide(character: str) -> bool:
-    return unicodedata.east_asian_width(character) in "WF"
+    """A Chinese character or punctuation mark (curly quotes count: they sit in Chinese
+    sentences)."""
+    return unicodedata.east_asian_width(character) in "WF" or character in "“”‘’"
 
 
 def stray_spaces(markdown: str) -> list[str]:
@@ -192,8 +194,9 @@ def stray_spaces(markdown: str) -> list[str]:
     for line, following in zip(lines, lines[1:]):
         if line.lstrip().startswith("```"):
             fence = not fence
-        body = re.sub(r"^\s*>\s?", "", following).lstrip()
-        end = line.rstrip()
+        # emphasis markers (*, **, _) at the break do not separate the words either
+        body = re.sub(r"^\s*>\s?", "", following).lstrip().lstrip("*_")
+        end = line.rstrip().rstrip("*_")
         if not fence and end and body and _wide(end[-1]) and _wide(body[0]):
             if not end.lstrip().startswith("|"):
                 found.append(f"{end[-20:]!r} / {body[:20]!r}")
@@ -240,6 +243,7 @@ def test_a_changed_english_code_cell_is_named():
 def test_stray_space_check():
     assert stray_spaces("旋转位置\n编码")
     assert stray_spaces("> 旋转位置\n> 编码")
+    assert stray_spaces("矩阵，\n**对每个**") and stray_spaces("“吃”\n在")
     assert not stray_spaces("旋转位置\nRoPE 编码") and not stray_spaces("RoPE\n编码")
     assert not stray_spaces("```\n# 注释\n# 注释\n```")
 
