@@ -45,8 +45,8 @@ CJK_FONT_FAMILIES = (
     "PingFang SC",
     "Microsoft YaHei",
     "SimHei",
-    # matplotlib reads the first face of a .ttc: Debian's NotoSansCJK-Regular.ttc opens as
-    # the Japanese face, which has every Simplified Chinese glyph (some drawn the JP way)
+    # last resort: the Japanese face has every Simplified Chinese glyph (some drawn the
+    # Japanese way)
     "Noto Sans CJK JP",
 )
 
@@ -66,10 +66,10 @@ _state = {"language": "en", "translation": gettext.NullTranslations()}
 def set_language(language: str) -> None:
     """Speak `language` ("en" or "zh") in every message, widget and figure made from now on.
 
-    With "zh", matplotlib falls back to the CJK font for glyphs its default font lacks (the
-    course's style is kept); without such a font, figure words stay English (a warning says
-    how to install one) while feedback and widget labels, which the browser draws, are
-    Chinese."""
+    With "zh", figures are set in the CJK font (`cjk_font()`, first in font.family; the
+    default fonts after it for any glyph it lacks; the course's sizes are kept); without such
+    a font, figure words stay English (a warning says how to install one) while feedback and
+    widget labels, which the browser draws, are Chinese."""
     if not isinstance(language, str):
         raise TypeError(
             f"language must be a str, one of {LANGUAGES}, got {type(language).__name__}"
