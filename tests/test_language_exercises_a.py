@@ -11,28 +11,14 @@ from __future__ import annotations
 
 import math
 import re
-import string
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
-from babel.messages.extract import extract_from_file
 
 from rope_lib.exercises import absolute, answers, complex_rope, rotation, why_position
 from rope_lib.language import language
 
-ROOT = Path(__file__).resolve().parents[1]
-FILES = [
-    ROOT / "rope_lib" / "exercises" / name
-    for name in (
-        "answers.py",
-        "why_position.py",
-        "absolute.py",
-        "rotation.py",
-        "complex_rope.py",
-    )
-]
 CJK = re.compile(r"[\u4e00-\u9fff]")
 #: English words of the templates; none may be left in a Chinese message.
 ENGLISH = re.compile(
@@ -149,26 +135,3 @@ def test_the_readers_speak_chinese():
         empty = answers.read_count(2.5, "n", what="").message
         assert "Content-Type" not in empty and "2.5" in empty
     assert answers.describe(np.ones(3)) == "a numpy array of shape (3,), dtype float64"
-
-
-def _fields(text: str) -> list:
-    parsed = string.Formatter().parse(text)
-    return sorted((name, spec) for _, name, spec, _ in parsed if name is not None)
-
-
-def test_every_message_of_these_files_is_translated_with_its_placeholders():
-    messages = set()
-    for path in FILES:
-        for _, message, _, _ in extract_from_file(
-            "python", str(path), keywords={"_": None, "_fig": None, "N_": None}
-        ):
-            messages.add(message)
-    assert len(messages) > 150
-    with language("zh"):
-        from rope_lib.language import _
-
-        for message in sorted(messages):
-            translated = _(message)
-            assert translated != message, f"untranslated: {message!r}"
-            assert CJK.search(translated), translated
-            assert _fields(translated) == _fields(message), message

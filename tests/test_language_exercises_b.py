@@ -10,21 +10,13 @@ from __future__ import annotations
 
 import math
 import re
-import string
-from pathlib import Path
 
 import pytest
 import torch
-from babel.messages.extract import extract_from_file
 
 from rope_lib.exercises import alibi, context_extension, lab, multimodal, todays_models
 from rope_lib.language import language
 
-ROOT = Path(__file__).resolve().parents[1]
-FILES = [
-    ROOT / "rope_lib" / "exercises" / f"{name}.py"
-    for name in ("alibi", "context_extension", "lab", "todays_models", "multimodal")
-]
 CJK = re.compile(r"[\u4e00-\u9fff]")
 #: English words of the templates; none may be left in a Chinese message.
 ENGLISH = re.compile(
@@ -270,26 +262,3 @@ def test_the_best_scheme_may_be_named_by_its_chinese_label():
     assert message.startswith("sinusoidal ")
     # in English the Chinese label is no scheme name
     assert "got" in lab.check_best_scheme(label).message
-
-
-def _fields(text: str) -> list:
-    parsed = string.Formatter().parse(text)
-    return sorted((name, spec) for _, name, spec, _ in parsed if name is not None)
-
-
-def test_every_message_of_these_files_is_translated_with_its_placeholders():
-    messages = set()
-    for path in FILES:
-        for _, message, _, _ in extract_from_file(
-            "python", str(path), keywords={"_": None, "_fig": None, "N_": None}
-        ):
-            messages.add(message)
-    assert len(messages) > 180
-    with language("zh"):
-        from rope_lib.language import _
-
-        for message in sorted(messages):
-            translated = _(message)
-            assert translated != message, f"untranslated: {message!r}"
-            assert CJK.search(translated), translated
-            assert _fields(translated) == _fields(message), message
