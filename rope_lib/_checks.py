@@ -1,8 +1,8 @@
 """Input checks shared by the library: every message names the argument, what was expected and
 what came, so a learner who passes the wrong thing knows what to change.
 
-The rule for positions lives here too (check_positions), so apply_rope and RotaryEmbedding read
-a positions tensor the same way.
+The rule for positions lives here too (check_positions), so apply_rope, RotaryEmbedding and
+PositionalSelfAttention read a positions tensor the same way.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import numbers
 import torch
 
 
-def _describe(value) -> str:
+def describe(value) -> str:
     if isinstance(value, torch.Tensor):
         return f"a tensor of shape {tuple(value.shape)} and dtype {value.dtype}"
     text = repr(value)
@@ -28,7 +28,7 @@ def _is_meta(t: torch.Tensor) -> bool:
 
 def require_tensor(name: str, value) -> torch.Tensor:
     if not isinstance(value, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor, got {_describe(value)}")
+        raise TypeError(f"{name} must be a torch.Tensor, got {describe(value)}")
     return value
 
 
@@ -44,20 +44,20 @@ def require_float_tensor(name: str, value) -> torch.Tensor:
 
 def require_bool(name: str, value) -> bool:
     if not isinstance(value, bool):
-        raise TypeError(f"{name} must be True or False, got {_describe(value)}")
+        raise TypeError(f"{name} must be True or False, got {describe(value)}")
     return value
 
 
 def require_bool_or_none(name: str, value) -> bool | None:
     if value is not None and not isinstance(value, bool):
-        raise TypeError(f"{name} must be True, False or None, got {_describe(value)}")
+        raise TypeError(f"{name} must be True, False or None, got {describe(value)}")
     return value
 
 
 def require_int(name: str, value) -> int:
     """An integer (Python or numpy; not a bool, not a float such as 4.0)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an int, got {_describe(value)}")
+        raise TypeError(f"{name} must be an int, got {describe(value)}")
     return int(value)
 
 
@@ -80,7 +80,7 @@ def require_even(name: str, value) -> int:
 def require_number(name: str, value) -> float:
     """A finite real number (Python or numpy; not a bool, a string or a tensor)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number, got {_describe(value)}")
+        raise TypeError(f"{name} must be a number, got {describe(value)}")
     value = float(value)
     if not math.isfinite(value):
         raise ValueError(f"{name} must be a finite number, got {value}")
@@ -117,16 +117,16 @@ def as_real_float64(name: str, value) -> torch.Tensor:
         t = value.to(torch.float64)
     elif isinstance(value, bool) or isinstance(value, (str, bytes)) or value is None:
         raise TypeError(
-            f"{name} must be a number or a real tensor, got {_describe(value)}"
+            f"{name} must be a number or a real tensor, got {describe(value)}"
         )
     else:
         if isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real):
-            raise TypeError(f"{name} must be a real number, got {_describe(value)}")
+            raise TypeError(f"{name} must be a real number, got {describe(value)}")
         try:
             t = torch.as_tensor(value, dtype=torch.float64)
         except (TypeError, ValueError, RuntimeError):
             raise TypeError(
-                f"{name} must be a number or a real tensor, got {_describe(value)}"
+                f"{name} must be a number or a real tensor, got {describe(value)}"
             ) from None
     return require_finite(name, t)
 
@@ -155,6 +155,29 @@ def require_same_device(
     return t.to(device)
 
 
+LAYOUTS = ("interleaved", "half")
+
+
+def check_layout(layout) -> str:
+    """ "interleaved" (pairs (2i, 2i+1)) or "half" (pairs (i, i + d/2))."""
+    if not isinstance(layout, str) or layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+    return layout
+
+
+def check_x(x, name: str = "x") -> torch.Tensor:
+    """A float tensor [..., seq, head_dim] with an even head_dim (the pairs RoPE rotates)."""
+    require_float_tensor(name, x)
+    if x.dim() < 2:
+        raise ValueError(
+            f"{name} must be [..., seq, head_dim] (at least 2 dimensions), "
+            f"got shape {tuple(x.shape)}"
+        )
+    if x.shape[-1] % 2:
+        raise ValueError(f"head_dim ({name}.shape[-1]) must be even, got {x.shape[-1]}")
+    return x
+
+
 def check_inv_freq(
     name: str, inv_freq, n_pairs: int, device: torch.device
 ) -> torch.Tensor:
@@ -177,7 +200,7 @@ def require_rope_pair(name: str, rope, head_dim: int):
     if not isinstance(rope, (tuple, list)) or len(rope) != 2:
         raise TypeError(
             f"{name} must be an (inv_freq, attention_factor) pair from rope_frequencies, "
-            f"got {_describe(rope)}"
+            f"got {describe(rope)}"
         )
     inv_freq, factor = rope
     require_tensor(f"{name}[0] (inv_freq)", inv_freq)
@@ -192,73 +215,52 @@ def require_rope_pair(name: str, rope, head_dim: int):
 def check_positions(
     positions, x: torch.Tensor, name: str = "positions"
 ) -> torch.Tensor:
-    """The one rule for a positions tensor against x [..., seq, head_dim]; returns positions on
-    x's device with exactly x.dim() - 1 dimensions, ready to broadcast against x.shape[:-1].
+    """The library's one rule for a positions tensor against x [..., seq, head_dim], by rank
+    only (as transformers reads position_ids): returns positions on x's device with exactly
+    x.dim() - 1 dimensions, ready to broadcast against x.shape[:-1].
 
-    - [seq] (or a single position, [] or [1]): shared by every leading dimension of x;
-    - exactly x.dim() - 1 dimensions: ordinary broadcasting against x.shape[:-1];
-    - more than one but fewer than x.dim() - 1 dimensions, e.g. [batch, seq] for x
-      [batch, heads, seq, head_dim]: it can be read batch-first (the leading dimensions of
-      positions line up with the leading ones of x) or right-aligned (ordinary broadcasting:
-      they line up with the dimensions just before seq). When only one reading fits, or both give
-      the same result, that is the meaning; when both fit and differ, a ValueError asks for an
-      explicit shape (positions[:, None, :] for per-batch, positions[None] for right-aligned).
-    Values: integers or real numbers, finite (NaN/inf refused).
+    - [seq] (or one position, [] or [1]): shared by every leading dimension of x;
+    - [batch, seq] with a 4-D x [batch, heads, seq, head_dim]: one row per batch, always
+      (transformers' cos[:, None]); a row per head needs an explicit [1, heads, seq];
+    - anything else: broadcast against x.shape[:-1] as usual (e.g. [batch, heads, seq] or
+      [batch, 1, seq] for x [batch, heads, seq, head_dim]).
+    Values: integers or real numbers, finite (NaN/inf refused). A misfit raises a ValueError
+    naming `name`, the shapes it may have and the shape that came.
     """
     require_real_tensor(name, positions)
-    if (
-        positions.dim() == 1
-        and positions.shape[0] == x.shape[-2]
-        and positions.device == x.device
-        and not positions.is_floating_point()
-    ):  # the common case, [seq] integers, without the general checks below
-        return positions.view((1,) * (x.dim() - 2) + (x.shape[-2],))
     lead = tuple(x.shape[:-1])
-    seq = lead[-1]
     shape = tuple(positions.shape)
-    target = len(lead)
-
-    def fits(candidate):
-        try:
-            return tuple(torch.broadcast_shapes(candidate, lead)) == lead
-        except RuntimeError:
-            return False
-
-    def expected():
-        return (
-            f"{name} must have shape [seq] = [{seq}] or be broadcastable to x.shape[:-1] = {lead} "
-            f"(x is [..., seq, head_dim] = {tuple(x.shape)}), got shape {shape}"
-        )
-
-    if len(shape) <= 1 or len(shape) >= target:
-        if not fits(shape):
-            raise ValueError(expected())
-        new_shape = (1,) * (target - len(shape)) + shape
+    if len(shape) == 1 and shape[0] == lead[-1] and positions.device == x.device:
+        if not positions.is_floating_point():  # the common case: [seq] integers
+            return positions.view((1,) * (len(lead) - 1) + shape)
+    if len(shape) <= 1:
+        aligned = (1,) * (len(lead) - 1) + (shape or (1,))
+    elif len(shape) == 2 and len(lead) == 3:
+        aligned = (shape[0], 1, shape[1])  # [batch, seq] -> [batch, 1, seq]
     else:
-        right = (1,) * (target - len(shape)) + shape
-        batch_first = shape[:-1] + (1,) * (target - len(shape)) + shape[-1:]
-        right_ok, batch_ok = fits(right), fits(batch_first)
-        if right_ok and batch_ok and right != batch_first:
-            raise ValueError(
-                f"{name} must fit x one way only, got shape {shape}, which is ambiguous for x "
-                f"of shape {tuple(x.shape)}: read "
-                f"batch-first (its leading dimensions are x's leading ones, e.g. one row per "
-                f"batch) it would be {batch_first}, read right-aligned (ordinary broadcasting, "
-                f"e.g. one row per head) it would be {right}. Say which: {name}[:, None, :] "
-                f"(or a view of shape {batch_first}) for batch-first, {name}[None] (or a view "
-                f"of shape {right}) for right-aligned"
-            )
-        if batch_ok:
-            new_shape = batch_first
-        elif right_ok:
-            new_shape = right
-        else:
-            raise ValueError(
-                expected() + f" (for per-batch positions pass {name}[:, None, :])"
-            )
+        aligned = (1,) * (len(lead) - len(shape)) + shape
+    if len(aligned) != len(lead) or any(p not in (1, n) for p, n in zip(aligned, lead)):
+        raise ValueError(_positions_misfit(name, shape, x))
     positions = require_same_device(name, positions, x.device)
     require_finite(name, positions)
-    return positions.reshape(new_shape)
+    return positions.reshape(aligned)
+
+
+def _positions_misfit(name: str, shape: tuple, x: torch.Tensor) -> str:
+    lead = tuple(x.shape[:-1])
+    text = (
+        f"{name} must have shape [seq] = [{lead[-1]}]"
+        + (
+            f", [batch, seq] = [{lead[0]}, {lead[-1]}] (one row per batch)"
+            if len(lead) == 3
+            else ""
+        )
+        + f" or be broadcastable to x.shape[:-1] = {lead}"
+        f" (x is [..., seq, head_dim] = {tuple(x.shape)}), got shape {shape}"
+    )
+    if len(lead) == 3 and len(shape) == 2:
+        text += f" (for one row per head pass {name}[None], of shape [1, heads, seq])"
+    return text
 
 
 def check_factor_list(name: str, value, length: int) -> list[float]:
@@ -266,15 +268,15 @@ def check_factor_list(name: str, value, length: int) -> list[float]:
     if isinstance(value, torch.Tensor):
         if value.dim() != 1 or value.is_complex() or value.dtype == torch.bool:
             raise TypeError(
-                f"{name} must be a flat list of numbers, got {_describe(value)}"
+                f"{name} must be a flat list of numbers, got {describe(value)}"
             )
         value = value.tolist()
     if not isinstance(value, (list, tuple)):
-        raise TypeError(f"{name} must be a list of numbers, got {_describe(value)}")
+        raise TypeError(f"{name} must be a list of numbers, got {describe(value)}")
     for i, v in enumerate(value):
         if isinstance(v, bool) or not isinstance(v, numbers.Real):
             raise TypeError(
-                f"{name} must be a flat list of numbers, got {_describe(v)} at index {i}"
+                f"{name} must be a flat list of numbers, got {describe(v)} at index {i}"
             )
     if len(value) != length:
         raise ValueError(

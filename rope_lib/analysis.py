@@ -24,12 +24,12 @@ from ._checks import (
     require_positive_float,
     require_positive_int,
 )
-from .rotary import inv_frequencies
+from .rotary import inv_frequencies, pair_frequencies
 
 
-def _exact_frequencies(head_dim: int, base: float) -> torch.Tensor:
+def _exact_frequencies(head_dim: int, base: float, device=None) -> torch.Tensor:
     """theta_i = base ** (-2i / head_dim) in float64: the reference the float32 ones approximate."""
-    return base ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
+    return pair_frequencies(head_dim, base, dtype=torch.float64, device=device)
 
 
 def long_term_decay_bound(
@@ -51,7 +51,7 @@ def long_term_decay_bound(
     require_even("head_dim", head_dim)
     base = require_positive_float("base", base)
     r = as_real_float64("distances", distances)
-    phases = r.unsqueeze(-1) * _exact_frequencies(head_dim, base).to(r.device)
+    phases = r.unsqueeze(-1) * _exact_frequencies(head_dim, base, r.device)
     partial_sums = torch.cumsum(
         torch.polar(torch.ones_like(phases), phases), dim=-1
     )  # S_1 .. S_{d/2}

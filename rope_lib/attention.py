@@ -29,6 +29,8 @@ from torch import nn
 from torch.nn import functional as F
 
 from ._checks import (
+    check_layout,
+    check_positions,
     require_bool,
     require_float_tensor,
     require_positive_float,
@@ -36,8 +38,8 @@ from ._checks import (
     require_rope_pair,
 )
 from .alibi import alibi_slopes
-from .rotary import _check_layout, _rotate, apply_rope, inv_frequencies, rope_angles
-from .sinusoidal import LearnedPositionEmbedding, _sinusoids
+from .rotary import apply_rope, inv_frequencies, rope_angles, rotate_pairs
+from .sinusoidal import LearnedPositionEmbedding, sinusoids
 
 POSITION_SCHEMES = ("none", "sinusoidal", "learned", "rope", "alibi")
 
@@ -94,7 +96,7 @@ class PositionalSelfAttention(nn.Module):
         self.causal = require_bool("causal", causal)
         self.max_len = require_positive_int("max_len", max_len)
         self.base = require_positive_float("base", base)
-        self.layout = _check_layout(layout)
+        self.layout = check_layout(layout)
         if rope is not None:
             require_rope_pair("rope", rope, self.head_dim)
         self.rope = rope
@@ -176,32 +178,17 @@ class PositionalSelfAttention(nn.Module):
 
     # --- forward -----------------------------------------------------------------------------
 
-    def _check_positions(self, positions, batch: int, seq: int, x: torch.Tensor):
+    def _check_positions(self, positions, x: torch.Tensor):
+        """The library's rule for positions (check_positions, against x [batch, seq, d_model]:
+        [seq] or [batch, seq]), as [batch or 1, seq], plus what the table schemes need."""
         if positions is None:
             return None
-        if not isinstance(positions, torch.Tensor):
+        positions = check_positions(positions, x).expand(-1, x.shape[1])
+        if self.position == "learned" and positions.is_floating_point():
             raise TypeError(
-                f"positions must be a torch.Tensor or None, got {type(positions).__name__}"
+                f"positions must be integers for position='learned' (rows of the table), "
+                f"got dtype {positions.dtype}"
             )
-        if positions.is_complex() or positions.dtype == torch.bool:
-            raise TypeError(
-                f"positions must hold integers or real numbers, got dtype {positions.dtype}"
-            )
-        if positions.shape not in ((seq,), (batch, seq), (1, seq)):
-            raise ValueError(
-                f"positions must have shape [seq] = [{seq}] or [batch, seq] = [{batch}, {seq}] "
-                f"(x is [batch, seq, d_model] = {tuple(x.shape)}), got shape {tuple(positions.shape)}"
-            )
-        positions = positions.to(x.device)
-        if positions.is_floating_point() and positions.device.type != "meta":
-            if not bool(torch.isfinite(positions).all()):
-                raise ValueError("positions must be finite, got NaN or inf among them")
-        if self.position == "learned":
-            if positions.is_floating_point():
-                raise TypeError(
-                    f"positions must be integers for position='learned' (rows of the table), "
-                    f"got dtype {positions.dtype}"
-                )
         if (
             self.position in ("learned", "sinusoidal")
             and positions.numel()
@@ -237,7 +224,7 @@ class PositionalSelfAttention(nn.Module):
                 f"x.shape[-1] must be d_model = {self.d_model}, got {d_model}"
             )
         require_bool("return_weights", return_weights)
-        positions = self._check_positions(positions, batch, seq, x)
+        positions = self._check_positions(positions, x)
 
         if self.position == "sinusoidal":
             if positions is None:
@@ -245,12 +232,12 @@ class PositionalSelfAttention(nn.Module):
                     "sinusoidal",
                     seq,
                     x,
-                    lambda: _sinusoids(
+                    lambda: sinusoids(
                         torch.arange(seq, device=x.device), d_model, self.base
                     ).to(x.dtype),
                 )
             else:
-                table = _sinusoids(positions, d_model, self.base).to(x.dtype)
+                table = sinusoids(positions, d_model, self.base).to(x.dtype)
             x = x + table
         elif self.position == "learned":
             x = self.learned(x, positions)
@@ -264,7 +251,7 @@ class PositionalSelfAttention(nn.Module):
         if self.position == "rope":
             if positions is None:
                 cos, sin = self._default_cos_sin(seq, x)
-                qk = _rotate(qkv[:2], cos, sin, self.layout)  # q and k in one pass
+                qk = rotate_pairs(qkv[:2], cos, sin, self.layout)  # q and k in one pass
             else:
                 inv_freq, factor = self._rope_setting()
                 pos = positions.reshape(

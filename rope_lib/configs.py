@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ._checks import _describe, require_positive_int
+from ._checks import describe, require_positive_int
 from .language import _
 from .scaling import PARAMETERS, rope_frequencies
 
@@ -161,7 +161,7 @@ def _layer_types(cfg: dict, model_type: str, n_layers: int, rope_flags) -> list:
             raise ValueError(
                 "config['layer_types'] must list a type for each of the "
                 f"{n_layers} layers, "
-                f"got {_describe(types)}"
+                f"got {describe(types)}"
             )
         types = list(types[:n_layers])
         if model_type == "gemma4_text" and types and types[-1] != "full_attention":
@@ -261,7 +261,7 @@ def _standard_parameters(cfg: dict, model_type: str, layer_types: list) -> dict:
     if not isinstance(params, dict):
         raise TypeError(
             "config['rope_scaling'/'rope_parameters'] must be a dict, got "
-            f"{_describe(params)}"
+            f"{describe(params)}"
         )
     if theta is None:
         theta = DEFAULT_BASES.get(model_type, 10000.0)
@@ -358,7 +358,7 @@ def read_rope_config(config: dict) -> list[LayerRope]:
     """
     if not isinstance(config, dict):
         raise TypeError(
-            f"config must be a dict (a model's config.json), got {_describe(config)}"
+            f"config must be a dict (a model's config.json), got {describe(config)}"
         )
     cfg = _text_part(config)
     model_type = cfg.get("model_type", "")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import torch
 
 from ._checks import (
+    check_x,
     require_even,
     require_finite,
     require_positive_float,
@@ -18,7 +19,7 @@ from ._checks import (
     require_same_device,
     require_tensor,
 )
-from .rotary import _check_x, _rotate, inv_frequencies, rope_angles
+from .rotary import inv_frequencies, rope_angles, rotate_pairs
 
 
 def precompute_freqs_cis(dim: int, end: int, theta: float = 10000.0) -> torch.Tensor:
@@ -44,7 +45,7 @@ def apply_rotary_emb(xq: torch.Tensor, xk: torch.Tensor, freqs_cis: torch.Tensor
     and device (freqs_cis follows each of them); complex128 freqs_cis gives a float64 rotation.
     """
     for name, x in (("xq", xq), ("xk", xk)):
-        _check_x(x, name)
+        check_x(x, name)
         if x.dim() != 4:
             raise ValueError(
                 f"{name} must be [batch, seq, heads, head_dim], got shape {tuple(x.shape)}"
@@ -67,5 +68,5 @@ def apply_rotary_emb(xq: torch.Tensor, xk: torch.Tensor, freqs_cis: torch.Tensor
         cis = require_same_device("freqs_cis", freqs_cis, x.device).resolve_conj()[
             None, :, None, :
         ]
-        out.append(_rotate(x, cis.real, cis.imag, "interleaved"))
+        out.append(rotate_pairs(x, cis.real, cis.imag, "interleaved"))
     return tuple(out)

@@ -41,37 +41,20 @@ import warnings
 import torch
 
 from ._checks import (
-    _describe,
     check_inv_freq,
+    check_layout,
     check_positions,
-    require_float_tensor,
+    check_x,
+    describe,
     require_int,
     require_positive_float,
     require_positive_int,
     require_real_tensor,
     require_same_device,
 )
-from .rotary import LAYOUTS, apply_rope, inv_frequencies
+from .rotary import angle_dtype, pair_frequencies, rope_angles, rotate_pairs
 
 MROPE_AXES = ("t", "h", "w")
-
-
-def _check_x(x) -> torch.Tensor:
-    require_float_tensor("x", x)
-    if x.dim() < 2:
-        raise ValueError(
-            "x must be [..., seq, head_dim] (at least 2 dimensions), got shape "
-            f"{tuple(x.shape)}"
-        )
-    if x.shape[-1] % 2:
-        raise ValueError(f"head_dim (x.shape[-1]) must be even, got {x.shape[-1]}")
-    return x
-
-
-def _check_layout(layout) -> str:
-    if not isinstance(layout, str) or layout not in LAYOUTS:
-        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
-    return layout
 
 
 def apply_axial_rope(
@@ -95,14 +78,11 @@ def apply_axial_rope(
     layout:    "half" (pairs (i, i + d/2), as every model here uses) or "interleaved".
     attention_factor: multiplies cos and sin, as in apply_rope.
 
-    It is apply_rope once per axis, with the frequencies of the other axes' pairs set to
-    0
-    (a rotation by angle 0 is exactly the identity), so dtype, device and gradient
-    behaviour
-    are apply_rope's. Returns a tensor of x's shape, dtype and device.
+    The angles are computed and the pairs rotated as in apply_rope (rope_angles,
+    rotate_pairs), so dtype, device and gradient behaviour are apply_rope's. Returns a tensor of x's shape, dtype and device.
     """
-    _check_x(x)
-    _check_layout(layout)
+    check_x(x)
+    check_layout(layout)
     require_real_tensor("positions", positions)
     if positions.dim() < 1 or positions.shape[0] < 1:
         raise ValueError(
@@ -132,27 +112,25 @@ def apply_axial_rope(
     rows = [
         check_positions(positions[a], x, name=f"positions[{a}]") for a in range(n_axes)
     ]
-    compute = torch.float64 if x.dtype == torch.float64 else torch.float32
     if inv_freq is None:
-        inv_freq = inv_frequencies(x.shape[-1], base, dtype=compute, device=x.device)
+        base = require_positive_float("base", base)
+        inv_freq = pair_frequencies(
+            x.shape[-1], base, dtype=angle_dtype(x.dtype), device=x.device
+        )
     else:
         inv_freq = check_inv_freq("inv_freq", inv_freq, n_pairs, x.device)
     attention_factor = require_positive_float("attention_factor", attention_factor)
+    dtype = angle_dtype(x.dtype)
     zero = torch.zeros((), dtype=inv_freq.dtype, device=inv_freq.device)
-    out = x
-    for a in range(n_axes):
-        mine = pair_axes == a
-        if a and x.device.type != "meta" and not bool(mine.any()):
-            # no pair follows this axis (axis 0 always runs: it carries the factor)
-            continue
-        out = apply_rope(
-            out,
-            rows[a],
-            inv_freq=torch.where(mine, inv_freq, zero),
-            layout=layout,
-            attention_factor=attention_factor if a == 0 else 1.0,
-        )
-    return out
+    # angle_i = p[a(i)] * theta_i: each axis' positions turn the pairs that follow that axis
+    angles = sum(
+        rope_angles(rows[a], torch.where(pair_axes == a, inv_freq, zero), dtype)
+        for a in range(n_axes)
+    )
+    cos, sin = angles.cos(), angles.sin()
+    if attention_factor != 1.0:
+        cos, sin = cos * attention_factor, sin * attention_factor
+    return rotate_pairs(x, cos, sin, layout)
 
 
 def _check_section(mrope_section) -> list[int]:
@@ -161,7 +139,7 @@ def _check_section(mrope_section) -> list[int]:
     if not isinstance(mrope_section, (list, tuple)) or len(mrope_section) != 3:
         raise ValueError(
             "mrope_section must be 3 numbers of pairs [t, h, w], got "
-            f"{_describe(mrope_section)}"
+            f"{describe(mrope_section)}"
         )
     section = [
         require_int(f"mrope_section[{i}]", v) for i, v in enumerate(mrope_section)
@@ -197,7 +175,7 @@ def mrope_pair_axes(
     section = _check_section(mrope_section)
     if not isinstance(interleaved, bool):
         raise TypeError(
-            f"interleaved must be True or False, got {_describe(interleaved)}"
+            f"interleaved must be True or False, got {describe(interleaved)}"
         )
     n_pairs = (
         sum(section) if n_pairs is None else require_positive_int("n_pairs", n_pairs)
@@ -259,7 +237,7 @@ def apply_mrope(
     by
     apply_rotary_pos_emb. Returns a tensor of x's shape, dtype and device.
     """
-    _check_x(x)
+    check_x(x)
     require_real_tensor("positions", positions)
     if positions.dim() < 2 or positions.shape[0] not in (1, 3):
         raise ValueError(
@@ -304,7 +282,7 @@ def _check_segment(i: int, segment):
         return grid
     raise TypeError(
         f"segments[{i}] must be an int (text tokens) or a grid (T, H, W), got "
-        f"{_describe(segment)}"
+        f"{describe(segment)}"
     )
 
 
@@ -344,7 +322,7 @@ def mrope_position_ids(
     if not isinstance(segments, (list, tuple)):
         raise TypeError(
             "segments must be a list of ints and (T, H, W) grids, got "
-            f"{_describe(segments)}"
+            f"{describe(segments)}"
         )
     merge = require_positive_int("spatial_merge_size", spatial_merge_size)
     if isinstance(time_interval, torch.Tensor):
@@ -356,7 +334,7 @@ def mrope_position_ids(
         time_interval = time_interval.item()
     if isinstance(time_interval, bool) or not isinstance(time_interval, numbers.Real):
         raise TypeError(
-            f"time_interval must be a number, got {_describe(time_interval)}"
+            f"time_interval must be a number, got {describe(time_interval)}"
         )
     if not (time_interval >= 0 and time_interval != float("inf")):
         raise ValueError(

@@ -7,7 +7,9 @@ proportional to the token's position m:
     [x'_a]   [cos(m theta_i)  -sin(m theta_i)] [x_a]
     [x'_b] = [sin(m theta_i)   cos(m theta_i)] [x_b]
 
-so that <R_m q, R_n k> = <q, R_(n-m) k> depends on the offset m - n only.
+so that <R_m q, R_n k> = <q, R_(n-m) k> depends on the offset m - n only. In code, as in the
+paper: pair_frequencies (theta_i), rope_angles (m theta_i), rotate_pairs (the 2x2 rotation);
+apply_rope is those three lines.
 
 Two memory layouts name which coordinates (a, b) form pair i:
 - "interleaved": (2i, 2i+1). Meta's LLaMA reference, GPT-J, RoFormer.
@@ -21,26 +23,55 @@ import torch
 from torch import nn
 
 from ._checks import (
-    _describe,
+    LAYOUTS,
+    as_real_float64,
     check_inv_freq,
+    check_layout,
     check_positions,
+    check_x,
+    describe,
     require_even,
-    require_float_tensor,
     require_int,
     require_number,
     require_positive_float,
     require_positive_int,
     require_tensor,
 )
-from ._checks import (
-    as_real_float64 as _as_real_float64,
-)
+from ._fast_rotation import rotate_fast
 
-LAYOUTS = ("interleaved", "half")
+__all__ = [
+    "LAYOUTS",
+    "RotaryEmbedding",
+    "angle_dtype",
+    "apply_rope",
+    "half_to_interleaved",
+    "interleaved_to_half",
+    "inv_frequencies",
+    "pair_frequencies",
+    "rope_angles",
+    "rotate_pairs",
+    "rotation_2d",
+    "rotation_matrix",
+]
 
-# Size of one slab of x that _rotate works on at a time. A slab this size stays in the CPU's cache
-# while its few elementwise operations run, so RoPE costs little more memory traffic than a copy.
-_SLAB_BYTES = 1 << 20
+
+def pair_frequencies(
+    width: int, base: float, *, dtype: torch.dtype = torch.float32, device=None
+) -> torch.Tensor:
+    """theta_i = base ** (-2i / width) for i = 0 .. ceil(width/2) - 1: the one frequency formula
+    of the library (RoFormer eq. 15; Vaswani et al. 2017, section 3.5, for the sinusoids).
+
+    Every variant starts from it (rope_frequencies' table, the sinusoids, the analysis tools).
+    Computed as Hugging Face transformers and Meta's LLaMA do, 1 / base ** (2i / width) in float32
+    (float64 throughout for dtype=torch.float64), so results agree with theirs to the last bit.
+    Unchecked: the public callers check width and base. An odd width (a partial rotary width such
+    as int(20 * 0.25) = 5) gives ceil(width/2) frequencies, as transformers does.
+    """
+    work = torch.float64 if dtype == torch.float64 else torch.float32
+    exponents = (
+        torch.arange(0, width, 2, dtype=torch.int64, device=device).to(work) / width
+    )
+    return (1.0 / (base**exponents)).to(dtype)
 
 
 def inv_frequencies(
@@ -50,7 +81,8 @@ def inv_frequencies(
     dtype: torch.dtype = torch.float32,
     device=None,
 ) -> torch.Tensor:
-    """The RoPE frequencies theta_i = base ** (-2i / head_dim), i = 0 .. head_dim/2 - 1.
+    """The RoPE frequencies theta_i = base ** (-2i / head_dim), i = 0 .. head_dim/2 - 1
+    (RoFormer, Su et al. 2021, eq. 15).
 
     Pair 0 turns one radian per position (wavelength 2*pi tokens); the last pair turns about
     1/base radians per position. float32 by default, computed as Hugging Face transformers and
@@ -62,197 +94,90 @@ def inv_frequencies(
     base = require_positive_float("base", base)
     if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
         raise TypeError(
-            f"dtype must be a floating-point torch.dtype, got {_describe(dtype)}"
+            f"dtype must be a floating-point torch.dtype, got {describe(dtype)}"
         )
-    work = torch.float64 if dtype == torch.float64 else torch.float32
-    exponents = (
-        torch.arange(0, head_dim, 2, dtype=torch.int64, device=device).to(work)
-        / head_dim
-    )
-    return (1.0 / (base**exponents)).to(dtype)
+    return pair_frequencies(head_dim, base, dtype=dtype, device=device)
 
 
-_DEFAULT_INV_FREQ: dict = {}
+def angle_dtype(x_dtype: torch.dtype) -> torch.dtype:
+    """The dtype angles are computed in for an x of x_dtype: float64 for float64 x, else float32.
 
-
-def _default_inv_freq(
-    head_dim: int, base, dtype: torch.dtype, device: torch.device
-) -> torch.Tensor:
-    """inv_frequencies(head_dim, base, dtype=dtype, device=device), kept for the next call (a
-    few small kernels less per apply_rope). Internal: callers must not modify the result."""
-    base = require_positive_float("base", base)
-    key = (head_dim, base, dtype, device)
-    inv_freq = _DEFAULT_INV_FREQ.get(key)
-    if inv_freq is None:
-        inv_freq = inv_frequencies(head_dim, base, dtype=dtype, device=device)
-        if len(_DEFAULT_INV_FREQ) > 64:
-            _DEFAULT_INV_FREQ.clear()
-        _DEFAULT_INV_FREQ[key] = inv_freq
-    return inv_freq
-
-
-def _angle_dtype(x_dtype: torch.dtype) -> torch.dtype:
-    # Angles in float32 at least: bfloat16 has 8 bits of mantissa, so at position 1000 an angle
-    # is only known to within about 4 radians. float64 inputs get float64 angles.
+    Never lower: bfloat16 has 8 bits of mantissa, so at position 1000 an angle would only be
+    known to within about 4 radians."""
     return torch.float64 if x_dtype == torch.float64 else torch.float32
 
 
 def rope_angles(
     positions: torch.Tensor, inv_freq: torch.Tensor, dtype=torch.float32
 ) -> torch.Tensor:
-    """angles[..., i] = positions[...] * inv_freq[i], computed in `dtype` (float32 or float64),
-    on positions' device."""
+    """angles[..., i] = m * theta_i (positions[...] * inv_freq[i]), computed in `dtype`
+    (float32 or float64), on positions' device (RoFormer eq. 15)."""
     return positions.to(dtype).unsqueeze(-1) * inv_freq.to(
         device=positions.device, dtype=dtype
     )
 
 
-def _check_layout(layout: str) -> str:
-    if not isinstance(layout, str) or layout not in LAYOUTS:
-        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
-    return layout
+def _pairs(x: torch.Tensor, layout: str):
+    """(x_a, x_b): the first and second coordinates of every pair."""
+    if layout == "interleaved":
+        return x[..., 0::2], x[..., 1::2]
+    half = x.shape[-1] // 2
+    return x[..., :half], x[..., half:]
 
 
-def _check_positions(positions, x: torch.Tensor) -> torch.Tensor:
-    """The library's one rule for positions (see rope_lib._checks.check_positions)."""
-    return check_positions(positions, x)
+def _join(x_a: torch.Tensor, x_b: torch.Tensor, layout: str) -> torch.Tensor:
+    """The inverse of _pairs."""
+    if layout == "interleaved":
+        return torch.stack([x_a, x_b], dim=-1).flatten(-2)
+    return torch.cat([x_a, x_b], dim=-1)
 
 
-def _check_x(x, name: str = "x") -> torch.Tensor:
-    require_float_tensor(name, x)
-    if x.dim() < 2:
-        raise ValueError(
-            f"{name} must be [..., seq, head_dim] (at least 2 dimensions), got shape {tuple(x.shape)}"
-        )
-    if x.shape[-1] % 2:
-        raise ValueError(f"head_dim ({name}.shape[-1]) must be even, got {x.shape[-1]}")
-    return x
-
-
-def _as_pairs_of_complex(t: torch.Tensor) -> torch.Tensor:
-    """t [..., d] viewed as complex [..., d/2]: the pair (2i, 2i+1) is 2i + i*(2i+1)."""
-    return torch.view_as_complex(t.unflatten(-1, (t.shape[-1] // 2, 2)))
-
-
-def _complex_viewable(t: torch.Tensor) -> bool:
-    # view_as_complex needs unit stride in the last dimension and even strides and offset elsewhere
-    return (
-        t.stride(-1) == 1
-        and t.storage_offset() % 2 == 0
-        and all(st % 2 == 0 for st in t.stride()[:-1])
-    )
-
-
-def _rotate_kernel(
-    x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str
+def rotate_pairs(
+    x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str = "interleaved"
 ) -> torch.Tensor:
-    """Rotate the pairs of x by the angles whose cos and sin are given.
+    """Rotate every pair (x_a, x_b) of x by the angle whose cos and sin are given:
 
-    cos, sin: [..., head_dim/2], broadcastable to x.shape[:-1] + (head_dim/2,), float32 or float64.
-    The rotation runs in cos.dtype and the result is cast back to x.dtype.
+        x'_a = x_a cos - x_b sin
+        x'_b = x_a sin + x_b cos
 
-        interleaved: (x_2i + i x_2i+1) * (cos + i sin), one complex multiplication per pair
-        half:        out[:h] = x[:h] cos - x[h:] sin,  out[h:] = x[h:] cos + x[:h] sin
-
-    Speed: a float32 interleaved rotation is one pass, written straight into the output. The
-    other cases need a few elementwise passes (and a cast for low-precision x), so they go slab by
-    slab along x's longest leading dimension, each slab small enough to stay in the CPU cache.
+    cos, sin: [..., head_dim/2], broadcastable to x.shape[:-1] + (head_dim/2,), float32 or
+    float64; the rotation runs in cos.dtype and the result has x's dtype. Unchecked (the public
+    entries check). Differentiable in x and in the angles. When no gradient flows to the angles
+    the same numbers come from _fast_rotation.rotate_fast, which arranges them for the CPU cache
+    (3-4x less time for bfloat16 x, see benchmarks/bench_rope.py).
     """
-    compute = cos.dtype
-    half = x.shape[-1] // 2
-    if layout == "interleaved" and not _complex_viewable(x):
-        # a fresh copy: x.contiguous() would return x itself when only its offset is odd
-        x = x.clone(memory_format=torch.contiguous_format)
-    cos = cos.reshape((1,) * (x.dim() - cos.dim()) + tuple(cos.shape))
-    sin = sin.reshape(cos.shape)
-    out = torch.empty_like(x)
+    if not (torch.is_grad_enabled() and (cos.requires_grad or sin.requires_grad)):
+        return rotate_fast(x, cos, sin, layout)
+    x_a, x_b = _pairs(x.to(cos.dtype), layout)
+    return _join(x_a * cos - x_b * sin, x_a * sin + x_b * cos, layout).to(x.dtype)
 
-    if layout == "interleaved":
-        cis = torch.complex(cos, sin)
-        if x.dtype == compute:
-            torch.mul(_as_pairs_of_complex(x), cis, out=_as_pairs_of_complex(out))
-            return out
 
-    dim = max(range(x.dim() - 1), key=lambda d: x.shape[d])
-    bytes_per_step = x.numel() // max(x.shape[dim], 1) * cos.element_size()
-    step = max(1, _SLAB_BYTES // max(bytes_per_step, 1))
-    for start in range(0, x.shape[dim], step):
-        x_slab = x.narrow(dim, start, min(step, x.shape[dim] - start))
-        out_slab = out.narrow(dim, start, x_slab.shape[dim])
+_DEFAULT_INV_FREQ: dict = {}
 
-        def take(t):  # the angles for this slab (a broadcast dimension stays whole)
-            return t if t.shape[dim] == 1 else t.narrow(dim, start, x_slab.shape[dim])
 
-        xs = x_slab.to(compute)
-        if layout == "interleaved":
-            out_slab.copy_(
-                torch.view_as_real(_as_pairs_of_complex(xs) * take(cis)).flatten(-2)
-            )
-            continue
-        c, s = take(cos), take(sin)
-        target = out_slab if x.dtype == compute else torch.empty_like(xs)
-        x_a, x_b, out_a, out_b = (
-            xs[..., :half],
-            xs[..., half:],
-            target[..., :half],
-            target[..., half:],
+def _default_inv_freq(width: int, base: float, dtype, device) -> torch.Tensor:
+    """pair_frequencies(width, base), kept for the next call (a few small kernels less per
+    apply_rope). Callers must not modify the result."""
+    key = (width, base, dtype, device)
+    if key not in _DEFAULT_INV_FREQ:
+        if len(_DEFAULT_INV_FREQ) > 64:
+            _DEFAULT_INV_FREQ.clear()
+        _DEFAULT_INV_FREQ[key] = pair_frequencies(
+            width, base, dtype=dtype, device=device
         )
-        torch.mul(x_a, c, out=out_a).addcmul_(x_b, s, value=-1)
-        torch.mul(x_b, c, out=out_b).addcmul_(x_a, s)
-        if target is not out_slab:
-            out_slab.copy_(target)
-    return out
+    return _DEFAULT_INV_FREQ[key]
 
 
-class _Rotation(torch.autograd.Function):
-    """Autograd for the rotation: the kernel writes into preallocated outputs, which autograd
-    cannot trace, and the gradient of a rotation by theta is the rotation by -theta."""
-
-    @staticmethod
-    def forward(ctx, x, cos, sin, layout):
-        ctx.save_for_backward(cos, sin)
-        ctx.layout = layout
-        return _rotate_kernel(x, cos, sin, layout)
-
-    @staticmethod
-    def backward(ctx, grad_out):
-        cos, sin = ctx.saved_tensors
-        return (
-            _rotate_kernel(grad_out.contiguous(), cos, -sin, ctx.layout),
-            None,
-            None,
-            None,
+def _check_rotary_dim(rotary_dim, head_dim: int) -> int:
+    if rotary_dim is None:
+        return head_dim
+    rotary_dim = require_int("rotary_dim", rotary_dim)
+    if rotary_dim % 2 or not 0 <= rotary_dim <= head_dim:
+        raise ValueError(
+            "rotary_dim must be an even number of coordinates between 0 and "
+            f"head_dim = {head_dim}, got {rotary_dim}"
         )
-
-
-def _rotate_autograd(
-    x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str
-) -> torch.Tensor:
-    """The same rotation in plain differentiable operations: used when the angles need a gradient
-    (an inv_freq, positions or attention factor that requires grad)."""
-    xs = x.to(cos.dtype)
-    half = x.shape[-1] // 2
-    if layout == "interleaved":
-        x_a, x_b = xs[..., 0::2], xs[..., 1::2]
-        out = torch.stack(
-            [x_a * cos - x_b * sin, x_b * cos + x_a * sin], dim=-1
-        ).flatten(-2)
-    else:
-        x_a, x_b = xs[..., :half], xs[..., half:]
-        out = torch.cat([x_a * cos - x_b * sin, x_b * cos + x_a * sin], dim=-1)
-    return out.to(x.dtype)
-
-
-def _rotate(
-    x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str
-) -> torch.Tensor:
-    """_rotate_kernel, differentiable in x, and in the angles when they require grad."""
-    if torch.is_grad_enabled():
-        if cos.requires_grad or sin.requires_grad:
-            return _rotate_autograd(x, cos, sin, layout)
-        if x.requires_grad:
-            return _Rotation.apply(x, cos, sin, layout)
-    return _rotate_kernel(x, cos, sin, layout)
+    return rotary_dim
 
 
 def apply_rope(
@@ -265,71 +190,56 @@ def apply_rope(
     attention_factor: float = 1.0,
     rotary_dim: int | None = None,
 ) -> torch.Tensor:
-    """Rotate every pair of x by positions * inv_freq (RoFormer, eq. 14-15).
+    """Rotate every pair of x by positions * inv_freq (RoFormer, Su et al. 2021, eq. 14-15):
+
+        theta_i = base ** (-2i/d),   x'_a = x_a cos(m theta_i) - x_b sin(m theta_i),
+                                     x'_b = x_a sin(m theta_i) + x_b cos(m theta_i)
 
     x:          [..., seq, head_dim], e.g. [batch, heads, seq, head_dim]; any float dtype, any
                 device and strides (a slice, a transposed view, an odd storage offset).
     positions:  integer or real (fractional positions are how Position Interpolation works,
-                m -> m / s), finite, on any device (moved to x's). Its shape:
+                m -> m / s), finite, on any device (moved to x's). Its shape, by rank only:
                 - [seq]: shared by every batch and head;
-                - exactly x.dim() - 1 dimensions: broadcast against x.shape[:-1] as usual, e.g.
-                  [batch, 1, seq] for per-batch positions of x [batch, heads, seq, head_dim];
-                - between: e.g. [batch, seq] for x [batch, heads, seq, head_dim] is read
-                  batch-first when only that fits, right-aligned (per head) when only that fits,
-                  and refused (ValueError) when both fit, as when batch == heads: write
-                  positions[:, None, :] for per-batch, positions[None] for per-head.
+                - [batch, seq] with x [batch, heads, seq, head_dim]: one row per batch,
+                  always (as transformers reads position_ids);
+                - anything else broadcasts against x.shape[:-1] as usual, e.g.
+                  [batch, heads, seq], or [1, heads, seq] for one row per head.
     inv_freq:   [head_dim/2] frequencies; default inv_frequencies(head_dim, base) (in float64
                 for float64 x). Pass the first element of rope_frequencies(...) to use a scaled
                 variant. A gradient flows to it when it requires one.
     layout:     "interleaved" pairs (2i, 2i+1); "half" pairs (i, i + head_dim/2).
     attention_factor: multiplies cos and sin (YaRN's sqrt(1/t)), so q.k gets its square.
-    rotary_dim: rotate only the first rotary_dim coordinates of each head (an even
-                int, 0 .. head_dim; default: all), in the given layout within them
-                (half: pairs (i, i + rotary_dim/2)), and pass the rest through
-                unchanged: partial rotary as GPT-NeoX, Phi and GLM do
-                (r = int(head_dim * partial_rotary_factor)). inv_freq is then
-                [rotary_dim/2], by default inv_frequencies(rotary_dim, base).
+    rotary_dim: rotate only the first rotary_dim coordinates of each head (an even int,
+                0 .. head_dim; default: all), in the given layout within them (half: pairs
+                (i, i + rotary_dim/2)), and pass the rest through unchanged: partial rotary as
+                GPT-NeoX, Phi and GLM do (r = int(head_dim * partial_rotary_factor)). inv_freq
+                is then [rotary_dim/2], by default inv_frequencies(rotary_dim, base).
 
     Returns a tensor of x's shape, dtype and device. Angles are computed in float32 (float64,
     from float64 frequencies, for float64 x), as transformers and Meta's reference do, whatever
     the input dtype.
     """
-    _check_x(x)
-    _check_layout(layout)
-    if rotary_dim is not None:
-        rotary_dim = require_int("rotary_dim", rotary_dim)
-        if rotary_dim % 2 or not 0 <= rotary_dim <= x.shape[-1]:
-            raise ValueError(
-                "rotary_dim must be an even number of coordinates between 0 and "
-                f"head_dim = {x.shape[-1]}, got {rotary_dim}"
-            )
-        if rotary_dim == 0:  # nothing rotated: still check what came
-            _check_positions(positions, x)
-            require_positive_float("attention_factor", attention_factor)
-            return x.clone()
-        if rotary_dim < x.shape[-1]:
-            rotated = apply_rope(
-                x[..., :rotary_dim],
-                positions,
-                inv_freq=inv_freq,
-                base=base,
-                layout=layout,
-                attention_factor=attention_factor,
-            )
-            return torch.cat([rotated, x[..., rotary_dim:]], dim=-1)
-    positions = _check_positions(positions, x)
+    check_x(x)
+    check_layout(layout)
+    r = _check_rotary_dim(rotary_dim, x.shape[-1])
+    positions = check_positions(positions, x)
     attention_factor = require_positive_float("attention_factor", attention_factor)
-    head_dim = x.shape[-1]
-    compute = _angle_dtype(x.dtype)
+    if r == 0:  # nothing rotated
+        return x.clone()
+    dtype = angle_dtype(x.dtype)
     if inv_freq is None:
-        inv_freq = _default_inv_freq(head_dim, base, compute, x.device)
+        theta = _default_inv_freq(
+            r, require_positive_float("base", base), dtype, x.device
+        )
     else:
-        inv_freq = check_inv_freq("inv_freq", inv_freq, head_dim // 2, x.device)
-    angles = rope_angles(positions, inv_freq, compute)
+        theta = check_inv_freq("inv_freq", inv_freq, r // 2, x.device)
+
+    angles = rope_angles(positions, theta, dtype)  # m theta_i
     cos, sin = angles.cos(), angles.sin()
     if attention_factor != 1.0:
         cos, sin = cos * attention_factor, sin * attention_factor
-    return _rotate(x, cos, sin, layout)
+    rotated = rotate_pairs(x[..., :r], cos, sin, layout)
+    return rotated if r == x.shape[-1] else torch.cat([rotated, x[..., r:]], dim=-1)
 
 
 def _check_pairs(x) -> torch.Tensor:
@@ -363,7 +273,7 @@ def rotation_2d(angle) -> torch.Tensor:
     `angle` may be a number, a list of numbers or a real tensor (radians, finite); the result has
     shape angle.shape + (2, 2), on angle's device.
     """
-    a = _as_real_float64("angle", angle)
+    a = as_real_float64("angle", angle)
     c, s = a.cos(), a.sin()
     return torch.stack([torch.stack([c, -s], -1), torch.stack([s, c], -1)], -2)
 
@@ -384,13 +294,13 @@ def rotation_matrix(
     [head_dim/2], default inv_frequencies(head_dim, base) computed in float64.
     """
     require_even("head_dim", head_dim)
-    _check_layout(layout)
+    check_layout(layout)
     if isinstance(position, torch.Tensor):
         if position.numel() != 1:
             raise ValueError(
                 f"position must be one number, got a tensor of shape {tuple(position.shape)}"
             )
-        position = _as_real_float64("position", position).item()
+        position = as_real_float64("position", position).item()
     position = require_number("position", position)
     if inv_freq is None:
         inv_freq = inv_frequencies(head_dim, base, dtype=torch.float64)
@@ -413,9 +323,9 @@ class RotaryEmbedding(nn.Module):
     `positions` may be [seq] or [batch, seq] (its unsqueeze(0) broke the latter).
 
     forward(x, positions=None): x is [..., seq, head_dim]; positions defaults to 0 .. seq-1 and
-    follows the same rule as apply_rope ([seq] shared; exactly x.dim() - 1 dimensions broadcast
-    as usual; [batch, seq] for x [batch, heads, seq, head_dim] is per-batch, and refused as
-    ambiguous when batch == heads: write positions[:, None, :]). Integer positions >= 0 read the
+    follows apply_rope's rule, by rank only ([seq] shared; [batch, seq] for x
+    [batch, heads, seq, head_dim] one row per batch, whatever the sizes; anything else
+    broadcast against x.shape[:-1]). Integer positions >= 0 read the
     cache (grown by doubling when a position is past its end); float or negative positions are
     computed directly. One cache per device and angle dtype (float32, or float64 for float64 x,
     from float64 frequencies); growing it swaps cos and sin together, so threads may share a
@@ -435,7 +345,7 @@ class RotaryEmbedding(nn.Module):
         super().__init__()
         require_even("head_dim", head_dim)
         base = require_positive_float("base", base)
-        self.layout = _check_layout(layout)
+        self.layout = check_layout(layout)
         self.attention_factor = require_positive_float(
             "attention_factor", attention_factor
         )
@@ -489,7 +399,7 @@ class RotaryEmbedding(nn.Module):
     def forward(
         self, x: torch.Tensor, positions: torch.Tensor | None = None
     ) -> torch.Tensor:
-        _check_x(x)
+        check_x(x)
         head_dim = 2 * self.inv_freq.shape[0]
         if x.shape[-1] != head_dim:
             raise ValueError(
@@ -498,8 +408,8 @@ class RotaryEmbedding(nn.Module):
         seq = x.shape[-2]
         if positions is None:
             positions = torch.arange(seq, device=x.device)
-        positions = _check_positions(positions, x)
-        compute = _angle_dtype(x.dtype)
+        positions = check_positions(positions, x)
+        compute = angle_dtype(x.dtype)
         direct = (
             positions.is_floating_point()
             or x.device.type == "meta"
@@ -516,4 +426,4 @@ class RotaryEmbedding(nn.Module):
             needed = int(positions.max()) + 1 if positions.numel() else 0
             table_cos, table_sin = self._table(needed, x.device, compute)
             cos, sin = table_cos[positions], table_sin[positions]
-        return _rotate(x, cos, sin, self.layout)
+        return rotate_pairs(x, cos, sin, self.layout)

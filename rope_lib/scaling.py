@@ -33,8 +33,8 @@ import warnings
 import torch
 
 from ._checks import (
-    _describe,
     check_factor_list,
+    describe,
     require_bool_or_none,
     require_even,
     require_finite,
@@ -93,7 +93,7 @@ def _seq_len(value):
     if isinstance(value, torch.Tensor):
         if value.numel() != 1 or value.is_complex() or value.dtype == torch.bool:
             raise ValueError(
-                f"seq_len must be a number or a one-element tensor, got {_describe(value)}"
+                f"seq_len must be a number or a one-element tensor, got {describe(value)}"
             )
         value = value.item()
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):

@@ -24,18 +24,18 @@ from ._checks import (
     require_positive_int,
     require_tensor,
 )
-from .rotary import rotation_2d
+from .rotary import pair_frequencies, rotation_2d
 
 
-def _frequencies(d_model: int, base: float) -> torch.Tensor:
-    """theta_i = base ** (-2i / d_model) in float64 (the same numbers as inv_frequencies, more digits)."""
-    return base ** (-torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)
+def _frequencies(d_model: int, base: float, device=None) -> torch.Tensor:
+    """theta_i = base ** (-2i / d_model), float64 (pair_frequencies, the library's one formula)."""
+    return pair_frequencies(d_model, base, dtype=torch.float64, device=device)
 
 
-def _sinusoids(positions: torch.Tensor, d_model: int, base: float) -> torch.Tensor:
+def sinusoids(positions: torch.Tensor, d_model: int, base: float) -> torch.Tensor:
     """PE rows at `positions` (any shape), float64 [*positions.shape, d_model], on positions'
     device: column 2i = sin(m theta_i), column 2i+1 = cos(m theta_i)."""
-    freqs = _frequencies(d_model, base).to(positions.device)
+    freqs = _frequencies(d_model, base, positions.device)
     angles = positions.to(torch.float64).unsqueeze(-1) * freqs
     return torch.stack([angles.sin(), angles.cos()], dim=-1).flatten(-2)
 
@@ -151,7 +151,7 @@ def sinusoidal_offset_dot(offset, d_model: int, base: float = 10000.0) -> torch.
     require_even("d_model", d_model)
     base = require_positive_float("base", base)
     k = as_real_float64("offset", offset)
-    return torch.cos(k.unsqueeze(-1) * _frequencies(d_model, base).to(k.device)).sum(-1)
+    return torch.cos(k.unsqueeze(-1) * _frequencies(d_model, base, k.device)).sum(-1)
 
 
 def _check_table(table) -> torch.Tensor:
@@ -247,4 +247,4 @@ def sinusoidal_at(positions, d_model: int, base: float = 10000.0) -> torch.Tenso
     building a table from 0."""
     require_even("d_model", d_model)
     base = require_positive_float("base", base)
-    return _sinusoids(as_real_float64("positions", positions), d_model, base)
+    return sinusoids(as_real_float64("positions", positions), d_model, base)

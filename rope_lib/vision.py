@@ -36,7 +36,7 @@ import math
 import torch
 
 from ._checks import (
-    _describe,
+    describe,
     require_float_tensor,
     require_int,
     require_positive_float,
@@ -93,7 +93,7 @@ def axial_frequencies(
     )
     if dtype not in (torch.float32, torch.float64):
         raise TypeError(
-            f"dtype must be torch.float32 or torch.float64, got {_describe(dtype)}"
+            f"dtype must be torch.float32 or torch.float64, got {describe(dtype)}"
         )
     quarter = head_dim // 4
     if convention == "pixtral":

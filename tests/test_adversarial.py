@@ -361,37 +361,78 @@ def test_learned_embedding_returns_x_dtype(dtype):
 def test_apply_rope_and_rotary_embedding_read_positions_the_same_way():
     gen = torch.Generator().manual_seed(2)
     module = rope_lib.RotaryEmbedding(8)
-    x = torch.randn(
-        2, 3, 5, 8, generator=gen
-    )  # batch 2, heads 3: only batch-first fits [2, 5]
     positions = torch.randint(0, 50, (2, 5), generator=gen)
-    want = ref_rope(x, positions[:, None, :])
-    assert close_to_reference(rope_lib.apply_rope(x, positions), want, torch.float32)
-    assert close_to_reference(module(x, positions), want, torch.float32)
-    # heads 2, batch 3: only right-aligned (per head) fits [2, 5]
+    # [batch, seq] with a 4-D x is one row per batch, by rank, whatever batch and heads are
+    for batch, heads in ((2, 3), (2, 2), (2, 1)):
+        x = torch.randn(batch, heads, 5, 8, generator=gen)
+        want = ref_rope(x, positions[:, None, :])
+        assert close_to_reference(
+            rope_lib.apply_rope(x, positions), want, torch.float32
+        )
+        assert close_to_reference(module(x, positions), want, torch.float32)
+    # a row per head needs an explicit shape; [heads, seq] alone is read as [batch, seq]
     x = torch.randn(3, 2, 5, 8, generator=gen)
-    want = ref_rope(x, positions[None])
-    assert close_to_reference(rope_lib.apply_rope(x, positions), want, torch.float32)
-    assert close_to_reference(module(x, positions), want, torch.float32)
-    # batch == heads: ambiguous, both refuse and say how to write each reading
-    x = torch.randn(2, 2, 5, 8, generator=gen)
     for call in (
         lambda: rope_lib.apply_rope(x, positions),
         lambda: module(x, positions),
     ):
         with pytest.raises(ValueError) as info:
             call()
-        assert "positions[:, None, :]" in str(info.value) and "positions[None]" in str(
-            info.value
-        )
+        message = str(info.value)
+        assert "positions" in message and "(2, 5)" in message
+        assert "positions[None]" in message
+    want = ref_rope(x, positions[None])
     assert close_to_reference(
-        rope_lib.apply_rope(x, positions[:, None, :]),
-        ref_rope(x, positions[:, None, :]),
-        torch.float32,
+        rope_lib.apply_rope(x, positions[None]), want, torch.float32
     )
+    assert close_to_reference(module(x, positions[None]), want, torch.float32)
+
+
+def test_batch_equal_to_heads_is_per_batch_as_in_transformers():
+    # issue 17: RotaryEmbedding(8)(x, p), x [8, 8, 3, 8], p [8, 3] used to be refused
+    gen = torch.Generator().manual_seed(5)
+    x = torch.randn(8, 8, 3, 8, generator=gen)
+    positions = torch.randint(0, 100, (8, 3), generator=gen)
+    want = ref_rope(x, positions[:, None, :])
     assert close_to_reference(
-        module(x, positions[None]), ref_rope(x, positions[None]), torch.float32
+        rope_lib.RotaryEmbedding(8)(x, positions), want, torch.float32
     )
+    assert close_to_reference(rope_lib.apply_rope(x, positions), want, torch.float32)
+    half = rope_lib.apply_rope(
+        rope_lib.interleaved_to_half(x), positions, layout="half"
+    )
+    torch.testing.assert_close(rope_lib.half_to_interleaved(half), want.float())
+    # the same as transformers' cos[:, None] against q [batch, heads, seq, d]
+    per_head = positions[None, :, :]  # [1, heads, seq]: the explicit per-head reading
+    assert close_to_reference(
+        rope_lib.apply_rope(x, per_head), ref_rope(x, per_head), torch.float32
+    )
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [(8, 4), (5,), (2, 8, 3, 1), (1, 1, 8, 8, 3), (4, 3), (8, 8, 4)],
+)
+def test_positions_that_do_not_fit_x_are_refused_by_name(shape):
+    x = torch.randn(8, 8, 3, 8)
+    positions = torch.zeros(shape, dtype=torch.int64)
+    for call in (
+        lambda: rope_lib.apply_rope(x, positions),
+        lambda: rope_lib.RotaryEmbedding(8)(x, positions),
+    ):
+        with pytest.raises(ValueError) as info:
+            call()
+        message = str(info.value)
+        assert message.startswith("positions must") and str(shape) in message
+
+
+def test_nan_positions_are_refused_with_batch_equal_to_heads():
+    positions = torch.zeros(8, 3)
+    positions[3, 1] = math.nan
+    with pytest.raises(ValueError, match="positions must be finite"):
+        rope_lib.apply_rope(torch.randn(8, 8, 3, 8), positions)
+    with pytest.raises(ValueError, match="positions must be finite"):
+        rope_lib.RotaryEmbedding(8)(torch.randn(8, 8, 3, 8), positions)
 
 
 # --- RotaryEmbedding's cache under threads ------------------------------------------------------

@@ -36,10 +36,10 @@ CASES = [
         "positions",
     ),
     (
-        "positions [batch, seq] with batch == heads",
-        lambda: rope_lib.apply_rope(torch.randn(2, 2, 6, 8), torch.zeros(2, 6)),
+        "positions [heads, seq] (read as [batch, seq]) with batch != heads",
+        lambda: rope_lib.apply_rope(torch.randn(3, 2, 6, 8), torch.zeros(2, 6)),
         ValueError,
-        "positions[:, None, :]",
+        "positions[None]",
     ),
     (
         "positions a list",
