@@ -56,9 +56,8 @@ from .rotary import (
     rotation_2d,
     rotation_matrix,
 )
-from .scaling import (
+from .extension_analysis import (
     REGIMES,
-    ROPE_FREQUENCY_FUNCTIONS,
     angle_coverage,
     first_pair_longer_than,
     fit_relative_score,
@@ -68,8 +67,11 @@ from .scaling import (
     ramp_by_pair,
     ramp_by_turns,
     relative_score,
-    rope_frequencies,
     wavelengths,
+)
+from .scaling import (
+    ROPE_FREQUENCY_FUNCTIONS,
+    rope_frequencies,
     yarn_attention_factor,
     yarn_correction_dim,
     yarn_correction_range,

@@ -34,7 +34,7 @@ from ._checks import require_positive_float, require_positive_int
 from .alibi import alibi_slopes
 from .configs import read_rope_config
 from .language import N_, _fig
-from .scaling import wavelengths
+from .extension_analysis import wavelengths
 
 
 @dataclass(frozen=True)

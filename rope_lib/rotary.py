@@ -56,7 +56,12 @@ __all__ = [
 
 
 def pair_frequencies(
-    width: int, base: float, *, dtype: torch.dtype = torch.float32, device=None
+    width: int,
+    base: float,
+    *,
+    scale=None,
+    dtype: torch.dtype = torch.float32,
+    device=None,
 ) -> torch.Tensor:
     """theta_i = base ** (-2i / width) for i = 0 .. ceil(width/2) - 1: the one frequency formula
     of the library (RoFormer eq. 15; Vaswani et al. 2017, section 3.5, for the sinusoids).
@@ -65,13 +70,16 @@ def pair_frequencies(
     Computed as Hugging Face transformers and Meta's LLaMA do, 1 / base ** (2i / width) in float32
     (float64 throughout for dtype=torch.float64), so results agree with theirs to the last bit.
     Unchecked: the public callers check width and base. An odd width (a partial rotary width such
-    as int(20 * 0.25) = 5) gives ceil(width/2) frequencies, as transformers does.
+    as int(20 * 0.25) = 5) gives ceil(width/2) frequencies, as transformers does. scale (a number
+    or a tensor of per-pair factors s_i) gives theta_i / s_i, computed as
+    1 / (s_i * base ** (2i / width)), transformers' order of operations for YaRN and LongRoPE.
     """
     work = torch.float64 if dtype == torch.float64 else torch.float32
     exponents = (
         torch.arange(0, width, 2, dtype=torch.int64, device=device).to(work) / width
     )
-    return (1.0 / (base**exponents)).to(dtype)
+    powers = base**exponents  # base ** (2i / width)
+    return (1.0 / (powers if scale is None else scale * powers)).to(dtype)
 
 
 def inv_frequencies(

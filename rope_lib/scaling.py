@@ -37,12 +37,11 @@ from ._checks import (
     describe,
     require_bool_or_none,
     require_even,
-    require_finite,
     require_number,
     require_positive_float,
     require_positive_int,
-    require_tensor,
 )
+from .rotary import pair_frequencies
 
 PARAMETERS = (
     "factor",
@@ -130,69 +129,6 @@ def _check_params(params: dict) -> dict:
         require_bool_or_none("truncate", params["truncate"])
     checked["seq_len"] = _seq_len(params.get("seq_len"))
     return checked
-
-
-def _check_frequencies(name: str, inv_freq) -> torch.Tensor:
-    """A real tensor of finite frequencies > 0 (radians per position)."""
-    require_tensor(name, inv_freq)
-    if inv_freq.is_complex() or inv_freq.dtype == torch.bool:
-        raise TypeError(f"{name} must hold real numbers, got dtype {inv_freq.dtype}")
-    require_finite(name, inv_freq)
-    if (
-        inv_freq.device.type != "meta"
-        and inv_freq.numel()
-        and not bool((inv_freq > 0).all())
-    ):
-        raise ValueError(
-            f"{name} must be > 0 (radians per position), got {inv_freq.min().item()} among its values"
-        )
-    return inv_freq
-
-
-def wavelengths(inv_freq: torch.Tensor) -> torch.Tensor:
-    """lambda_i = 2 pi / theta_i: how many tokens pair i needs for one full turn.
-
-    inv_freq: a tensor of finite frequencies > 0; the result has its shape (float32 at least)."""
-    inv_freq = _check_frequencies("inv_freq", inv_freq)
-    if not inv_freq.is_floating_point():
-        inv_freq = inv_freq.to(torch.float32)
-    return 2 * math.pi / inv_freq
-
-
-def _exponent_frequencies(dim: int, base: float) -> torch.Tensor:
-    """base ** (-2i/dim) for i = 0 .. ceil(dim/2) - 1, float32, as transformers
-    computes them (an odd rotated width, e.g. int(20 * 0.25) = 5, gives ceil(5/2) = 3
-    frequencies, with exponents over 5)."""
-    exponents = torch.arange(0, dim, 2, dtype=torch.int64).to(torch.float32) / dim
-    return 1.0 / (base**exponents)
-
-
-# In the functions below `head_dim` is the rotated width,
-# int(head_dim * partial_rotary_factor).
-def _default(head_dim, base, params):
-    return _exponent_frequencies(head_dim, base), 1.0
-
-
-def _linear(head_dim, base, params):
-    factor = require_positive_float("factor", _need(params, "factor", "linear"))
-    return _exponent_frequencies(head_dim, base) / factor, 1.0
-
-
-def _ntk(head_dim, base, params):
-    factor = require_positive_float("factor", _need(params, "factor", "ntk"))
-    scaled_base = base * factor ** (head_dim / (head_dim - 2))
-    return _exponent_frequencies(head_dim, scaled_base), 1.0
-
-
-def _dynamic(head_dim, base, params):
-    factor = require_positive_float("factor", _need(params, "factor", "dynamic"))
-    max_len = _need(params, "max_position_embeddings", "dynamic")
-    seq_len = max(
-        params.get("seq_len") or max_len, max_len
-    )  # a tensor seq_len arrives as a number
-    scaled = factor * seq_len / max_len - (factor - 1)
-    scaled_base = base * scaled ** (head_dim / (head_dim - 2))
-    return _exponent_frequencies(head_dim, scaled_base), 1.0
 
 
 def yarn_get_mscale(scale: float, mscale: float = 1.0) -> float:
@@ -283,27 +219,10 @@ def yarn_correction_range(
     return max(low, 0), min(high, head_dim - 1)
 
 
-def ramp_by_pair(low: float, high: float, n_pairs: int) -> torch.Tensor:
-    """YaRN's ramp gamma_i as its code computes it, linear in the pair index (float32 [n_pairs]):
-
-        gamma_i = 1 - clamp((i - low) / (high - low), 0, 1)
-
-    1 at pair `low` and below (the pair keeps theta_i), 0 at `high` and above (theta_i / s),
-    linear between; theta'_i = (1 - gamma_i) theta_i / s + gamma_i theta_i. transformers calls
-    1 - gamma_i `linear_ramp_factor`. (Peng et al. 2023, arXiv:2309.00071; ramp_by_turns is the
-    paper's form of the same ramp.) low <= high: finite numbers; n_pairs: an int >= 0."""
-    low = require_number("low", low)
-    high = require_number("high", high)
-    n_pairs = require_positive_int("n_pairs", n_pairs, minimum=0)
-    if low > high:
-        raise ValueError(
-            f"low must be <= high (the ramp falls from pair low to pair high), got low={low}, high={high}"
-        )
-    return _ramp(low, high, n_pairs)
-
-
-def _ramp(low: float, high: float, n_pairs: int) -> torch.Tensor:
-    # transformers' linear_ramp_factor, reversed bounds included (it only warns about those)
+def yarn_ramp(low: float, high: float, n_pairs: int) -> torch.Tensor:
+    """YaRN's ramp gamma_i = 1 - clamp((i - low) / (high - low), 0, 1), float32 [n_pairs]
+    (transformers' 1 - linear_ramp_factor, reversed bounds included: it only warns about those).
+    Unchecked: rope_frequencies and extension_analysis.ramp_by_pair check the bounds."""
     if low == high:
         high += 0.001  # transformers' guard against a zero-width ramp
     return 1 - torch.clamp(
@@ -311,117 +230,99 @@ def _ramp(low: float, high: float, n_pairs: int) -> torch.Tensor:
     )
 
 
-def _yarn(head_dim, base, params):
-    if head_dim % 2:
-        raise ValueError(
-            "yarn needs an even rotated width int(head_dim * partial_rotary_factor), "
-            "got "
-            f"{head_dim} (transformers' ramp has head_dim // 2 entries and fails)"
-        )
-    original = _original_length(params, "yarn")
-    factor = params.get("factor")
-    if factor is None:
-        factor = _need(params, "max_position_embeddings", "yarn") / original
-    attention_factor = params.get("attention_factor")
-    if attention_factor is None:
-        attention_factor = yarn_attention_factor(
-            factor, params.get("mscale"), params.get("mscale_all_dim")
-        )
-    # transformers: config.rope_parameters.get("truncate", True), so an explicit None rounds nothing
-    truncate = params.get("truncate", True)
-    _check_log_base(base)
+# --- the frequency table, one function per rope_type (transformers' ROPE_INIT_FUNCTIONS) -----
+# Each takes the rotated width d = int(head_dim * partial_rotary_factor), the base and the
+# parameters its validator (ROPE_VALIDATION_FUNCTIONS, below) has checked and completed, and
+# returns (inv_freq, attention_factor). All start from pair_frequencies: theta_i = base^(-2i/d).
+
+
+def _default(d, base, params):
+    """theta_i = base ** (-2i/d) (RoFormer, Su et al. 2021)."""
+    return pair_frequencies(d, base), 1.0
+
+
+def _linear(d, base, params):
+    """theta_i / s (Position Interpolation, Chen et al. 2023, arXiv:2306.15595)."""
+    return pair_frequencies(d, base) / params["factor"], 1.0
+
+
+def _ntk(d, base, params):
+    """theta_i with base * s ** (d / (d - 2)) for base (NTK-aware scaling, bloc97 2023)."""
+    return pair_frequencies(d, base * params["factor"] ** (d / (d - 2))), 1.0
+
+
+def _dynamic(d, base, params):
+    """_ntk with s' = s * seq_len / L - (s - 1) once seq_len > L (dynamic NTK, emozilla 2023)."""
+    factor, length = params["factor"], params["max_position_embeddings"]
+    seq_len = max(
+        params.get("seq_len") or length, length
+    )  # a tensor arrives as a number
+    scaled = factor * seq_len / length - (factor - 1)
+    return pair_frequencies(d, base * scaled ** (d / (d - 2))), 1.0
+
+
+def _yarn(d, base, params):
+    """(1 - gamma_i) theta_i / s + gamma_i theta_i, gamma_i YaRN's ramp between the pairs that
+    turn beta_fast and beta_slow times within L; attention factor 0.1 ln(s) + 1
+    (Peng et al. 2023, arXiv:2309.00071)."""
     low, high = yarn_correction_range(
-        head_dim,
+        d,
         base,
-        original,
+        params["original_max_position_embeddings"],
         params.get("beta_fast") or 32,
         params.get("beta_slow") or 1,
-        truncate,
+        params.get(
+            "truncate", True
+        ),  # as transformers: an explicit None rounds nothing
     )
-    # Same float32 operations, in the same order, as transformers, so the results match exactly.
-    pos_freqs = base ** (torch.arange(0, head_dim, 2).to(torch.float32) / head_dim)
-    extrapolation, interpolation = 1.0 / pos_freqs, 1.0 / (factor * pos_freqs)
-    gamma = _ramp(low, high, head_dim // 2)  # 1: pair keeps its frequency
-    return interpolation * (1 - gamma) + extrapolation * gamma, attention_factor
+    theta, interpolated = (
+        pair_frequencies(d, base),
+        pair_frequencies(d, base, scale=params["factor"]),  # theta_i / s
+    )
+    gamma = yarn_ramp(low, high, d // 2)  # 1: the pair keeps its frequency
+    inv_freq = interpolated * (1 - gamma) + theta * gamma
+    return inv_freq, params["attention_factor"]
 
 
-def _llama3(head_dim, base, params):
-    factor = _need(params, "factor", "llama3")
-    low_freq_factor = _need(params, "low_freq_factor", "llama3")
-    high_freq_factor = _need(params, "high_freq_factor", "llama3")
-    original = _original_length(params, "llama3")
-    if high_freq_factor <= low_freq_factor:
-        warnings.warn(
-            f"high_freq_factor must be greater than low_freq_factor (as transformers warns), got "
-            f"high_freq_factor={high_freq_factor}, low_freq_factor={low_freq_factor}",
-            UserWarning,
-            stacklevel=3,
-        )
-    inv_freq = _exponent_frequencies(head_dim, base)
-    wavelen = wavelengths(inv_freq)
-    low_freq_wavelen, high_freq_wavelen = (
-        original / low_freq_factor,
-        original / high_freq_factor,
+def _llama3(d, base, params):
+    """theta_i / s for wavelengths above L / low_freq_factor, theta_i below L /
+    high_freq_factor, a blend by L / lambda_i between (Meta, Llama 3.1, 2024)."""
+    factor, low, high = (
+        params[k] for k in ("factor", "low_freq_factor", "high_freq_factor")
     )
-    # long wavelengths (> L / low_freq_factor) are interpolated, short ones (< L / high) kept
-    scaled = torch.where(wavelen > low_freq_wavelen, inv_freq / factor, inv_freq)
-    smooth = (original / wavelen - low_freq_factor) / (
-        high_freq_factor - low_freq_factor
-    )
+    length = params["original_max_position_embeddings"]
+    theta = pair_frequencies(d, base)
+    wavelength = 2 * math.pi / theta
+    scaled = torch.where(wavelength > length / low, theta / factor, theta)
+    smooth = (length / wavelength - low) / (high - low)
     blended = (1 - smooth) * scaled / factor + smooth * scaled
-    medium = ~(wavelen < high_freq_wavelen) * ~(wavelen > low_freq_wavelen)
+    medium = ~(wavelength < length / high) * ~(wavelength > length / low)
     return torch.where(medium, blended, scaled), 1.0
 
 
-def _longrope(head_dim, base, params):
-    short_factor = _need(params, "short_factor", "longrope")
-    long_factor = _need(params, "long_factor", "longrope")
-    original = _original_length(params, "longrope")
-    n_pairs = (head_dim + 1) // 2
-    for name, value in (("short_factor", short_factor), ("long_factor", long_factor)):
-        if isinstance(value, (list, tuple)) and len(value) != n_pairs:
-            raise ValueError(
-                f"{name} must have one entry per rotated pair, int(head_dim * "
-                f"partial_rotary_factor) / 2 = {n_pairs}, got {len(value)}"
-            )
-    short_factor = check_factor_list("short_factor", short_factor, n_pairs)
-    long_factor = check_factor_list("long_factor", long_factor, n_pairs)
-    factor = params.get("factor")
-    if factor is None:
-        factor = _need(params, "max_position_embeddings", "longrope") / original
-    attention_factor = params.get("attention_factor")
-    if attention_factor is None:
-        attention_factor = (
-            1.0
-            if factor <= 1.0
-            else math.sqrt(1 + math.log(factor) / math.log(original))
-        )
+def _longrope(d, base, params):
+    """theta_i / lambda_i with searched per-pair factors lambda: long_factor past L, else
+    short_factor (LongRoPE, Ding et al. 2024, arXiv:2402.13753)."""
     seq_len = params.get("seq_len")
-    ext = torch.tensor(
-        long_factor if seq_len and seq_len > original else short_factor,
-        dtype=torch.float32,
-    )
-    exponents = torch.arange(0, head_dim, 2, dtype=torch.int64).float() / head_dim
-    return 1.0 / (ext * base**exponents), attention_factor
+    long = seq_len and seq_len > params["original_max_position_embeddings"]
+    factors = params["long_factor"] if long else params["short_factor"]
+    scale = torch.tensor(factors, dtype=torch.float32)
+    return pair_frequencies(d, base, scale=scale), params["attention_factor"]
 
 
-def _proportional(head_dim, base, params, partial_rotary_factor):
-    """Gemma 4's p-RoPE: the first int(p * d/2) pairs keep base ** (-2i/d) (the whole
-    head's denominator), the other pairs get frequency 0; everything divided by factor
-    (default 1). Barbero et al. 2024 ("Round and Round We Go! What makes Rotary
-    Positional Encodings useful?", arXiv:2410.06205) found the slowest pairs carry
-    meaning rather than position and proposed rotating only the fast ones. As
-    transformers' ROPE_INIT_FUNCTIONS["proportional"]."""
-    factor = params.get("factor")
-    factor = 1.0 if factor is None else factor
-    p = 1.0 if partial_rotary_factor is None else partial_rotary_factor
-    rotated = int(p * head_dim // 2)
-    exponents = torch.arange(0, 2 * rotated, 2, dtype=torch.int64).to(torch.float32)
-    exponents = exponents / head_dim
-    inv_freq = 1.0 / (base**exponents)
+def _proportional(head_dim, base, params):
+    """Gemma 4's p-RoPE: the first int(p * d/2) pairs keep base ** (-2i/d) (the whole head's
+    denominator), the other pairs get frequency 0; everything divided by factor (default 1).
+    Barbero et al. 2024 ("Round and Round We Go! What makes Rotary Positional Encodings
+    useful?", arXiv:2410.06205) found the slowest pairs carry meaning rather than position and
+    proposed rotating only the fast ones. As transformers' ROPE_INIT_FUNCTIONS["proportional"]."""
+    p = params.get("partial_rotary_factor")
+    rotated = int((1.0 if p is None else p) * head_dim // 2)
+    inv_freq = pair_frequencies(head_dim, base)[:rotated]
     if head_dim // 2 > rotated:
         inv_freq = torch.cat([inv_freq, torch.zeros(head_dim // 2 - rotated)])
-    return inv_freq / factor, 1.0
+    factor = params.get("factor")
+    return inv_freq / (1.0 if factor is None else factor), 1.0
 
 
 ROPE_FREQUENCY_FUNCTIONS = {
@@ -436,6 +337,97 @@ ROPE_FREQUENCY_FUNCTIONS = {
 }
 
 
+# --- the checks, one validator per rope_type (transformers' ROPE_VALIDATION_FUNCTIONS) --------
+# Each takes the rotated width, the base and the parameters (each already checked for its type
+# and range by _check_params) and returns them completed with what its function reads.
+
+
+def _requires(*names):
+    def validate(d, base, params, rope_type):
+        for name in names:
+            _need(params, name, rope_type)
+        return params
+
+    return validate
+
+
+def _validate_yarn(d, base, params, rope_type="yarn"):
+    if d % 2:
+        raise ValueError(
+            "yarn needs an even rotated width int(head_dim * partial_rotary_factor), got "
+            f"{d} (transformers' ramp has head_dim // 2 entries and fails)"
+        )
+    params = dict(
+        params, original_max_position_embeddings=_original_length(params, "yarn")
+    )
+    if params.get("factor") is None:
+        length = _need(params, "max_position_embeddings", "yarn")
+        params["factor"] = length / params["original_max_position_embeddings"]
+    if params.get("attention_factor") is None:
+        params["attention_factor"] = yarn_attention_factor(
+            params["factor"], params.get("mscale"), params.get("mscale_all_dim")
+        )
+    _check_log_base(base)
+    return params
+
+
+def _validate_llama3(d, base, params, rope_type="llama3"):
+    params = _requires("factor", "low_freq_factor", "high_freq_factor")(
+        d, base, params, "llama3"
+    )
+    params = dict(
+        params, original_max_position_embeddings=_original_length(params, "llama3")
+    )
+    low, high = params["low_freq_factor"], params["high_freq_factor"]
+    if high <= low:
+        warnings.warn(
+            f"high_freq_factor must be greater than low_freq_factor (as transformers warns), got "
+            f"high_freq_factor={high}, low_freq_factor={low}",
+            UserWarning,
+            stacklevel=3,
+        )
+    return params
+
+
+def _validate_longrope(d, base, params, rope_type="longrope"):
+    params = _requires("short_factor", "long_factor")(d, base, params, "longrope")
+    original = _original_length(params, "longrope")
+    params = dict(params, original_max_position_embeddings=original)
+    n_pairs = (d + 1) // 2
+    for name in ("short_factor", "long_factor"):
+        value = params[name]
+        if isinstance(value, (list, tuple)) and len(value) != n_pairs:
+            raise ValueError(
+                f"{name} must have one entry per rotated pair, int(head_dim * "
+                f"partial_rotary_factor) / 2 = {n_pairs}, got {len(value)}"
+            )
+        params[name] = check_factor_list(name, value, n_pairs)
+    if params.get("factor") is None:
+        params["factor"] = (
+            _need(params, "max_position_embeddings", "longrope") / original
+        )
+    if params.get("attention_factor") is None:
+        factor = params["factor"]
+        params["attention_factor"] = (
+            1.0
+            if factor <= 1.0
+            else math.sqrt(1 + math.log(factor) / math.log(original))
+        )
+    return params
+
+
+ROPE_VALIDATION_FUNCTIONS = {
+    "default": _requires(),
+    "linear": _requires("factor"),
+    "ntk": _requires("factor"),
+    "dynamic": _requires("factor", "max_position_embeddings"),
+    "yarn": _validate_yarn,
+    "llama3": _validate_llama3,
+    "longrope": _validate_longrope,
+    "proportional": _requires(),
+}
+
+
 def _check_partial(value) -> float:
     """partial_rotary_factor: a number in [0, 1] (wider fails in transformers)."""
     value = require_number("partial_rotary_factor", value)
@@ -445,6 +437,51 @@ def _check_partial(value) -> float:
             f"that is rotated), got {value}"
         )
     return value
+
+
+def _check_names(params: dict) -> None:
+    unknown = sorted(set(params) - set(PARAMETERS))
+    if not unknown:
+        return
+    hints = []
+    for name in unknown:
+        close = difflib.get_close_matches(name, PARAMETERS, n=1)
+        if close:
+            hints.append(f"{name!r} -> {close[0]!r}?")
+    hint = f" (did you mean {', '.join(hints)})" if hints else ""
+    raise ValueError(
+        f"params must be named as in transformers' rope_parameters {PARAMETERS}, "
+        f"got unknown {unknown}{hint}"
+    )
+
+
+def _check_call(rope_type, head_dim, base, params: dict):
+    """rope_frequencies' arguments checked: (rotated width, base, checked params)."""
+    if not isinstance(rope_type, str) or rope_type not in ROPE_FREQUENCY_FUNCTIONS:
+        raise ValueError(
+            f"rope_type must be one of {list(ROPE_FREQUENCY_FUNCTIONS)}, got {rope_type!r}"
+        )
+    partial = params.pop("partial_rotary_factor", None)
+    if partial is not None:
+        partial = _check_partial(partial)
+    head_dim = require_positive_int("head_dim", head_dim)
+    width = head_dim
+    if partial is not None and rope_type != "proportional":
+        width = int(head_dim * partial)
+    if width == head_dim:
+        require_even("head_dim", head_dim)
+    if width in (1, 2) and rope_type in ("ntk", "dynamic"):
+        name = (
+            "head_dim" if width == head_dim else "int(head_dim * partial_rotary_factor)"
+        )
+        raise ValueError(
+            f"{name} must be >= 4 for rope_type {rope_type!r} (d/(d-2)), got {width}"
+        )
+    base = require_positive_float("base", base)
+    _check_names(params)
+    checked = _check_params(params)
+    checked["partial_rotary_factor"] = partial
+    return width, base, checked
 
 
 def rope_frequencies(rope_type: str, head_dim: int, base: float = 10000.0, **params):
@@ -468,43 +505,11 @@ def rope_frequencies(rope_type: str, head_dim: int, base: float = 10000.0, **par
     A rotated width of 0 gives no frequencies (transformers accepts it and rotates
     nothing) with a warning.
     """
-    if not isinstance(rope_type, str) or rope_type not in ROPE_FREQUENCY_FUNCTIONS:
-        raise ValueError(
-            f"rope_type must be one of {list(ROPE_FREQUENCY_FUNCTIONS)}, got {rope_type!r}"
-        )
-    partial = params.pop("partial_rotary_factor", None)
-    if partial is not None:
-        partial = _check_partial(partial)
-    head_dim = require_positive_int("head_dim", head_dim)
-    width = head_dim
-    if partial is not None and rope_type != "proportional":
-        width = int(head_dim * partial)
-    if width == head_dim:
-        require_even("head_dim", head_dim)
-    if width in (1, 2) and rope_type in ("ntk", "dynamic"):
-        name = "head_dim"
-        if width != head_dim:
-            name = "int(head_dim * partial_rotary_factor)"
-        raise ValueError(
-            f"{name} must be >= 4 for rope_type {rope_type!r} (d/(d-2)), got {width}"
-        )
-    base = require_positive_float("base", base)
-    unknown = sorted(set(params) - set(PARAMETERS))
-    if unknown:
-        hints = []
-        for name in unknown:
-            close = difflib.get_close_matches(name, PARAMETERS, n=1)
-            if close:
-                hints.append(f"{name!r} -> {close[0]!r}?")
-        hint = f" (did you mean {', '.join(hints)})" if hints else ""
-        raise ValueError(
-            f"params must be named as in transformers' rope_parameters {PARAMETERS}, "
-            f"got unknown {unknown}{hint}"
-        )
-    checked = _check_params(params)
+    width, base, params = _check_call(rope_type, head_dim, base, dict(params))
     if rope_type == "proportional":
-        return _proportional(head_dim, base, checked, partial)
+        return _proportional(head_dim, base, params)
     if width == 0:
+        partial = params["partial_rotary_factor"]
         warnings.warn(
             f"partial_rotary_factor={partial} rotates int({head_dim} * {partial}) = 0 "
             "coordinates: no frequencies, no position (transformers does the same)",
@@ -512,197 +517,15 @@ def rope_frequencies(rope_type: str, head_dim: int, base: float = 10000.0, **par
             stacklevel=2,
         )
         return torch.zeros(0), 1.0
-    return ROPE_FREQUENCY_FUNCTIONS[rope_type](width, base, checked)
+    params = ROPE_VALIDATION_FUNCTIONS[rope_type](width, base, params, rope_type)
+    return ROPE_FREQUENCY_FUNCTIONS[rope_type](width, base, params)
 
 
-# ---------------------------------------------------------------------------------------------
-# Tools for the context-extension lesson: which angles a pair has seen, how much of its
-# original frequency a method keeps, and the Position Interpolation paper's score argument.
-# ---------------------------------------------------------------------------------------------
-
-REGIMES = ("extrapolated", "blended", "interpolated")
-
-
-def angle_coverage(inv_freq: torch.Tensor, length: int) -> torch.Tensor:
-    """Fraction of the circle that pair i sweeps over positions 0 .. length-1:
-
-        coverage_i = min(1, (length - 1) * theta_i / (2 pi))
-
-    1 means the pair has met every angle (its wavelength fits into the sequence); a pair with
-    coverage < 1 has only seen an arc, and positions past `length` take it to angles it never
-    saw during training. That is why RoPE does not extrapolate by itself (Chen et al. 2023,
-    arXiv:2306.15595; Peng et al. 2023, arXiv:2309.00071)."""
-    inv_freq = _check_frequencies("inv_freq", inv_freq)
-    length = require_positive_int("length", length)
-    return torch.clamp(
-        (length - 1) * inv_freq.to(torch.float64) / (2 * math.pi), max=1.0
-    )
-
-
-def first_pair_longer_than(inv_freq: torch.Tensor, length: float) -> int:
-    """min{i : 2 pi / theta_i > length}: the first pair whose wavelength does not fit into
-    `length` (len(inv_freq) when every wavelength fits). A common write-up of YaRN computes this
-    cut-off as its first step ("corr_dim"); YaRN's upper correction bound with beta_slow = 1 is
-    the same idea. inv_freq: a 1-D tensor of frequencies > 0; length: a finite number > 0."""
-    inv_freq = _check_frequencies("inv_freq", inv_freq)
-    if inv_freq.dim() != 1:
-        raise ValueError(
-            f"inv_freq must be 1-D [head_dim/2], got shape {tuple(inv_freq.shape)}"
-        )
-    length = require_positive_float("length", length)
-    longer = (wavelengths(inv_freq.to(torch.float64)) > length).nonzero()
-    return int(longer[0]) if len(longer) else int(inv_freq.shape[0])
-
-
-def implied_ramp(
-    inv_freq: torch.Tensor, scaled_inv_freq: torch.Tensor, factor: float
-) -> torch.Tensor:
-    """The ramp gamma_i that a set of scaled frequencies implies, read back from them:
-    scaled_i = (1 - gamma_i) * theta_i / s + gamma_i * theta_i, so
-
-        gamma_i = (scaled_i / theta_i - 1/s) / (1 - 1/s)
-
-    1: the pair keeps its frequency (it is extrapolated), 0: its frequency is divided by s
-    (interpolated, as Position Interpolation does for all pairs), between: blended. For YaRN
-    this is ramp_by_pair (Peng et al. 2023, "NTK-by-parts": h(theta) = (1-gamma) theta/s + gamma theta);
-    for Llama 3 it is its `smooth` factor; for NTK-aware scaling it falls from 1 (pair 0) to 0
-    (the last pair) (float64 [head_dim/2])."""
-    factor = require_positive_float("factor", factor)
-    if factor == 1.0:
-        raise ValueError(
-            "factor must differ from 1 (with s = 1 every method keeps every frequency), got 1.0"
-        )
-    inv_freq = _check_frequencies("inv_freq", inv_freq)
-    scaled_inv_freq = _check_frequencies("scaled_inv_freq", scaled_inv_freq)
-    if inv_freq.shape != scaled_inv_freq.shape:
-        raise ValueError(
-            f"scaled_inv_freq must have the shape of inv_freq {tuple(inv_freq.shape)}, "
-            f"got {tuple(scaled_inv_freq.shape)}"
-        )
-    ratio = scaled_inv_freq.to(torch.float64) / inv_freq.to(torch.float64)
-    return (ratio - 1 / factor) / (1 - 1 / factor)
-
-
-def pair_regimes(
-    inv_freq: torch.Tensor,
-    scaled_inv_freq: torch.Tensor,
-    factor: float,
-    tol: float = 1e-4,
-) -> torch.Tensor:
-    """Per pair, an index into REGIMES: 0 "extrapolated" (frequency kept, implied_ramp >= 1-tol),
-    2 "interpolated" (frequency divided by s, implied_ramp <= tol), 1 "blended" (in between).
-    int64 [head_dim/2]."""
-    tol = require_number("tol", tol)
-    if not 0 <= tol < 0.5:
-        raise ValueError(f"tol must be in [0, 0.5), got {tol}")
-    gamma = implied_ramp(inv_freq, scaled_inv_freq, factor)
-    regimes = torch.ones_like(gamma, dtype=torch.int64)
-    regimes[gamma >= 1 - tol] = 0
-    regimes[gamma <= tol] = 2
-    return regimes
-
-
-def ramp_by_turns(
-    inv_freq: torch.Tensor, original_length: float, alpha: float, beta: float
-) -> torch.Tensor:
-    """The YaRN paper's ramp as a function of r = L / lambda_i (turns of pair i within L):
-
-        gamma(r) = 0 if r < alpha,  1 if r > beta,  (r - alpha) / (beta - alpha) otherwise
-
-    (Peng et al. 2023, arXiv:2309.00071, "NTK-by-parts"; alpha = 1, beta = 32 for LLaMA). Llama 3's
-    `smooth` is this ramp with alpha = low_freq_factor, beta = high_freq_factor. (YaRN's code,
-    and transformers, ramp linearly in the pair index between the rounded bounds instead, see
-    ramp_by_pair; both agree on which pairs are kept and which are divided by s.) float64."""
-    inv_freq = _check_frequencies("inv_freq", inv_freq)
-    original_length = require_positive_float("original_length", original_length)
-    alpha, beta = require_number("alpha", alpha), require_number("beta", beta)
-    if not beta > alpha:
-        raise ValueError(f"beta must be > alpha, got alpha={alpha}, beta={beta}")
-    ratio = original_length / wavelengths(inv_freq.to(torch.float64))
-    return torch.clamp((ratio - alpha) / (beta - alpha), 0.0, 1.0)
-
-
-def _check_score_inputs(h, distances, inv_freq):
-    """h (None: not given), distances and inv_freq of the score functions, checked."""
-    if h is not None:
-        require_tensor("h", h)
-    require_tensor("distances", distances)
-    inv_freq = _check_frequencies("inv_freq", inv_freq)
-    if inv_freq.dim() != 1:
-        raise ValueError(
-            f"inv_freq must be 1-D [head_dim/2], got shape {tuple(inv_freq.shape)}"
-        )
-    if h is not None and tuple(h.shape) != tuple(inv_freq.shape):
-        raise ValueError(
-            f"h must have the shape of inv_freq {tuple(inv_freq.shape)}, got {tuple(h.shape)}"
-        )
-    if distances.is_complex() or distances.dtype == torch.bool:
-        raise TypeError(
-            f"distances must hold real numbers, got dtype {distances.dtype}"
-        )
-    require_finite("distances", distances)
-    return h, distances, inv_freq
-
-
-def relative_score(
-    h: torch.Tensor, distances: torch.Tensor, inv_freq: torch.Tensor
-) -> torch.Tensor:
-    """RoPE's attention score as a function of the offset Delta = m - n alone:
-
-        a(Delta) = Re sum_j h_j exp(i Delta theta_j)
-
-    where h_j = q_j conj(k_j) is built from pair j of the query and key read as complex numbers
-    (Chen et al. 2023, arXiv:2306.15595, eq. 3). h: complex [head_dim/2]; float64 result."""
-    h, distances, inv_freq = _check_score_inputs(h, distances, inv_freq)
-    angles = distances.to(torch.float64).unsqueeze(-1) * inv_freq.to(torch.float64)
-    h = h.to(torch.complex128)
-    return (h.real * torch.cos(angles) - h.imag * torch.sin(angles)).sum(-1)
-
-
-def fit_relative_score(
-    distances: torch.Tensor,
-    targets: torch.Tensor,
-    inv_freq: torch.Tensor,
-    ridge: float = 1e-8,
-) -> torch.Tensor:
-    """Coefficients h (complex128 [head_dim/2]) of a score function a(Delta) = relative_score(h, Delta)
-    fitted to `targets` at `distances` by ridge-regularised least squares:
-    minimise sum (a(Delta) - target)^2 + ridge * |h|^2. A stand-in for training: the fit only
-    constrains a(Delta) where there are data (Chen et al. 2023, fig. 2)."""
-    _, distances, inv_freq = _check_score_inputs(None, distances, inv_freq)
-    require_tensor("targets", targets)
-    if tuple(targets.shape) != tuple(distances.shape):
-        raise ValueError(
-            f"targets must have the shape of distances {tuple(distances.shape)}, got {tuple(targets.shape)}"
-        )
-    ridge = require_number("ridge", ridge)
-    if ridge < 0:
-        raise ValueError(f"ridge must be >= 0, got {ridge}")
-    angles = distances.to(torch.float64).unsqueeze(-1) * inv_freq.to(torch.float64)
-    design = torch.cat([torch.cos(angles), -torch.sin(angles)], dim=-1)
-    n = design.shape[-1]
-    gram = design.T @ design + ridge * torch.eye(n, dtype=torch.float64)
-    solution = torch.linalg.solve(gram, design.T @ targets.to(torch.float64))
-    return torch.complex(solution[: n // 2], solution[n // 2 :])
-
-
-def interpolation_error_bound(
-    h: torch.Tensor, inv_freq: torch.Tensor, distances: torch.Tensor
-) -> torch.Tensor:
-    """How far a(Delta) can be from the straight line through a(D1) and a(D2), D1 = floor(Delta),
-    D2 = D1 + 1 (Chen et al. 2023, Theorem 2.1):
-
-        |a(Delta) - a_linear(Delta)| <= (Delta - D1)(D2 - Delta) / 2 * max|a''| <= (Delta - D1)(D2 - Delta) / 2 * sum_j |h_j| theta_j^2
-
-    The paper goes on with sum_j |h_j| theta_j^2 <= max_j |h_j| sum_j theta_j^2 and replaces
-    sum_j theta_j^2 by d / (4 ln c) (c = base), an estimate of the sum by an integral, giving
-    d max|h| (Delta - D1)(D2 - Delta) / (8 ln c). This function keeps the exact sum. It is not tighter
-    than the paper's estimate: the integral misses part of the sum, so the exact sum is slightly
-    larger (for d = 128, c = 10000: sum_j theta_j^2 = 3.998 against d / (4 ln c) = 3.474).
-    Between integers of the trained range the score therefore stays close to scores the model
-    has seen; nothing similar holds for s past L (extrapolation). float64."""
-    h, distances, inv_freq = _check_score_inputs(h, distances, inv_freq)
-    s = distances.to(torch.float64)
-    s1 = torch.floor(s)
-    curvature = (h.abs().to(torch.float64) * inv_freq.to(torch.float64) ** 2).sum()
-    return (s - s1) * (s1 + 1 - s) / 2 * curvature
+from .extension_analysis import (
+    REGIMES,
+    first_pair_longer_than,
+    implied_ramp,
+    pair_regimes,
+    ramp_by_pair,
+    wavelengths,
+)  # noqa: E402, F401, I001  # TEMP re-export for exercises/widgets

@@ -14,7 +14,7 @@ import torch  # noqa: E402
 
 from rope_lib import inv_frequencies, rope_frequencies  # noqa: E402
 from rope_lib.exercises import context_extension as ex  # noqa: E402
-from rope_lib.scaling import (  # noqa: E402
+from rope_lib.extension_analysis import (  # noqa: E402
     angle_coverage,
     first_pair_longer_than,
     fit_relative_score,

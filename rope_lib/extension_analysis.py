@@ -1,0 +1,262 @@
+"""Tools for the context-extension lesson: which angles each RoPE pair has seen, how much of its
+original frequency a scaling method keeps, and the Position Interpolation paper's score argument.
+
+rope_lib.scaling is the frequency table (rope_frequencies, as transformers computes it); this
+module reads those frequencies back:
+
+    wavelengths        lambda_i = 2 pi / theta_i
+    angle_coverage     min(1, (L - 1) theta_i / (2 pi))                (Chen et al. 2023)
+    implied_ramp       gamma_i = (theta'_i / theta_i - 1/s) / (1 - 1/s)  (Peng et al. 2023)
+    ramp_by_pair, ramp_by_turns   YaRN's ramp, as its code and as its paper write it
+    relative_score, fit_relative_score, interpolation_error_bound
+                       a(Delta) = Re sum_j h_j e^{i Delta theta_j} and PI's Theorem 2.1
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ._checks import (
+    require_finite,
+    require_number,
+    require_positive_float,
+    require_positive_int,
+    require_tensor,
+)
+from .scaling import yarn_ramp
+
+
+def check_frequencies(name: str, inv_freq) -> torch.Tensor:
+    """A real tensor of finite frequencies > 0 (radians per position)."""
+    require_tensor(name, inv_freq)
+    if inv_freq.is_complex() or inv_freq.dtype == torch.bool:
+        raise TypeError(f"{name} must hold real numbers, got dtype {inv_freq.dtype}")
+    require_finite(name, inv_freq)
+    if (
+        inv_freq.device.type != "meta"
+        and inv_freq.numel()
+        and not bool((inv_freq > 0).all())
+    ):
+        raise ValueError(
+            f"{name} must be > 0 (radians per position), got {inv_freq.min().item()} among its values"
+        )
+    return inv_freq
+
+
+def wavelengths(inv_freq: torch.Tensor) -> torch.Tensor:
+    """lambda_i = 2 pi / theta_i: how many tokens pair i needs for one full turn.
+
+    inv_freq: a tensor of finite frequencies > 0; the result has its shape (float32 at least)."""
+    inv_freq = check_frequencies("inv_freq", inv_freq)
+    if not inv_freq.is_floating_point():
+        inv_freq = inv_freq.to(torch.float32)
+    return 2 * math.pi / inv_freq
+
+
+def ramp_by_pair(low: float, high: float, n_pairs: int) -> torch.Tensor:
+    """YaRN's ramp gamma_i as its code computes it, linear in the pair index (float32 [n_pairs]):
+
+        gamma_i = 1 - clamp((i - low) / (high - low), 0, 1)
+
+    1 at pair `low` and below (the pair keeps theta_i), 0 at `high` and above (theta_i / s),
+    linear between; theta'_i = (1 - gamma_i) theta_i / s + gamma_i theta_i. transformers calls
+    1 - gamma_i `linear_ramp_factor`. (Peng et al. 2023, arXiv:2309.00071; ramp_by_turns is the
+    paper's form of the same ramp.) low <= high: finite numbers; n_pairs: an int >= 0."""
+    low = require_number("low", low)
+    high = require_number("high", high)
+    n_pairs = require_positive_int("n_pairs", n_pairs, minimum=0)
+    if low > high:
+        raise ValueError(
+            f"low must be <= high (the ramp falls from pair low to pair high), got low={low}, high={high}"
+        )
+    return yarn_ramp(low, high, n_pairs)
+
+
+REGIMES = ("extrapolated", "blended", "interpolated")
+
+
+def angle_coverage(inv_freq: torch.Tensor, length: int) -> torch.Tensor:
+    """Fraction of the circle that pair i sweeps over positions 0 .. length-1:
+
+        coverage_i = min(1, (length - 1) * theta_i / (2 pi))
+
+    1 means the pair has met every angle (its wavelength fits into the sequence); a pair with
+    coverage < 1 has only seen an arc, and positions past `length` take it to angles it never
+    saw during training. That is why RoPE does not extrapolate by itself (Chen et al. 2023,
+    arXiv:2306.15595; Peng et al. 2023, arXiv:2309.00071)."""
+    inv_freq = check_frequencies("inv_freq", inv_freq)
+    length = require_positive_int("length", length)
+    return torch.clamp(
+        (length - 1) * inv_freq.to(torch.float64) / (2 * math.pi), max=1.0
+    )
+
+
+def first_pair_longer_than(inv_freq: torch.Tensor, length: float) -> int:
+    """min{i : 2 pi / theta_i > length}: the first pair whose wavelength does not fit into
+    `length` (len(inv_freq) when every wavelength fits). A common write-up of YaRN computes this
+    cut-off as its first step ("corr_dim"); YaRN's upper correction bound with beta_slow = 1 is
+    the same idea. inv_freq: a 1-D tensor of frequencies > 0; length: a finite number > 0."""
+    inv_freq = check_frequencies("inv_freq", inv_freq)
+    if inv_freq.dim() != 1:
+        raise ValueError(
+            f"inv_freq must be 1-D [head_dim/2], got shape {tuple(inv_freq.shape)}"
+        )
+    length = require_positive_float("length", length)
+    longer = (wavelengths(inv_freq.to(torch.float64)) > length).nonzero()
+    return int(longer[0]) if len(longer) else int(inv_freq.shape[0])
+
+
+def implied_ramp(
+    inv_freq: torch.Tensor, scaled_inv_freq: torch.Tensor, factor: float
+) -> torch.Tensor:
+    """The ramp gamma_i that a set of scaled frequencies implies, read back from them:
+    scaled_i = (1 - gamma_i) * theta_i / s + gamma_i * theta_i, so
+
+        gamma_i = (scaled_i / theta_i - 1/s) / (1 - 1/s)
+
+    1: the pair keeps its frequency (it is extrapolated), 0: its frequency is divided by s
+    (interpolated, as Position Interpolation does for all pairs), between: blended. For YaRN
+    this is ramp_by_pair (Peng et al. 2023, "NTK-by-parts": h(theta) = (1-gamma) theta/s + gamma theta);
+    for Llama 3 it is its `smooth` factor; for NTK-aware scaling it falls from 1 (pair 0) to 0
+    (the last pair) (float64 [head_dim/2])."""
+    factor = require_positive_float("factor", factor)
+    if factor == 1.0:
+        raise ValueError(
+            "factor must differ from 1 (with s = 1 every method keeps every frequency), got 1.0"
+        )
+    inv_freq = check_frequencies("inv_freq", inv_freq)
+    scaled_inv_freq = check_frequencies("scaled_inv_freq", scaled_inv_freq)
+    if inv_freq.shape != scaled_inv_freq.shape:
+        raise ValueError(
+            f"scaled_inv_freq must have the shape of inv_freq {tuple(inv_freq.shape)}, "
+            f"got {tuple(scaled_inv_freq.shape)}"
+        )
+    ratio = scaled_inv_freq.to(torch.float64) / inv_freq.to(torch.float64)
+    return (ratio - 1 / factor) / (1 - 1 / factor)
+
+
+def pair_regimes(
+    inv_freq: torch.Tensor,
+    scaled_inv_freq: torch.Tensor,
+    factor: float,
+    tol: float = 1e-4,
+) -> torch.Tensor:
+    """Per pair, an index into REGIMES: 0 "extrapolated" (frequency kept, implied_ramp >= 1-tol),
+    2 "interpolated" (frequency divided by s, implied_ramp <= tol), 1 "blended" (in between).
+    int64 [head_dim/2]."""
+    tol = require_number("tol", tol)
+    if not 0 <= tol < 0.5:
+        raise ValueError(f"tol must be in [0, 0.5), got {tol}")
+    gamma = implied_ramp(inv_freq, scaled_inv_freq, factor)
+    regimes = torch.ones_like(gamma, dtype=torch.int64)
+    regimes[gamma >= 1 - tol] = 0
+    regimes[gamma <= tol] = 2
+    return regimes
+
+
+def ramp_by_turns(
+    inv_freq: torch.Tensor, original_length: float, alpha: float, beta: float
+) -> torch.Tensor:
+    """The YaRN paper's ramp as a function of r = L / lambda_i (turns of pair i within L):
+
+        gamma(r) = 0 if r < alpha,  1 if r > beta,  (r - alpha) / (beta - alpha) otherwise
+
+    (Peng et al. 2023, arXiv:2309.00071, "NTK-by-parts"; alpha = 1, beta = 32 for LLaMA). Llama 3's
+    `smooth` is this ramp with alpha = low_freq_factor, beta = high_freq_factor. (YaRN's code,
+    and transformers, ramp linearly in the pair index between the rounded bounds instead, see
+    ramp_by_pair; both agree on which pairs are kept and which are divided by s.) float64."""
+    inv_freq = check_frequencies("inv_freq", inv_freq)
+    original_length = require_positive_float("original_length", original_length)
+    alpha, beta = require_number("alpha", alpha), require_number("beta", beta)
+    if not beta > alpha:
+        raise ValueError(f"beta must be > alpha, got alpha={alpha}, beta={beta}")
+    ratio = original_length / wavelengths(inv_freq.to(torch.float64))
+    return torch.clamp((ratio - alpha) / (beta - alpha), 0.0, 1.0)
+
+
+def _check_score_inputs(h, distances, inv_freq):
+    """h (None: not given), distances and inv_freq of the score functions, checked."""
+    if h is not None:
+        require_tensor("h", h)
+    require_tensor("distances", distances)
+    inv_freq = check_frequencies("inv_freq", inv_freq)
+    if inv_freq.dim() != 1:
+        raise ValueError(
+            f"inv_freq must be 1-D [head_dim/2], got shape {tuple(inv_freq.shape)}"
+        )
+    if h is not None and tuple(h.shape) != tuple(inv_freq.shape):
+        raise ValueError(
+            f"h must have the shape of inv_freq {tuple(inv_freq.shape)}, got {tuple(h.shape)}"
+        )
+    if distances.is_complex() or distances.dtype == torch.bool:
+        raise TypeError(
+            f"distances must hold real numbers, got dtype {distances.dtype}"
+        )
+    require_finite("distances", distances)
+    return h, distances, inv_freq
+
+
+def relative_score(
+    h: torch.Tensor, distances: torch.Tensor, inv_freq: torch.Tensor
+) -> torch.Tensor:
+    """RoPE's attention score as a function of the offset Delta = m - n alone:
+
+        a(Delta) = Re sum_j h_j exp(i Delta theta_j)
+
+    where h_j = q_j conj(k_j) is built from pair j of the query and key read as complex numbers
+    (Chen et al. 2023, arXiv:2306.15595, eq. 3). h: complex [head_dim/2]; float64 result."""
+    h, distances, inv_freq = _check_score_inputs(h, distances, inv_freq)
+    angles = distances.to(torch.float64).unsqueeze(-1) * inv_freq.to(torch.float64)
+    h = h.to(torch.complex128)
+    return (h.real * torch.cos(angles) - h.imag * torch.sin(angles)).sum(-1)
+
+
+def fit_relative_score(
+    distances: torch.Tensor,
+    targets: torch.Tensor,
+    inv_freq: torch.Tensor,
+    ridge: float = 1e-8,
+) -> torch.Tensor:
+    """Coefficients h (complex128 [head_dim/2]) of a score function a(Delta) = relative_score(h, Delta)
+    fitted to `targets` at `distances` by ridge-regularised least squares:
+    minimise sum (a(Delta) - target)^2 + ridge * |h|^2. A stand-in for training: the fit only
+    constrains a(Delta) where there are data (Chen et al. 2023, fig. 2)."""
+    _, distances, inv_freq = _check_score_inputs(None, distances, inv_freq)
+    require_tensor("targets", targets)
+    if tuple(targets.shape) != tuple(distances.shape):
+        raise ValueError(
+            f"targets must have the shape of distances {tuple(distances.shape)}, got {tuple(targets.shape)}"
+        )
+    ridge = require_number("ridge", ridge)
+    if ridge < 0:
+        raise ValueError(f"ridge must be >= 0, got {ridge}")
+    angles = distances.to(torch.float64).unsqueeze(-1) * inv_freq.to(torch.float64)
+    design = torch.cat([torch.cos(angles), -torch.sin(angles)], dim=-1)
+    n = design.shape[-1]
+    gram = design.T @ design + ridge * torch.eye(n, dtype=torch.float64)
+    solution = torch.linalg.solve(gram, design.T @ targets.to(torch.float64))
+    return torch.complex(solution[: n // 2], solution[n // 2 :])
+
+
+def interpolation_error_bound(
+    h: torch.Tensor, inv_freq: torch.Tensor, distances: torch.Tensor
+) -> torch.Tensor:
+    """How far a(Delta) can be from the straight line through a(D1) and a(D2), D1 = floor(Delta),
+    D2 = D1 + 1 (Chen et al. 2023, Theorem 2.1):
+
+        |a(Delta) - a_linear(Delta)| <= (Delta - D1)(D2 - Delta) / 2 * max|a''| <= (Delta - D1)(D2 - Delta) / 2 * sum_j |h_j| theta_j^2
+
+    The paper goes on with sum_j |h_j| theta_j^2 <= max_j |h_j| sum_j theta_j^2 and replaces
+    sum_j theta_j^2 by d / (4 ln c) (c = base), an estimate of the sum by an integral, giving
+    d max|h| (Delta - D1)(D2 - Delta) / (8 ln c). This function keeps the exact sum. It is not tighter
+    than the paper's estimate: the integral misses part of the sum, so the exact sum is slightly
+    larger (for d = 128, c = 10000: sum_j theta_j^2 = 3.998 against d / (4 ln c) = 3.474).
+    Between integers of the trained range the score therefore stays close to scores the model
+    has seen; nothing similar holds for s past L (extrapolation). float64."""
+    h, distances, inv_freq = _check_score_inputs(h, distances, inv_freq)
+    s = distances.to(torch.float64)
+    s1 = torch.floor(s)
+    curvature = (h.abs().to(torch.float64) * inv_freq.to(torch.float64) ** 2).sum()
+    return (s - s1) * (s1 + 1 - s) / 2 * curvature
