@@ -42,6 +42,19 @@ from .derivation import (
     rotation_from_polar,
     score_derivation,
 )
+from .extension_analysis import (
+    REGIMES,
+    angle_coverage,
+    first_pair_longer_than,
+    fit_relative_score,
+    implied_ramp,
+    interpolation_error_bound,
+    pair_regimes,
+    ramp_by_pair,
+    ramp_by_turns,
+    relative_score,
+    wavelengths,
+)
 from .language import get_language, set_language
 from .llama import apply_rotary_emb, precompute_freqs_cis
 from .multimodal import apply_mrope, mrope_position_ids
@@ -55,19 +68,6 @@ from .rotary import (
     rope_angles,
     rotation_2d,
     rotation_matrix,
-)
-from .extension_analysis import (
-    REGIMES,
-    angle_coverage,
-    first_pair_longer_than,
-    fit_relative_score,
-    implied_ramp,
-    interpolation_error_bound,
-    pair_regimes,
-    ramp_by_pair,
-    ramp_by_turns,
-    relative_score,
-    wavelengths,
 )
 from .scaling import (
     ROPE_FREQUENCY_FUNCTIONS,

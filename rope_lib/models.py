@@ -33,8 +33,8 @@ import torch
 from ._checks import require_positive_float, require_positive_int
 from .alibi import alibi_slopes
 from .configs import read_rope_config
-from .language import N_, _fig
 from .extension_analysis import wavelengths
+from .language import N_, _fig
 
 
 @dataclass(frozen=True)
