@@ -162,15 +162,16 @@ def observe_controls(widget, controls: dict) -> None:
         control.observe(_updater(widget, name), names="value")
 
 
-def sync_controls(widget, maxima: dict | None = None) -> None:
+def sync_controls(widget, maxima: dict | None = None, skip=()) -> None:
     """Move widget.controls to widget.values (after setting any slider maxima: ipywidgets
-    clamps a value to its slider's range) without calling widget.update() again."""
+    clamps a value to its slider's range) without calling widget.update() again; the
+    controls named in skip stay (a value from code that none of their options holds)."""
     widget._syncing = True
     try:
         for name, top in (maxima or {}).items():
             widget.controls[name].max = top
         for name, control in widget.controls.items():
-            if control.value != widget.values[name]:
+            if name not in skip and control.value != widget.values[name]:
                 control.value = widget.values[name]
     finally:
         widget._syncing = False

@@ -22,15 +22,7 @@ from matplotlib.ticker import MaxNLocator
 from ..derivation import closed_form_score, from_polar
 from ..language import N_, _, _fig
 from ..rotary import apply_rope
-from . import (
-    LIVE_SIZE,
-    Redrawer,
-    compact,
-    live_box,
-    live_figure,
-    observe_controls,
-    sync_controls,
-)
+from .base import Control, LiveWidget
 
 Q_COLOR = "#1f77b4"
 K_COLOR = "#d62728"
@@ -195,7 +187,7 @@ def _rotate_pairs(q: torch.Tensor, k: torch.Tensor, m: float, n: float, theta: f
     return out[0], out[1]
 
 
-class RotatePairWidget:
+class RotatePairWidget(LiveWidget):
     """Rotate a query/key pair live: q at position m + shift, k at n + shift, one frequency theta.
 
     RotatePairWidget(figure=None, **values); values are the keys of CONTROLS (m, n, theta,
@@ -203,15 +195,14 @@ class RotatePairWidget:
     q, k, q_rot, k_rot, score (q'.k' from apply_rope) and closed (the closed form).
     """
 
-    def __init__(self, figure=None, **values):
-        import ipywidgets as W
+    CONTROLS = tuple(
+        Control(name, label, kind, lo, hi, step, default=default)
+        for name, (label, kind, lo, hi, step, default) in CONTROLS.items()
+    )
+    ROWS = (("m", "n", "shift", "theta"), ("q_len", "q_angle", "k_len", "k_angle"))
+    CONTROL_SIZE = ("158px", "52px")
 
-        self.values = {name: spec[5] for name, spec in CONTROLS.items()}
-        self._check(values)
-        self.values.update(values)
-        if figure is None:
-            figure = live_figure(LIVE_SIZE)
-        self.figure = figure
+    def build(self, figure):
         # fixed positions (640 x 330 px): a square plane, the score beside it
         ax_plane = figure.add_axes((0.01, 0.03, 0.40, 0.78))
         ax_score = figure.add_axes((0.54, 0.17, 0.44, 0.64))
@@ -231,50 +222,11 @@ class RotatePairWidget:
         )
         self.ax_plane, self.ax_score = ax_plane, ax_score
         # blitting: the axes, titles and ticks are drawn once; each update draws only these
-        # (the score panel's frame too: the curve's end markers touch it, and a full draw puts the
-        # frame over the curve, under the marker)
-        self.redraw = Redrawer(
-            figure,
-            [*self.plane.moving, self.curve, *ax_score.spines.values(), self.marker],
-        )
+        # (the score panel's frame too: the curve's end markers touch it, and a full draw puts
+        # the frame over the curve, under the marker)
+        return [*self.plane.moving, self.curve, *ax_score.spines.values(), self.marker]
 
-        self.controls = {}
-        for name, (description, kind, lo, hi, step, _default) in CONTROLS.items():
-            cls = W.IntSlider if kind == "int" else W.FloatSlider
-            slider = cls(
-                value=self.values[name],
-                min=lo,
-                max=hi,
-                step=step,
-                description=_(description),
-                continuous_update=True,
-            )
-            compact(slider, "158px", "52px")
-            self.controls[name] = slider
-        observe_controls(self, self.controls)
-        self.readout = W.HTML()
-        self.readout.add_class("rope-readout")
-        self._syncing = False
-        self.state = {}
-        self.update()
-
-    @staticmethod
-    def _check(values):
-        unknown = set(values) - set(CONTROLS)
-        if unknown:
-            raise ValueError(
-                f"unknown control(s) {sorted(unknown)}; expected some of {list(CONTROLS)}"
-            )
-
-    def update(self, **values) -> None:
-        self._check(values)
-        for name, value in values.items():
-            self.values[name] = (
-                int(value) if CONTROLS[name][1] == "int" else float(value)
-            )
-        sync_controls(self)
-
-        v = self.values
+    def compute(self, v):
         theta = v["theta"]
         m, n = v["m"] + v["shift"], v["n"] + v["shift"]
         q = from_polar(v["q_len"], v["q_angle"])
@@ -282,46 +234,46 @@ class RotatePairWidget:
         q_rot, k_rot = _rotate_pairs(q, k, m, n, theta)
         score = float(q_rot @ k_rot)
         closed = float(closed_form_score(q, k, m, n, theta))
-        self.state = dict(
+        return dict(
             q=q, k=k, q_rot=q_rot, k_rot=k_rot, score=score, closed=closed, m=m, n=n
         )
 
+    def static_key(self, s):
+        # new limits of the score axis: its tick labels change too
+        return _score_limit(self.values["q_len"], self.values["k_len"])
+
+    def draw_static(self, s):
+        top = self.static_key(s)
+        self.ax_score.set_ylim(-top, top)
+
+    def draw(self, s):
+        v, theta = self.values, self.values["theta"]
         self.plane.set(
-            q.tolist(),
-            k.tolist(),
-            q_rot.tolist(),
-            k_rot.tolist(),
-            m * theta,
-            n * theta,
+            s["q"].tolist(),
+            s["k"].tolist(),
+            s["q_rot"].tolist(),
+            s["k_rot"].tolist(),
+            s["m"] * theta,
+            s["n"] * theta,
             names=(N_("(m+shift)"), N_("(n+shift)")) if v["shift"] else ("m", "n"),
         )
-        curve = closed_form_score(q, k, torch.as_tensor(OFFSETS), 0, theta).numpy()
-        self.curve.set_ydata(curve)
-        offset = v["m"] - v["n"]
-        self.marker.set_data([offset], [score])
-        top = _score_limit(v["q_len"], v["k_len"])
-        full = self.ax_score.get_ylim() != (
-            -top,
-            top,
-        )  # new limits: tick labels change too
-        if full:
-            self.ax_score.set_ylim(-top, top)
+        offsets = torch.as_tensor(OFFSETS)
+        self.curve.set_ydata(
+            closed_form_score(s["q"], s["k"], offsets, 0, theta).numpy()
+        )
+        self.marker.set_data([v["m"] - v["n"]], [s["score"]])
 
-        self.readout.value = _(
+    def readout_text(self):
+        s = self.state
+        return _(
             "<b>q'·k' = {score:.4f}</b>, closed form = {closed:.4f}, "
             "m - n = {offset}; query at m + shift = {m}, key at n + shift = {n}"
-        ).format(score=score, closed=closed, offset=offset, m=m, n=n)
-        self.redraw(full=full)
-
-    def widget(self):
-        """Two rows of four sliders, the readout (one line) under them, the figure below."""
-        c = self.controls
-        rows = [
-            [c["m"], c["n"], c["shift"], c["theta"]],
-            [c["q_len"], c["q_angle"], c["k_len"], c["k_angle"]],
-        ]
-        return live_box(
-            rows, self.readout, self.figure, readout_width="640px", beside="below"
+        ).format(
+            score=s["score"],
+            closed=s["closed"],
+            offset=self.values["m"] - self.values["n"],
+            m=s["m"],
+            n=s["n"],
         )
 
 

@@ -1,0 +1,321 @@
+"""LiveWidget: the one base class of the lessons' live widgets.
+
+A widget declares its controls as a table and writes its numbers and its drawing:
+
+    class Turn(LiveWidget):
+        CONTROLS = (
+            Control("m", "m", "int", 0, 20, default=5),
+            Control("theta", N_("theta"), "float", 0.0, 1.0, 0.01, default=0.3),
+        )
+        ROWS = (("m", "theta"),)
+
+        def build(self, figure):             # once: create the artists
+            ax = figure.add_axes((0.1, 0.15, 0.85, 0.75))
+            (self.line,) = ax.plot([], [])
+            return [self.line]                # the moving artists, for the Redrawer
+
+        def compute(self, v):                 # the numbers the picture shows: .state
+            return {"angle": v["m"] * v["theta"]}
+
+        def draw(self, s):                    # move the artists (set_data and friends)
+            self.line.set_data([0, math.cos(s["angle"])], [0, math.sin(s["angle"])])
+
+        def readout_text(self):               # the readout: HTML lines joined by <br>
+            return f"m θ = {self.state['angle']:.4f}"
+
+The base does the rest, once for every widget: the values (defaults from the table, an
+unknown name is a ValueError, ints and floats as the table says, a choice checked against
+its options, each value clamped into its control's range when CLAMP is set, a range that
+follows another control given as a function of the values), the ipywidgets controls (the
+label translated, sized for the projector, each calling update() when it moves), the
+controls kept in step with the values when update() is called from code, redrawing in
+place (rope_lib.widgets.Redrawer: a full draw only when `static_key(state)` changes, after
+`draw_static(state)`), the readout, `widget()` (ROWS of controls, the readout, the canvas:
+a LiveBox, whose stored text output is a short line) and a one-line `repr`.
+
+`state` is a dict (`w.state["score"]`); calling it (`w.state()`) gives the same dict.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..language import _
+from . import (
+    LIVE_SIZE,
+    Redrawer,
+    compact,
+    live_box,
+    live_figure,
+    observe_controls,
+    sync_controls,
+)
+
+#: A readout of several lines, 1.3 high (a widget's HTML would space them 28 px apart):
+#: with its figure the widget fits the projector's 480 px.
+TIGHT_LINES = '<div style="line-height: 1.3">{}</div>'
+#: What plain_text() writes for the readouts' HTML entities.
+ENTITIES = (("&rarr;", "->"), ("&middot;", "*"), ("&times;", "x"), ("&gt;", ">"))
+_UNCHANGED = object()  # the static key before the first draw
+
+
+@dataclass(frozen=True)
+class Control:
+    """One row of a widget's control table.
+
+    kind: "int" / "float" (a slider), "log" (FloatLogSlider: low, high, step are powers of
+    ten), "select" (SelectionSlider of options), "choice" (Dropdown of options: a value
+    outside them is a ValueError), or the widget's own (see LiveWidget.make_control).
+    high may be a function of the values (a range that follows another control).
+    label: the description, a message id (N_) translated when the control is built;
+    option_label(value): the name a Dropdown shows for an option.
+    """
+
+    name: str
+    label: str
+    kind: str = "int"
+    low: float = 0
+    high: float | Callable[[dict], float] = 1
+    step: float | None = None
+    options: tuple = ()
+    default: Any = None
+    option_label: Callable[[Any], str] | None = None
+    readout_format: str | None = None
+    width: str | None = None
+    label_width: str | None = None
+    convert: Callable[[Any], Any] | None = None
+
+    def top(self, values: dict):
+        """The upper end of the range for these values."""
+        return self.high(values) if callable(self.high) else self.high
+
+    def value_of(self, value):
+        """The value as the widget keeps it: an int or float for a slider, a known option
+        for a choice."""
+        if self.convert is not None:
+            value = self.convert(value)
+        elif self.kind == "int":
+            value = int(value)
+        elif self.kind in ("float", "log"):
+            value = float(value)
+        if self.kind == "choice" and value not in self.options:
+            raise ValueError(
+                f"{self.name} must be one of {self.options}, got {value!r}"
+            )
+        return value
+
+    def clamped(self, values: dict) -> int:
+        """The (int) value kept inside [low, top]."""
+        return int(min(max(values[self.name], self.low), self.top(values)))
+
+
+class State(dict):
+    """The numbers the picture shows: a dict that also answers a call (`w.state()`)."""
+
+    def __call__(self) -> State:
+        return self
+
+
+def plain_text(text: str) -> str:
+    """A readout's HTML as plain text: lines for <br>, no tags, entities written out."""
+    text = text.replace("<br>", "\n")
+    for entity, plain in ENTITIES:
+        text = text.replace(entity, plain)
+    return html.unescape(re.sub(r"<[^>]+>", "", text))
+
+
+def make_readout():
+    """The readout: an ipywidgets.HTML of class rope-readout."""
+    import ipywidgets as w
+
+    readout = w.HTML("")
+    readout.add_class("rope-readout")
+    return readout
+
+
+def slider(control: Control, value, description: str, values: dict):
+    """An ipywidgets control for one row of the table."""
+    import ipywidgets as w
+
+    c = control
+    if c.kind in ("int", "float"):
+        cls = w.IntSlider if c.kind == "int" else w.FloatSlider
+        step = {} if c.step is None else {"step": c.step}
+        return cls(
+            value=value, min=c.low, max=c.top(values), **step, description=description
+        )
+    if c.kind == "log":
+        fmt = {} if c.readout_format is None else {"readout_format": c.readout_format}
+        return w.FloatLogSlider(
+            value=value,
+            base=10,
+            min=c.low,
+            max=c.high,
+            step=c.step,
+            description=description,
+            **fmt,
+        )
+    options = c.options
+    if c.option_label is not None:
+        options = [(c.option_label(option), option) for option in options]
+    cls = w.SelectionSlider if c.kind == "select" else w.Dropdown
+    return cls(options=options, value=value, description=description)
+
+
+class LiveWidget:
+    """The base of every lesson widget (module docstring).
+
+    Class attributes: CONTROLS (the table), ROWS (control names per row of widget()),
+    CONTROL_SIZE (a control's width and its label's), READOUT_WIDTH and BESIDE (see
+    live_box), READOUT ("{}" or TIGHT_LINES), CLAMP (keep values in their ranges).
+    """
+
+    CONTROLS: tuple[Control, ...] = ()
+    ROWS: tuple[tuple[str, ...], ...] = ()
+    CONTROL_SIZE = ("200px", "78px")
+    READOUT_WIDTH = "640px"
+    BESIDE = "below"
+    READOUT = "{}"
+    CLAMP = False
+
+    def __init__(self, figure=None, **values):
+        self.values = {c.name: c.default for c in self.CONTROLS}
+        self.values = self._checked(values)
+        self._syncing = False
+        self._state = State()
+        self._static_key = _UNCHANGED
+        self.figure = live_figure(LIVE_SIZE) if figure is None else figure
+        self.redraw = Redrawer(self.figure, self.build(self.figure))
+        self.controls = {c.name: self._control(c) for c in self.CONTROLS}
+        observe_controls(self, self.controls)
+        self.readout = make_readout()
+        self.update()
+
+    # --- what a widget writes --------------------------------------------------------------
+    def build(self, figure) -> list:
+        """Create the artists once; return the moving ones (lowest zorder first)."""
+        raise NotImplementedError
+
+    def compute(self, v: dict) -> dict:
+        """The numbers the picture shows for the values v (the widget's state)."""
+        return {}
+
+    def draw(self, s: dict) -> None:
+        """Move the artists to the state s (set_data and friends), no drawing."""
+        raise NotImplementedError
+
+    def static_key(self, s: dict):
+        """What the static parts (axis ranges, ticks) depend on: a new key redraws all."""
+        return None
+
+    def draw_static(self, s: dict) -> None:
+        """Change the static parts for a new static_key (limits, ticks, titles)."""
+
+    def check(self, v: dict) -> None:
+        """Raise ValueError for values that do not go together."""
+
+    def readout_text(self) -> str:
+        """The readout: HTML lines joined by <br>."""
+        raise NotImplementedError
+
+    def readout_html(self) -> str:
+        """What the readout shows."""
+        return self.READOUT.format(self.readout_text())
+
+    def make_control(self, control: Control, description: str):
+        """The ipywidgets control of one table row (override for a kind of one's own)."""
+        return slider(control, self.values[control.name], description, self.values)
+
+    def control_size(self, control: Control, description: str):
+        """(width, label width) of a control; None: as it comes."""
+        return (
+            control.width or self.CONTROL_SIZE[0],
+            control.label_width or self.CONTROL_SIZE[1],
+        )
+
+    # --- what the base does ----------------------------------------------------------------
+    @property
+    def state(self) -> State:
+        """The numbers the picture shows (after the last update)."""
+        return self._state
+
+    def update(self, **values) -> None:
+        """Take new values (None: unchanged), recompute, move the artists, redraw in place."""
+        self.values = self._checked(values)
+        self._sync_controls()
+        self._state = State(self.compute(self.values))
+        key = self.static_key(self._state)
+        full = key != self._static_key
+        if full:
+            self._static_key = key
+            self.draw_static(self._state)
+        self.draw(self._state)
+        self.readout.value = self.readout_html()
+        self.redraw(full=full)
+
+    def widget(self):
+        """The controls (ROWS), the readout and the canvas in one LiveBox, to display."""
+        rows = [[self.controls[name] for name in row] for row in self.ROWS]
+        return live_box(
+            rows,
+            self.readout,
+            self.figure,
+            readout_width=self.READOUT_WIDTH,
+            beside=self.BESIDE,
+        )
+
+    def __repr__(self) -> str:
+        lines = plain_text(self.readout.value).splitlines()
+        return f"{type(self).__name__}: " + "; ".join(lines)
+
+    def _checked(self, values: dict) -> dict:
+        """The new values: known names, converted, clamped, checked together."""
+        values = {k: value for k, value in values.items() if value is not None}
+        unknown = set(values) - set(self.values)
+        if unknown:
+            raise ValueError(
+                f"update() takes {', '.join(self.values)}; "
+                f"unknown control(s) {sorted(unknown)}"
+            )
+        v = {**self.values, **values}
+        for c in self.CONTROLS:
+            v[c.name] = c.value_of(v[c.name])
+        if self.CLAMP:
+            for dependent in (
+                False,
+                True,
+            ):  # fixed ranges first, then those following them
+                for c in self.CONTROLS:
+                    if c.kind == "int" and callable(c.high) == dependent:
+                        v[c.name] = c.clamped(v)
+        self.check(v)
+        return v
+
+    def _control(self, c: Control):
+        description = _(c.label)
+        control = self.make_control(c, description)
+        size = self.control_size(c, description)
+        return control if size is None else compact(control, *size)
+
+    def _sync_controls(self) -> None:
+        """Move the controls to the values (and ranges) without calling update() again."""
+        maxima = {c.name: c.top(self.values) for c in self.CONTROLS if callable(c.high)}
+        skip = {
+            c.name
+            for c in self.CONTROLS
+            if c.kind == "select" and self.values[c.name] not in c.options
+        }
+        sync_controls(self, maxima, skip)
+
+
+__all__ = [
+    "Control",
+    "LiveWidget",
+    "State",
+    "TIGHT_LINES",
+    "make_readout",
+    "plain_text",
+]
