@@ -21,9 +21,9 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from ..language import _, _fig
+from ..language import N_, _fig
 from ..sinusoidal import sinusoidal_at, sinusoidal_offset_dot
-from . import LIVE_SIZE, Redrawer, compact, live_box, live_figure
+from .base import Control, LiveWidget
 from .style import integer_ticks
 
 K_MAX = 64  # the offset slider's range, -K_MAX .. K_MAX
@@ -40,26 +40,31 @@ def _slider_bases():
     return 10.0 ** np.arange(low, high + step / 2, step)
 
 
-class EncodingExplorer:
+class EncodingExplorer(LiveWidget):
     """Live view of PE(m), PE(m + Delta) and their dot product (module docstring)."""
+
+    CONTROLS = (
+        Control("p", N_("position m"), "int", 0, 200),
+        Control("k", N_("offset Δ"), "int", -K_MAX, K_MAX),
+        Control("d_model", "d_model", "int", 4, 128, 4),
+        Control("base", N_("base"), "log", *BASE_EXPONENTS, readout_format=".0f"),
+    )
+    ROWS = (("p", "k"), ("d_model", "base"))
+    READOUT_WIDTH, BESIDE = "235px", "controls"
 
     def __init__(
         self, p: int = 20, k: int = 5, d_model: int = 32, base: float = 10000.0
     ):
-        self.values = dict(p=p, k=k, d_model=d_model, base=base)
         self.curve_k = np.arange(-CURVE_K, CURVE_K + 1)
         self._curve_for = None
         self._bottom_for = {}  # d_model -> the lowest point of the curve over the slider's bases
-        self._static_for = (
-            None  # (d_model, bottom y limit) the static background was drawn for
-        )
-        # ioff: the figure is shown once, by widget(), not again by ipympl at the end of the cell.
-        # A fixed layout: constrained layout would be recomputed at every draw (about 70 ms here).
-        # A fixed layout, side by side (640 x 330 px): constrained layout would be recomputed at
-        # every draw (about 70 ms here).
-        self.figure = live_figure(LIVE_SIZE)
-        self.ax_vec = self.figure.add_axes((0.085, 0.17, 0.37, 0.70))
-        self.ax_dot = self.figure.add_axes((0.59, 0.17, 0.375, 0.70))
+        super().__init__(p=p, k=k, d_model=d_model, base=base)
+
+    def build(self, figure):
+        # A fixed layout, side by side (640 x 330 px): constrained layout would be recomputed
+        # at every draw (about 70 ms here).
+        self.ax_vec = figure.add_axes((0.085, 0.17, 0.37, 0.70))
+        self.ax_dot = figure.add_axes((0.59, 0.17, 0.375, 0.70))
         # Few texts, no legend boxes: text dominates the draw time (the tests and the benchmark
         # draw with Agg), so the colour key sits in the titles.
         ax = self.ax_vec
@@ -84,119 +89,67 @@ class EncodingExplorer:
         ax.set_xticks(np.arange(-CURVE_K, CURVE_K + 1, 64))
         ax.set_xlabel(_fig("offset Δ"))
         ax.set_title(_fig("PE(m)·PE(m+Δ) against Δ"))
+        # Drawn on top of a static background at each update; everything else is drawn only
+        # when d_model (the x range, the y range and their ticks) changes.
+        return [self.line_p, self.line_pk, self.curve, self.marker, self.mirror]
 
-        # Drawn on top of a static background at each update; everything else is drawn only when
-        # d_model (the x range, the y range and their ticks) changes.
-        self.redraw = Redrawer(
-            self.figure,
-            [self.line_p, self.line_pk, self.curve, self.marker, self.mirror],
-        )
+    def check(self, v):
+        if v["d_model"] % 2:
+            raise ValueError(f"d_model must be even, got {v['d_model']}")
 
-        self.controls = self._make_controls()
-        self.readout = self._make_readout()
-        self.update(**self.values)
-
-    # --- ipywidgets --------------------------------------------------------------------------
-    def _make_controls(self):
-        import ipywidgets as w
-
-        v = self.values
-        controls = {
-            "p": w.IntSlider(
-                value=v["p"],
-                min=0,
-                max=200,
-                description=_("position m"),
-                continuous_update=True,
-            ),
-            "k": w.IntSlider(
-                value=v["k"], min=-K_MAX, max=K_MAX, description=_("offset Δ")
-            ),
-            "d_model": w.IntSlider(
-                value=v["d_model"], min=4, max=128, step=4, description="d_model"
-            ),
-            "base": w.FloatLogSlider(
-                value=v["base"],
-                base=10,
-                min=BASE_EXPONENTS[0],
-                max=BASE_EXPONENTS[1],
-                step=BASE_EXPONENTS[2],
-                description=_("base"),
-                readout_format=".0f",
-            ),
-        }
-        for name, control in controls.items():
-            compact(control, "200px", "78px")
-            control.observe(
-                lambda change, name=name: self.update(**{name: change["new"]}),
-                names="value",
-            )
-        return controls
-
-    def _make_readout(self):
-        import ipywidgets as w
-
-        readout = w.HTML()
-        readout.add_class("rope-readout")
-        return readout
-
-    def widget(self):
-        """Two rows of two sliders, the readout beside them, the figure below (a LiveBox)."""
-        c = self.controls
-        rows = [[c["p"], c["k"]], [c["d_model"], c["base"]]]
-        return live_box(rows, self.readout, self.figure, readout_width="235px")
-
-    # --- the picture -------------------------------------------------------------------------
-    def update(self, **values):
-        unknown = set(values) - set(self.values)
-        if unknown:
-            raise ValueError(
-                f"update() takes {sorted(self.values)}, got {sorted(unknown)}"
-            )
-        self.values.update(values)
-        p, k = int(self.values["p"]), int(self.values["k"])
-        d, base = int(self.values["d_model"]), float(self.values["base"])
-        if d % 2:
-            raise ValueError(f"d_model must be even, got {d}")
-
+    def compute(self, v):
+        p, k, d, base = v["p"], v["k"], v["d_model"], v["base"]
         vectors = sinusoidal_at([p, p + k, p - k], d, base).numpy()
-        j = np.arange(d)
-        self.line_p.set_data(j, vectors[0])
-        self.line_pk.set_data(j, vectors[1])
-
         if self._curve_for != (d, base):  # the curve depends on d_model and base only
             self._curve = sinusoidal_offset_dot(self.curve_k, d, base).numpy()
             self._curve_for = (d, base)
-            self.curve.set_ydata(self._curve)
-        # Limits that fit the curve for every base of the slider, so that moving the base only
-        # redraws the curve; a base set from code whose curve dips lower widens them.
-        bottom = min(self._bottom(d), float(self._curve.min()) - 0.05 * d)
-        static = (d, bottom)
-        full = static != self._static_for
-        if full:
-            self._static_for = static
-            self.ax_vec.set_xlim(-0.5, d - 0.5)
-            self.top.set_ydata([d / 2, d / 2])
-            self.ax_dot.set_ylim(bottom, 0.58 * d)
-            self.ax_dot.set_yticks([0, d / 4, d / 2])
-        forward = float(vectors[0] @ vectors[1])
-        backward = float(vectors[0] @ vectors[2])
-        self.marker.set_data([k], [forward])
-        self.mirror.set_data([-k], [backward])
         inside = abs(k) <= CURVE_K
-        closed = float(
+        closed = (
             self._curve[k + CURVE_K] if inside else sinusoidal_offset_dot(k, d, base)
         )
-        self.readout.value = (
-            f"<b>PE(m)·PE(m+Δ) = {forward:.4f}</b><br>"
-            f"PE(m)·PE(m−Δ) = {backward:.4f}<br>"
-            f"Σ_i cos(Δ·θ_i) = {closed:.4f}<br>"
-            f"m = {p}: |PE(m)|² = {float(vectors[0] @ vectors[0]):.4f} = d/2"
+        return dict(
+            vectors=vectors,
+            curve=self._curve,
+            forward=float(vectors[0] @ vectors[1]),
+            backward=float(vectors[0] @ vectors[2]),
+            closed=float(closed),
+            # limits that fit the curve for every base of the slider, so that moving the
+            # base only redraws the curve; a base set from code whose curve dips lower
+            # widens them
+            bottom=min(self._bottom(d), float(self._curve.min()) - 0.05 * d),
         )
-        self.redraw(full=full)
+
+    def static_key(self, s):
+        return (self.values["d_model"], s["bottom"])
+
+    def draw_static(self, s):
+        d = self.values["d_model"]
+        self.ax_vec.set_xlim(-0.5, d - 0.5)
+        self.top.set_ydata([d / 2, d / 2])
+        self.ax_dot.set_ylim(s["bottom"], 0.58 * d)
+        self.ax_dot.set_yticks([0, d / 4, d / 2])
+
+    def draw(self, s):
+        j, k = np.arange(self.values["d_model"]), self.values["k"]
+        self.line_p.set_data(j, s["vectors"][0])
+        self.line_pk.set_data(j, s["vectors"][1])
+        self.curve.set_ydata(s["curve"])
+        self.marker.set_data([k], [s["forward"]])
+        self.mirror.set_data([-k], [s["backward"]])
+
+    def readout_text(self):
+        s, p = self.state, self.values["p"]
+        square = float(s["vectors"][0] @ s["vectors"][0])
+        return (
+            f"<b>PE(m)·PE(m+Δ) = {s['forward']:.4f}</b><br>"
+            f"PE(m)·PE(m−Δ) = {s['backward']:.4f}<br>"
+            f"Σ_i cos(Δ·θ_i) = {s['closed']:.4f}<br>"
+            f"m = {p}: |PE(m)|² = {square:.4f} = d/2"
+        )
 
     def _bottom(self, d: int) -> float:
-        """The bottom y limit for d_model d: below the curve's lowest point for every slider base."""
+        """The bottom y limit for d_model d: below the curve's lowest point for every slider
+        base."""
         if d not in self._bottom_for:
             lowest = min(
                 float(sinusoidal_offset_dot(self.curve_k, d, b).min())
