@@ -19,9 +19,9 @@ from matplotlib.textpath import TextPath
 from matplotlib.transforms import Affine2D
 
 from .._checks import require_even
-from ..language import _, _fig, cjk_font, get_language
+from ..language import N_, _, _fig, cjk_font, get_language
 from ..rotary import inv_frequencies, rope_angles
-from . import LIVE_SIZE, Redrawer, compact, live_box, live_figure, observe_controls
+from .base import Control, LiveWidget
 
 BASES = (10000.0, 500000.0)
 _CIRCLE = np.linspace(0.0, 2.0 * math.pi, 97)
@@ -80,13 +80,15 @@ def _draw_dials(ax, centres: np.ndarray):
     return hands
 
 
-class ClockDials:
+class ClockDials(LiveWidget):
     """One dial per pair; the hand of pair i points at angle position * theta_i.
 
     ClockDials(head_dim=16, position=0, base=10000.0, max_position=4096)
     update(position=..., base=...) moves every hand; the readout lists each pair's angle in
     radians (unwrapped: position * theta_i) and in full turns, e.g. `pair 0 angle = 3.0000 rad`.
     """
+
+    ROWS = (("position", "base"),)
 
     def __init__(
         self,
@@ -95,16 +97,33 @@ class ClockDials:
         base: float = 10000.0,
         max_position: int = 4096,
     ):
-        import ipywidgets as widgets
-
         self.head_dim = require_even("head_dim", head_dim)
         self.n_pairs = head_dim // 2
-        self.position, self.base = int(position), float(base)
+        self.CONTROLS = (
+            Control(
+                "position", N_("position"), "int", 0, max_position,
+                width="380px", label_width="62px",
+            ),
+            Control(
+                "base", N_("base"), "choice", options=BASES, convert=float,
+                option_label="{:,.0f}".format, width="200px", label_width="40px",
+            ),
+        )  # fmt: skip
+        self._labelled_base = None
+        super().__init__(position=position, base=base)
+
+    @property
+    def position(self) -> int:
+        return self.values["position"]
+
+    @property
+    def base(self) -> float:
+        return self.values["base"]
+
+    def build(self, figure):
         columns = 4 if self.n_pairs > 4 else self.n_pairs
         self.centres = _dial_centres(self.n_pairs, columns)
-
-        self.figure = live_figure(LIVE_SIZE)
-        ax = self.figure.add_axes((0.0, 0.0, 1.0, 0.88))
+        ax = figure.add_axes((0.0, 0.0, 1.0, 0.88))
         self.ax = ax
         self.hands = _draw_dials(ax, self.centres)
         self.labels = [_label(ax, cx, cy + 1.5, "pair") for cx, cy in self.centres]
@@ -115,34 +134,8 @@ class ClockDials:
         ax.set_ylim(self.centres[:, 1].min() - 1.5, self.centres[:, 1].max() + 1.55)
         # an axes title, not a suptitle: savefig (static_png) draws the axes' animated artists
         self.title = ax.set_title(" ", pad=6)
-        self._labelled_base = None
         # blitting: the faces are drawn once; labels, hands and the title on top at each update
-        self.redraw = Redrawer(
-            self.figure, [*self.labels, *self.turn_texts, *self.hands, self.title]
-        )
-
-        self.controls = {
-            "position": widgets.IntSlider(
-                value=self.position,
-                min=0,
-                max=max_position,
-                step=1,
-                description=_("position"),
-                continuous_update=True,
-            ),
-            "base": widgets.Dropdown(
-                options=[(f"{b:,.0f}", b) for b in BASES],
-                value=self.base,
-                description=_("base"),
-            ),
-        }
-        compact(self.controls["position"], "380px", "62px")
-        compact(self.controls["base"], "200px", "40px")
-        self.readout = widgets.HTML()
-        self.readout.add_class("rope-readout")
-        self._syncing = False
-        observe_controls(self, self.controls)
-        self.update()
+        return [*self.labels, *self.turn_texts, *self.hands, self.title]
 
     def angles(self) -> torch.Tensor:
         """position * theta_i for every pair, float32 [n_pairs] (as rope_lib computes them)."""
@@ -150,52 +143,32 @@ class ClockDials:
             torch.tensor([self.position]), inv_frequencies(self.head_dim, self.base)
         )[0]
 
-    def update(self, position=None, base=None) -> None:
-        if position is not None:
-            self.position = int(position)
-        if base is not None:
-            self.base = float(base)
-        self._syncing = (
-            True  # keep the controls in step when update() is called from code
+    def compute(self, v):
+        return dict(
+            angles=self.angles().to(torch.float64).numpy(),
+            speeds=inv_frequencies(self.head_dim, self.base).numpy(),
         )
-        try:
-            self.controls["position"].value = self.position
-            self.controls["base"].value = self.base
-        finally:
-            self._syncing = False
-        angles = self.angles().to(torch.float64).numpy()
-        speeds = inv_frequencies(self.head_dim, self.base).numpy()
-        for hand, (cx, cy), angle in zip(self.hands, self.centres, angles):
+
+    def draw(self, s):
+        for hand, (cx, cy), angle in zip(self.hands, self.centres, s["angles"]):
             hand.set_data(
                 [cx, cx + 0.95 * math.cos(angle)], [cy, cy + 0.95 * math.sin(angle)]
             )
         if self._labelled_base != self.base:  # the labels change with the base only
             for i, ((cx, cy), label, speed) in enumerate(
-                zip(self.centres, self.labels, speeds)
+                zip(self.centres, self.labels, s["speeds"])
             ):
-                label.set_path(
-                    _text_path(
-                        cx,
-                        cy + 1.5,
-                        _fig("pair {i}: θ = {theta:.2g}").format(i=i, theta=speed),
-                    )
-                )
+                text = _fig("pair {i}: θ = {theta:.2g}").format(i=i, theta=speed)
+                label.set_path(_text_path(cx, cy + 1.5, text))
             self._labelled_base = self.base
-        for (cx, cy), text, angle in zip(self.centres, self.turn_texts, angles):
-            text.set_path(
-                _text_path(
-                    cx,
-                    cy - 1.12,
-                    _fig("{turns:.2f} turns").format(turns=angle / (2 * math.pi)),
-                )
-            )
+        for (cx, cy), text, angle in zip(self.centres, self.turn_texts, s["angles"]):
+            turns = _fig("{turns:.2f} turns").format(turns=angle / (2 * math.pi))
+            text.set_path(_text_path(cx, cy - 1.12, turns))
         self.title.set_text(
             _fig("position m = {position}, base = {base:,.0f}").format(
                 position=self.position, base=self.base
             )
         )
-        self.readout.value = self.readout_html()
-        self.redraw()
 
     def readout_lines(self) -> list[str]:
         """The readout as plain text, one line per pair: its angle m theta_i in radians
@@ -222,16 +195,6 @@ class ClockDials:
                     )
                 )
         return "m θ_i: " + "<br>".join(lines)
-
-    def widget(self):
-        """The two controls in one row, the angles (two lines) under them, the dials below."""
-        return live_box(
-            [list(self.controls.values())],
-            self.readout,
-            self.figure,
-            readout_width="640px",
-            beside="below",
-        )
 
 
 def _steps() -> list[dict]:
