@@ -28,22 +28,12 @@ from matplotlib.transforms import offset_copy
 
 from ..alibi import alibi_bias, alibi_query_attention, alibi_slopes, alibi_span
 from ..language import N_, _, _fig
-from . import (
-    LIVE_SIZE,
-    Redrawer,
-    compact,
-    live_box,
-    live_figure,
-    observe_controls,
-    sync_controls,
-)
+from .base import TIGHT_LINES, Control, LiveWidget
 
 MAX_HEADS = 16
 MAX_SEQ_LEN = 128
 SCORES = (N_("zeros"), N_("random"))
 HEAD_COLOR, OTHER_COLOR, SPAN_COLOR = "#d62728", "#9bb7d4", "#2ca02c"
-# The readout's HTML: ordinary text lines (a widget's HTML would space them 28 px apart)
-TIGHT_LINES = '<div style="line-height: 1.3">{}</div>'
 
 
 def _random_scores(seed: int = 0) -> torch.Tensor:
@@ -52,9 +42,21 @@ def _random_scores(seed: int = 0) -> torch.Tensor:
     return torch.randn(MAX_SEQ_LEN, generator=generator)
 
 
-class AlibiWidget:
+class AlibiWidget(LiveWidget):
     """Choose the number of heads, a head, a query position and a sequence length; see the slopes,
     the head's bias matrix and the query's attention over the past."""
+
+    CONTROLS = (
+        Control("heads", N_("heads"), "int", 1, MAX_HEADS),
+        Control("head", N_("head"), "int", 1, lambda v: v["heads"]),
+        Control("query", N_("query m"), "int", 0, lambda v: v["seq_len"] - 1),
+        Control("seq_len", N_("seq len"), "int", 2, MAX_SEQ_LEN),
+        Control("scores", N_("scores"), "choice", options=SCORES, option_label=_),
+    )
+    ROWS = (("heads", "head", "scores"), ("seq_len", "query"))
+    CONTROL_SIZE = ("205px", "58px")
+    READOUT = TIGHT_LINES
+    CLAMP = True
 
     def __init__(
         self,
@@ -65,157 +67,107 @@ class AlibiWidget:
         scores: str = "zeros",
     ):
         self.random_scores = _random_scores(0)
-        self._bias_cache = {}  # (seq_len, heads) -> the bias of every head: changes on full redraws only
-        self.values = {}
-        self._syncing = False
-        self.figure = live_figure(LIVE_SIZE)
+        self._bias_cache = {}  # (seq_len, heads) -> every head's bias: new on full redraws
+        super().__init__(
+            heads=heads, head=head, query=query, seq_len=seq_len, scores=scores
+        )
+
+    # ------------------------------------------------------------------ the figure, once
+    def build(self, figure):
         # fixed panel positions (figure fractions, 640 x 330 px): no layout engine at each draw
         # (the bias panel is square: 0.31 x 640 = 0.60 x 330 px)
-        ax_slopes = self.figure.add_axes((0.085, 0.18, 0.09, 0.60))
-        ax_bias = self.figure.add_axes((0.275, 0.18, 0.31, 0.60))
-        ax_cbar = self.figure.add_axes((0.595, 0.18, 0.016, 0.60))
-        ax_attn = self.figure.add_axes((0.795, 0.18, 0.19, 0.60))
+        self.ax_slopes = figure.add_axes((0.085, 0.18, 0.09, 0.60))
+        self.ax_bias = figure.add_axes((0.275, 0.18, 0.31, 0.60))
+        ax_cbar = figure.add_axes((0.595, 0.18, 0.016, 0.60))
+        self.ax_attn = figure.add_axes((0.795, 0.18, 0.19, 0.60))
+        self._build_slopes(self.ax_slopes)
+        self._build_bias(self.ax_bias, ax_cbar)
+        self._build_attention(self.ax_attn)
+        # few tick labels (text is most of the cost of a redraw); heads, keys and queries at
+        # integers
+        for axis in (
+            self.ax_slopes.xaxis,
+            self.ax_bias.xaxis,
+            self.ax_bias.yaxis,
+            self.ax_attn.xaxis,
+            self.ax_attn.yaxis,
+        ):
+            axis.set_major_locator(
+                MaxNLocator(nbins=4, integer=axis is not self.ax_attn.yaxis)
+            )
+        self.ax_slopes.xaxis.set_major_locator(MaxNLocator(nbins=3, integer=True))
+        # blitting: what changes at every step is drawn on top of a background drawn once. Per
+        # panel in the order of a normal draw (zorder: y axis 1.5 < bars, image, lines < spines
+        # < title), so that a blitted picture is the same as a plain full draw (but for the
+        # pixel where each of the bias panel's y ticks meets the image's edge). Spines move
+        # where moving artists touch them (the bars' feet, the image, the zero weights and the
+        # span line), since a normal draw puts the frame on top; the attention panel's y axis
+        # moves because its range follows the largest weight (its tick labels change at most
+        # steps). The colour bar is static: its range changes with the head count and length.
+        return [
+            *self.bars,
+            *self.ax_slopes.spines.values(),
+            self.image,
+            self.row_line,
+            *self.ax_bias.spines.values(),
+            self.bias_title,
+            self.ax_attn.yaxis,
+            self.zero_line,
+            self.attn_line,
+            self.span_line,
+            *self.ax_attn.spines.values(),
+            self.attn_title,
+        ]
 
-        # slopes: one bar per possible head, hidden beyond the chosen head count; drawn on a log2
-        # axis by hand (bars from log2 = -9 up to log2(slope), fixed ticks) because a log-scale
-        # axis recomputes its many ticks at every draw
+    def _build_slopes(self, ax):
+        # one bar per possible head, hidden beyond the chosen head count; drawn on a log2 axis
+        # by hand (bars from log2 = -9 up to log2(slope), fixed ticks) because a log-scale axis
+        # recomputes its many ticks at every draw
         self.floor = -9.0
-        self.bars = ax_slopes.bar(
+        self.bars = ax.bar(
             np.arange(1, MAX_HEADS + 1),
             np.ones(MAX_HEADS),
             bottom=self.floor,
             width=0.7,
             color=OTHER_COLOR,
         )
-        ax_slopes.set_ylim(self.floor, 0.0)
-        ax_slopes.set_yticks([0, -2, -4, -6, -8], ["1", "1/4", "1/16", "1/64", "1/256"])
-        ax_slopes.set_xlabel(_fig("head h"))
-        ax_slopes.set_title(_fig("slope μ_h"))
-        self.ax_slopes = ax_slopes
+        ax.set_ylim(self.floor, 0.0)
+        ax.set_yticks([0, -2, -4, -6, -8], ["1", "1/4", "1/16", "1/64", "1/256"])
+        ax.set_xlabel(_fig("head h"))
+        ax.set_title(_fig("slope μ_h"))
 
-        # bias matrix of the chosen head; NaN (the masked future) drawn in gray. One colour range
-        # for every head (that of the steepest head, for this head count and length) and a colour
-        # bar: steep heads go dark within a few keys, gentle heads stay bright.
+    def _build_bias(self, ax, ax_cbar):
+        # bias matrix of the chosen head; NaN (the masked future) drawn in gray. One colour
+        # range for every head (that of the steepest head, for this head count and length) and
+        # a colour bar: steep heads go dark within a few keys, gentle heads stay bright.
         cmap = plt.get_cmap("viridis").with_extremes(bad="#d9d9d9")
-        self.image = ax_bias.imshow(
+        self.image = ax.imshow(
             np.zeros((2, 2)), cmap=cmap, interpolation="nearest", aspect="equal"
         )
-        (self.row_line,) = ax_bias.plot([], [], color=HEAD_COLOR, lw=1.4)
-        ax_bias.set_xlabel(_fig("key n"))
-        ax_bias.set_ylabel(_fig("query m"))
-        self.bias_title = ax_bias.set_title(" ")
-        self.ax_bias = ax_bias
+        (self.row_line,) = ax.plot([], [], color=HEAD_COLOR, lw=1.4)
+        ax.set_xlabel(_fig("key n"))
+        ax.set_ylabel(_fig("query m"))
+        self.bias_title = ax.set_title(" ")
         self.colorbar = self.figure.colorbar(self.image, cax=ax_cbar)
         ax_cbar.tick_params(labelsize=10, length=2, pad=2)
         ax_cbar.yaxis.set_major_locator(MaxNLocator(nbins=3, integer=True))
 
+    def _build_attention(self, ax):
         # attention of the query over the keys (gray dashed: the same head with zero scores;
         # green dotted: the key at distance span from the query)
-        (self.zero_line,) = ax_attn.plot([], [], color="0.6", lw=1.2, ls="--")
-        (self.attn_line,) = ax_attn.plot(
+        (self.zero_line,) = ax.plot([], [], color="0.6", lw=1.2, ls="--")
+        (self.attn_line,) = ax.plot(
             [], [], color=HEAD_COLOR, lw=1.5, marker="o", ms=2.5
         )
-        self.span_line = ax_attn.axvline(0.0, color=SPAN_COLOR, lw=1.6, ls=":")
-        ax_attn.set_xlabel(_fig("key n"))
-        ax_attn.set_ylabel(_fig("weight"))
-        # the y axis is redrawn at every step (its range follows the largest weight), its label
-        # need not be: the axis' own label is hidden and a static copy stands at a fixed place,
-        # where the automatic one sits beside the widest tick labels ("0.000"): left of the axes
-        # by tick length + pad + label width + labelpad
-        ax_attn.yaxis.set_major_formatter(FormatStrFormatter("%.3f"))
-        ylabel, tick = ax_attn.yaxis.label, ax_attn.yaxis.get_major_ticks()[0]
-        width, _height, _descent = (
-            self.figure.canvas.get_renderer().get_text_width_height_descent(
-                "0.000", tick.label1.get_fontproperties(), ismath=False
-            )
-        )
-        offset = (
-            tick.get_tick_padding()
-            + tick.get_pad()
-            + width * 72 / self.figure.dpi
-            + ax_attn.yaxis.labelpad
-        )
-        ylabel.set_visible(False)
-        ax_attn.yaxis.set_label_coords(
-            0.0, 0.5
-        )  # hidden: no automatic placement (it measures every tick label)
-        ax_attn.text(
-            0.0,
-            0.5,
-            ylabel.get_text(),
-            transform=offset_copy(
-                ax_attn.transAxes, self.figure, x=-offset, units="points"
-            ),
-            rotation=90,
-            rotation_mode="anchor",
-            ha="center",
-            va="bottom",
-            fontproperties=ylabel.get_fontproperties(),
-        )
-        self.attn_title = ax_attn.set_title(" ")
-        self.ax_attn = ax_attn
-        # few tick labels (text is most of the cost of a redraw); heads, keys and queries at integers
-        for axis in (
-            ax_slopes.xaxis,
-            ax_bias.xaxis,
-            ax_bias.yaxis,
-            ax_attn.xaxis,
-            ax_attn.yaxis,
-        ):
-            axis.set_major_locator(
-                MaxNLocator(nbins=4, integer=axis is not ax_attn.yaxis)
-            )
-        ax_slopes.xaxis.set_major_locator(MaxNLocator(nbins=3, integer=True))
-
-        # blitting: what changes at every step is drawn on top of a background drawn once. Per
-        # panel in the order of a normal draw (zorder: y axis 1.5 < bars, image, lines < spines <
-        # title), so that a blitted picture is the same as a plain full draw (but for the pixel
-        # where each of the bias panel's y ticks meets the image's edge). Spines move where
-        # moving artists touch them (the bars' feet, the image, the zero weights and the span
-        # line), since a normal draw puts the frame on top; the attention panel's y axis moves
-        # because its range follows the largest weight (its tick labels change at most steps).
-        # The colour bar is static: its range changes with the head count and length only.
-        moving = [*self.bars, *ax_slopes.spines.values()]
-        moving += [self.image, self.row_line, *ax_bias.spines.values(), self.bias_title]
-        moving += [
-            ax_attn.yaxis,
-            self.zero_line,
-            self.attn_line,
-            self.span_line,
-            *ax_attn.spines.values(),
-        ]
-        moving += [self.attn_title]
-        self.redraw = Redrawer(self.figure, moving)
-        self._static_key = (
-            None  # (heads, seq_len) of the background: the x ranges depend on them
-        )
-
-        self.values = self._clamped(
-            dict(heads=heads, head=head, query=query, seq_len=seq_len, scores=scores)
-        )
-        self._build_controls()
-        self.update()
+        self.span_line = ax.axvline(0.0, color=SPAN_COLOR, lw=1.6, ls=":")
+        ax.set_xlabel(_fig("key n"))
+        ax.set_ylabel(_fig("weight"))
+        ax.yaxis.set_major_formatter(FormatStrFormatter("%.3f"))
+        fixed_ylabel(ax, "0.000")
+        self.attn_title = ax.set_title(" ")
 
     # ------------------------------------------------------------------ state and math
-    def _clamped(self, values: dict) -> dict:
-        """The new values, each kept in range: head <= heads, query <= seq_len - 1."""
-        unknown = set(values) - {"heads", "head", "query", "seq_len", "scores"}
-        if unknown:
-            raise ValueError(
-                f"update() takes heads, head, query, seq_len, scores; got {sorted(unknown)}"
-            )
-        v = {**self.values, **values}
-        v["heads"] = int(min(max(int(v["heads"]), 1), MAX_HEADS))
-        v["head"] = int(min(max(int(v["head"]), 1), v["heads"]))
-        v["seq_len"] = int(min(max(int(v["seq_len"]), 2), MAX_SEQ_LEN))
-        v["query"] = int(min(max(int(v["query"]), 0), v["seq_len"] - 1))
-        if v["scores"] not in SCORES:
-            raise ValueError(f"scores must be one of {SCORES}, got {v['scores']!r}")
-        return v
-
-    def state(self) -> dict:
-        """The numbers the picture shows, for the readout and for tests."""
-        v = self.values
+    def compute(self, v):
         slopes = alibi_slopes(v["heads"])
         slope = float(slopes[v["head"] - 1])
         n, i = v["seq_len"], v["query"]
@@ -236,8 +188,8 @@ class AlibiWidget:
         }
 
     def _all_biases(self, n: int, heads: int):
-        """alibi_bias(n, heads) and the same as a float array with NaN for the masked future (what
-        the image shows), computed once per (seq_len, heads)."""
+        """alibi_bias(n, heads) and the same as a float array with NaN for the masked future
+        (what the image shows), computed once per (seq_len, heads)."""
         key = (n, heads)
         if key not in self._bias_cache:
             bias = alibi_bias(n, heads)
@@ -247,31 +199,29 @@ class AlibiWidget:
         return self._bias_cache[key]
 
     # ------------------------------------------------------------------ drawing
-    def update(self, **values) -> None:
-        self.values = self._clamped(values)
-        self._state = s = self.state()
+    def static_key(self, s):
+        return (self.values["heads"], self.values["seq_len"])
+
+    def draw_static(self, s):
+        # the x ranges (and the bias image's size) change: static parts move
+        n_heads, n = self.static_key(s)
+        self.ax_slopes.set_xlim(0.4, n_heads + 0.6)
+        self.ax_bias.set_xlim(-0.5, n - 0.5)
+        self.ax_bias.set_ylim(n - 0.5, -0.5)
+        self.ax_attn.set_xlim(-0.5, n - 0.5)
+        # one colour range for all heads: the steepest head's, so heads look different
+        low = -float(s["slopes"].max()) * (n - 1)
+        self.image.set_clim(low if low < 0 else -1.0, 0.0)
+
+    def draw(self, s):
         v = self.values
         n_heads, head, n, i = v["heads"], v["head"], v["seq_len"], v["query"]
-
         for h, bar in enumerate(self.bars, start=1):
             visible = h <= n_heads
             bar.set_visible(visible)
             if visible:
                 bar.set_height(math.log2(float(s["slopes"][h - 1])) - self.floor)
                 bar.set_color(HEAD_COLOR if h == head else OTHER_COLOR)
-
-        static_key = (n_heads, n)
-        full = static_key != self._static_key
-        if full:  # the x ranges (and the bias image's size) change: static parts move
-            self._static_key = static_key
-            self.ax_slopes.set_xlim(0.4, n_heads + 0.6)
-            self.ax_bias.set_xlim(-0.5, n - 0.5)
-            self.ax_bias.set_ylim(n - 0.5, -0.5)
-            self.ax_attn.set_xlim(-0.5, n - 0.5)
-            # one colour range for all heads: the steepest head's, so heads look different
-            low = -float(s["slopes"].max()) * (n - 1)
-            self.image.set_clim(low if low < 0 else -1.0, 0.0)
-
         self.image.set_data(self._all_biases(n, n_heads)[1][head - 1])
         self.image.set_extent((-0.5, n - 0.5, n - 0.5, -0.5))
         self.row_line.set_data([-0.5, i + 0.5], [i, i])
@@ -280,7 +230,6 @@ class AlibiWidget:
                 head=head, slope=s["slope"]
             )
         )
-
         keys = np.arange(n)
         weights = s["weights"].numpy()
         self.attn_line.set_data(keys, weights)
@@ -295,15 +244,9 @@ class AlibiWidget:
         )  # its y axis is a moving artist: no full draw
         self.attn_title.set_text(_fig("query m = {query}").format(query=i))
 
-        self._sync_controls()
-        # lines 1.3 high, not the 28 px of a widget row: with its figure the widget
-        # fits the projector's 480 px
-        self.readout.value = TIGHT_LINES.format(self.readout_text())
-        self.redraw(full=full)
-
     def readout_text(self) -> str:
         """The readout: three short lines (HTML, lines joined by <br>)."""
-        v, s = self.values, self._state
+        v, s = self.values, self.state
         lines = (
             _("head {head} of {heads}, query m = {query} of seq len {seq_len}").format(
                 head=v["head"], heads=v["heads"], query=v["query"], seq_len=v["seq_len"]
@@ -317,45 +260,38 @@ class AlibiWidget:
         )
         return "<br>".join(lines)
 
-    # ------------------------------------------------------------------ ipywidgets
-    def _build_controls(self) -> None:
-        import ipywidgets as w
 
-        v = self.values
-        self.controls = {
-            "heads": w.IntSlider(v["heads"], 1, MAX_HEADS, description=_("heads")),
-            "head": w.IntSlider(v["head"], 1, v["heads"], description=_("head")),
-            "query": w.IntSlider(
-                v["query"], 0, v["seq_len"] - 1, description=_("query m")
-            ),
-            "seq_len": w.IntSlider(
-                v["seq_len"], 2, MAX_SEQ_LEN, description=_("seq len")
-            ),
-            "scores": w.Dropdown(
-                options=[(_(name), name) for name in SCORES],
-                value=v["scores"],
-                description=_("scores"),
-            ),
-        }
-        for name, control in self.controls.items():
-            compact(control, "205px", "58px")
-        self.readout = w.HTML("")
-        self.readout.add_class("rope-readout")
-        observe_controls(self, self.controls)
-
-    def _sync_controls(self) -> None:
-        """Move the sliders to the (clamped) values without calling update() again."""
-        v = self.values
-        sync_controls(self, {"head": v["heads"], "query": v["seq_len"] - 1})
-
-    def widget(self):
-        """Two rows of controls, the readout (three short lines) under them, the figure
-        below (a LiveBox)."""
-        c = self.controls
-        rows = [[c["heads"], c["head"], c["scores"]], [c["seq_len"], c["query"]]]
-        return live_box(
-            rows, self.readout, self.figure, readout_width="640px", beside="below"
+def fixed_ylabel(ax, widest: str) -> None:
+    """Put ax's y label where matplotlib would beside tick labels as wide as `widest`, as a
+    static text: the y axis is redrawn at every step (its range follows the data), its label
+    need not be, and the automatic placement measures every tick label."""
+    figure = ax.figure
+    ylabel, tick = ax.yaxis.label, ax.yaxis.get_major_ticks()[0]
+    width, _height, _descent = (
+        figure.canvas.get_renderer().get_text_width_height_descent(
+            widest, tick.label1.get_fontproperties(), ismath=False
         )
+    )
+    # left of the axes by tick length + pad + label width + labelpad
+    offset = (
+        tick.get_tick_padding()
+        + tick.get_pad()
+        + width * 72 / figure.dpi
+        + ax.yaxis.labelpad
+    )
+    ylabel.set_visible(False)
+    ax.yaxis.set_label_coords(0.0, 0.5)  # hidden: no automatic placement
+    ax.text(
+        0.0,
+        0.5,
+        ylabel.get_text(),
+        transform=offset_copy(ax.transAxes, figure, x=-offset, units="points"),
+        rotation=90,
+        rotation_mode="anchor",
+        ha="center",
+        va="bottom",
+        fontproperties=ylabel.get_fontproperties(),
+    )
 
 
 def _steps() -> list[dict]:
