@@ -25,11 +25,10 @@ from matplotlib.ticker import NullLocator
 
 from ..lab.figures import COLORS, LABELS
 from ..language import N_, _, _fig
-from . import Redrawer, compact, label_px, live_box, live_figure
+from . import label_px
+from .base import TIGHT_LINES, Control, LiveWidget
 
 OFF_COLOR, OFF_TEXT = "#e6e6e6", "#606060"
-# the readout's HTML: ordinary text lines (a widget's HTML would space them 28 px apart)
-TIGHT_LINES = '<div style="line-height: 1.3">{}</div>'
 
 
 class SchemeButtons(w.HBox):
@@ -85,9 +84,12 @@ class SchemeButtons(w.HBox):
             button.style.font_weight = "bold" if on else "normal"
 
 
-class LabResultsWidget:
+class LabResultsWidget(LiveWidget):
     """Mean loss against evaluation window for the chosen schemes (bands: min..max over
     seeds), and RoPE with a scaling method applied zero-shot (dashed)."""
+
+    ROWS = (("schemes",), ("method", "factor"))
+    READOUT = TIGHT_LINES
 
     def __init__(
         self, results: dict, schemes=("rope", "alibi"), method="yarn", factor=None
@@ -102,31 +104,35 @@ class LabResultsWidget:
         factor = str(factor or config["finetune"]["factor"])
         if factor not in self.factors:
             factor = self.factors[0]
-        self._build_figure()
-        factor_px = label_px(_("factor"))
-        self.controls = {
-            "schemes": SchemeButtons(self.schemes, schemes),
-            "method": compact(
-                w.Dropdown(options=self.methods, value=method, description="RoPE +"),
-                "190px",
-                "58px",
-            ),
-            "factor": compact(
-                w.Dropdown(options=self.factors, value=factor, description=_("factor")),
-                "130px" if factor_px <= 50 else f"{80 + factor_px}px",
-                f"{max(50, factor_px)}px",
-            ),
-        }
-        self.readout = w.HTML("")
-        self.readout.add_class("rope-readout")
-        self._syncing = False
-        for control in self.controls.values():
-            control.observe(self._on_change, names="value")
-        self.update()
+        self.CONTROLS = (
+            Control("schemes", N_("schemes"), "schemes", convert=tuple),
+            Control("method", "RoPE +", "choice", options=tuple(self.methods)),
+            Control("factor", N_("factor"), "choice", options=tuple(self.factors),
+                    convert=str),
+        )  # fmt: skip
+        super().__init__(schemes=schemes, method=method, factor=factor)
 
-    def _on_change(self, change) -> None:
-        if not self._syncing:
-            self.update()
+    def make_control(self, control, description):
+        if control.kind == "schemes":
+            return SchemeButtons(self.schemes, self.values["schemes"])
+        return super().make_control(control, description)
+
+    def control_size(self, control, description):
+        if control.name == "method":
+            return "190px", "58px"
+        if control.name == "factor":
+            px = label_px(description)
+            return ("130px" if px <= 50 else f"{80 + px}px"), f"{max(50, px)}px"
+        return None  # the scheme buttons size themselves
+
+    def check(self, v):
+        """The schemes: known ones, in the order of the buttons."""
+        unknown = set(v["schemes"]) - set(self.schemes)
+        if unknown:
+            raise ValueError(
+                f"schemes must be among {tuple(self.schemes)}, got {sorted(unknown)}"
+            )
+        v["schemes"] = tuple(name for name in self.schemes if name in v["schemes"])
 
     # ------------------------------------------------------------------ numbers
     def _summary(self, scheme: str) -> dict:
@@ -135,21 +141,19 @@ class LabResultsWidget:
     def _scaled_summary(self, method: str, factor: str) -> dict:
         return self.results["rope_scaling"][method][factor]["summary"]
 
-    def state(self) -> dict:
+    def compute(self, v):
         """What the picture shows: the chosen schemes, the dashed line's mean losses."""
-        method, factor = self.controls["method"].value, self.controls["factor"].value
-        s = self._scaled_summary(method, factor)
+        s = self._scaled_summary(v["method"], v["factor"])
         return {
-            "schemes": tuple(self.controls["schemes"].value),
-            "method": method,
-            "factor": factor,
+            "schemes": v["schemes"],
+            "method": v["method"],
+            "factor": v["factor"],
             "scaled": [s[str(n)]["mean"] for n in self.lengths],
         }
 
     # ------------------------------------------------------------------ drawing
-    def _build_figure(self) -> None:
-        self.figure = live_figure()
-        ax = self.figure.add_axes((0.095, 0.17, 0.655, 0.72))
+    def build(self, figure):
+        ax = figure.add_axes((0.095, 0.17, 0.655, 0.72))
         # one y range for every number the widget can show: no axis ever moves
         values = []
         for scheme in self.schemes:
@@ -171,6 +175,11 @@ class LabResultsWidget:
         )
         ax.set_ylabel(_fig("mean loss (nats)"))
         self.ax = ax
+        self._build_curves(ax)
+        # bands under lines, the dashed line on top, then the title: a full draw's order
+        return [*self.bands.values(), *self.lines.values(), self.scaled, self.title]
+
+    def _build_curves(self, ax) -> None:
         self.lines, self.bands = {}, {}
         for scheme in self.schemes:
             s = self._summary(scheme)
@@ -204,29 +213,8 @@ class LabResultsWidget:
             bbox_to_anchor=(0.765, 0.9),
             handlelength=1.6,
         )
-        # bands under lines, the dashed line on top, then the title: a full draw's order
-        moving = [*self.bands.values(), *self.lines.values(), self.scaled, self.title]
-        self.redraw = Redrawer(self.figure, moving)
 
-    def update(self, **values) -> None:
-        unknown = set(values) - set(self.controls)
-        if unknown:
-            raise ValueError(
-                f"update() takes {sorted(self.controls)}; got {sorted(unknown)}"
-            )
-        self._syncing = (
-            True  # the controls' observers do not draw: this call does, once
-        )
-        try:
-            for name, value in values.items():
-                if name == "factor":
-                    value = str(value)
-                elif name == "schemes":
-                    value = tuple(value)
-                self.controls[name].value = value
-        finally:
-            self._syncing = False
-        s = self.state()
+    def draw(self, s):
         for scheme in self.schemes:
             shown = scheme in s["schemes"]
             self.lines[scheme].set_visible(shown)
@@ -237,8 +225,6 @@ class LabResultsWidget:
                 method=self._method_label(s, _fig)
             )
         )
-        self.readout.value = TIGHT_LINES.format(self.readout_text())
-        self.redraw()
 
     def _method_label(self, s: dict, translate=_) -> str:
         """The dashed line's name; translate: `_` for the readout, `_fig` for the
@@ -250,7 +236,7 @@ class LabResultsWidget:
     def readout_text(self) -> str:
         """Two lines: the dashed line at L and at the longest window; every shown scheme
         at the longest window."""
-        s = self.state()
+        s = self.state
         first, last = self.lengths[0], self.lengths[-1]
         label = self._method_label(s)
         if s["method"] == "default":
@@ -277,19 +263,6 @@ class LabResultsWidget:
             else _("no scheme shown (click a scheme button)"),
         )
         return f"{line1}<br>{line2}"
-
-    # ------------------------------------------------------------------ ipywidgets
-    def widget(self):
-        """The scheme buttons in one row, the method and factor in the second, the
-        readout (two short lines) under them, the figure below (a LiveBox)."""
-        c = self.controls
-        rows = [[c["schemes"]], [c["method"], c["factor"]]]
-        return live_box(
-            rows, self.readout, self.figure, readout_width="640px", beside="below"
-        )
-
-    def __repr__(self) -> str:
-        return "LabResultsWidget: " + self.readout_text().replace("<br>", "; ")
 
 
 def _results() -> dict:
