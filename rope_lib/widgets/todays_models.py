@@ -16,9 +16,10 @@ import math
 
 import numpy as np
 
-from ..language import _, _fig
+from ..language import N_, _, _fig
 from ..models import MODELS, model_curves
-from . import Redrawer, compact, live_box, live_figure, static_png  # noqa: F401
+from . import static_png  # noqa: F401
+from .base import Control, LiveWidget
 
 CURVE_COLORS = ("#1f77b4", "#d62728")
 INF_ROW = 3e9  # where pairs of frequency 0 (infinite wavelength) are drawn
@@ -129,52 +130,44 @@ def static_figure(name: str = DEFAULT_MODEL):
     return fig
 
 
-class ModelWavelengthExplorer:
+class ModelWavelengthExplorer(LiveWidget):
     """Controls: "model" (a dropdown of rope_lib.models.MODELS)."""
 
+    CONTROLS = (
+        Control(
+            "model", N_("model"), "choice", options=tuple(MODELS), default=DEFAULT_MODEL
+        ),
+    )
+    ROWS = (("model",),)
+    CONTROL_SIZE = ("270px", "45px")
+    READOUT_WIDTH, BESIDE = "360px", "controls"
+
     def __init__(self, model: str = DEFAULT_MODEL):
-        if model not in MODELS:
-            raise ValueError(f"model must be one of {list(MODELS)}, got {model!r}")
-        self.figure = live_figure((6.4, 3.3))
-        ax = self.figure.add_axes((0.13, 0.16, 0.84, 0.72))
+        super().__init__(model=model)
+
+    @property
+    def model(self) -> str:
+        return self.values["model"]
+
+    def build(self, figure):
+        ax = figure.add_axes((0.13, 0.16, 0.84, 0.72))
         _style_axes(ax)
         self.ax = ax
-        self.lines, _readout = draw_model(ax, model)
+        self.lines, _readout = draw_model(ax, self.model)
         self.title = ax.set_title(" ")
-        moving = [
+        return [
             *self.lines["curves"],
             *self.lines["infinite"],
             self.lines["L"],
             self.lines["L2"],
             self.title,
         ]
-        self.redraw = Redrawer(self.figure, moving)
-        import ipywidgets as w
 
-        self.controls = {
-            "model": compact(
-                w.Dropdown(options=list(MODELS), value=model, description=_("model")),
-                "270px",
-                "45px",
-            ),
-        }
-        self.readout = w.HTML("")
-        self.readout.add_class("rope-readout")
-        self.controls["model"].observe(
-            lambda change: self.update(model=change["new"]), names="value"
-        )
-        self.model = model
-        self.update(model=model)
-
-    def update(self, model: str | None = None) -> None:
-        if model is not None:
-            if model not in MODELS:
-                raise ValueError(f"model must be one of {list(MODELS)}, got {model!r}")
-            self.model = model
-        self.lines, text = draw_model(self.ax, self.model, self.lines)
+    def draw(self, s):
+        self.lines, self.text = draw_model(self.ax, self.model, self.lines)
         self.title.set_text(self.model)
-        if self.controls["model"].value != self.model:
-            self.controls["model"].value = self.model
+
+    def readout_html(self) -> str:
         # the curves' labels sit in the readout, in their colours (no legend over the
         # curves)
         keys = "".join(
@@ -182,9 +175,7 @@ class ModelWavelengthExplorer:
             for line, color in zip(self.lines["curves"], CURVE_COLORS)
             if line.get_label() != "_none"
         )
-        self.text = text
-        self.readout.value = f"{text}{keys}<br>" + _("solid: L, dashed: L'")
-        self.redraw()
+        return f"{self.text}{keys}<br>" + _("solid: L, dashed: L'")
 
     def readout_text(self) -> str:
         """The readout as plain text (what the static figure's caption prints)."""
@@ -194,11 +185,6 @@ class ModelWavelengthExplorer:
             if line.get_label() != "_none"
         ]
         return "\n".join([self.text, *labels])
-
-    def widget(self):
-        return live_box(
-            [[self.controls["model"]]], self.readout, self.figure, readout_width="360px"
-        )
 
 
 def wavelength_bounds(name: str) -> tuple[float, float]:
