@@ -33,18 +33,10 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from matplotlib.ticker import MaxNLocator
 
-from ..language import _, _fig, get_language
+from ..language import N_, _, _fig, get_language
 from ..multimodal import mrope_pair_axes, mrope_position_ids
 from ..vision import apply_2d_rope, patch_positions
-from . import (
-    LIVE_SIZE,
-    Redrawer,
-    compact,
-    live_box,
-    live_figure,
-    observe_controls,
-    sync_controls,
-)
+from .base import Control, LiveWidget
 
 AXIS_COLORS = ("#4c72b0", "#dd8452", "#55a868")  # t, h, w
 TEXT_COLOR = "#d9d9d9"
@@ -62,23 +54,52 @@ def _tint(color, amount):
     return tuple(1 - amount * (1 - rgb))
 
 
-class MropeWidget:
+def _n_tokens(v: dict) -> int:
+    """How many tokens: the words before and after, and the image's rows x cols patches."""
+    return len(BEFORE) + v["rows"] * v["cols"] + len(AFTER)
+
+
+class MropeWidget(LiveWidget):
     """Controls: "rows H", "cols W" (the image grid), "token" (which token's ids to
     follow)."""
 
+    CONTROLS = (
+        Control("rows", N_("rows H"), "int", 1, MAX_ROWS),
+        Control("cols", N_("cols W"), "int", 1, MAX_COLS),
+        Control("token", N_("token"), "int", 0, lambda v: _n_tokens(v) - 1),
+    )
+    ROWS = (("rows", "cols"), ("token",))
+    CONTROL_SIZE = ("190px", "55px")
+    READOUT_WIDTH, BESIDE = "250px", "controls"
+    CLAMP = True
+
     def __init__(self, rows: int = 2, cols: int = 3, token: int = 5):
-        self.values = {}
-        self._syncing = False
-        self.figure = fig = live_figure(LIVE_SIZE)
+        super().__init__(rows=rows, cols=cols, token=token)
+
+    def build(self, fig):
         grid = fig.add_gridspec(3, 1, height_ratios=(3.0, 1.0, 1.0), hspace=1.0)
         self.ax_ids = fig.add_subplot(grid[0])
         self.ax_pairs = [fig.add_subplot(grid[1]), fig.add_subplot(grid[2])]
         # a CJK font's taller text needs a little more room under the last strip
         bottom = 0.1 if get_language() == "en" else 0.125
         fig.subplots_adjust(left=0.155, right=0.985, top=0.9, bottom=bottom)
+        self._build_ids(self.ax_ids)
+        self.sections = {
+            "Qwen2-VL": (QWEN2_SECTION, False),
+            "Qwen3-VL": (QWEN3_SECTION, True),
+        }
+        self.pair_axes, self.pair_texts = {}, []
+        for ax_p, (name, (section, inter)) in zip(self.ax_pairs, self.sections.items()):
+            self._build_pairs(ax_p, name, section, inter)
+        self.ax_pairs[1].set_xlabel(
+            _fig("pair i (fast → slow), with the id that turns it"),
+            fontsize=10,
+            labelpad=1,
+        )
+        return [self.pick, *(t for row in self.pair_texts for t in row)]
 
+    def _build_ids(self, ax) -> None:
         n_max = len(BEFORE) + MAX_ROWS * MAX_COLS + len(AFTER)
-        ax = self.ax_ids
         self.cells = ax.imshow(
             np.ones((3, 2, 3)), interpolation="nearest", aspect="auto"
         )
@@ -103,68 +124,40 @@ class MropeWidget:
         )
         ax.add_patch(self.pick)
 
-        self.pair_texts = []
-        self.sections = {
-            "Qwen2-VL": (QWEN2_SECTION, False),
-            "Qwen3-VL": (QWEN3_SECTION, True),
-        }
-        self.pair_axes = {}
-        for ax_p, (name, (section, inter)) in zip(self.ax_pairs, self.sections.items()):
-            axes = mrope_pair_axes(list(section), interleaved=inter).numpy()
-            self.pair_axes[name] = axes
-            colors = np.array([[_tint(AXIS_COLORS[a], 0.55) for a in axes]])
-            ax_p.imshow(
-                colors,
-                interpolation="nearest",
-                aspect="auto",
-                extent=(-0.5, len(axes) - 0.5, 0.5, -0.5),
-            )
-            ax_p.set_yticks([])
-            ax_p.set_xticks(range(0, len(axes), 3) if inter else [0, 4, 10, 15])
-            ax_p.tick_params(labelsize=10, length=2, pad=1)
-            label = _fig("interleaved") if inter else _fig("contiguous")
-            ax_p.set_ylabel(
-                f"{name}\n{label}",
-                rotation=0,
-                ha="right",
-                va="center",
-                fontsize=10,
-                labelpad=4,
-            )
-            self.pair_texts.append(
-                [
-                    ax_p.text(i, 0, "", ha="center", va="center", fontsize=10)
-                    for i in range(len(axes))
-                ]
-            )
-        self.ax_pairs[1].set_xlabel(
-            _fig("pair i (fast → slow), with the id that turns it"),
-            fontsize=10,
-            labelpad=1,
+    def _build_pairs(self, ax, name: str, section, inter: bool) -> None:
+        """One strip of pairs, coloured by the axis each follows."""
+        axes = mrope_pair_axes(list(section), interleaved=inter).numpy()
+        self.pair_axes[name] = axes
+        colors = np.array([[_tint(AXIS_COLORS[a], 0.55) for a in axes]])
+        ax.imshow(
+            colors,
+            interpolation="nearest",
+            aspect="auto",
+            extent=(-0.5, len(axes) - 0.5, 0.5, -0.5),
         )
-
-        moving = [self.pick, *(t for row in self.pair_texts for t in row)]
-        self.redraw = Redrawer(fig, moving)
-        self._grid_key = None
-        self.values = self._clamped(dict(rows=rows, cols=cols, token=token))
-        self._build_controls()
-        self.update()
+        ax.set_yticks([])
+        ax.set_xticks(range(0, len(axes), 3) if inter else [0, 4, 10, 15])
+        ax.tick_params(labelsize=10, length=2, pad=1)
+        label = _fig("interleaved") if inter else _fig("contiguous")
+        ax.set_ylabel(
+            f"{name}\n{label}",
+            rotation=0,
+            ha="right",
+            va="center",
+            fontsize=10,
+            labelpad=4,
+        )
+        self.pair_texts.append(
+            [
+                ax.text(i, 0, "", ha="center", va="center", fontsize=10)
+                for i in range(len(axes))
+            ]
+        )
 
     # ------------------------------------------------------------------ state and math
     def segments(self, v=None):
         v = v or self.values
         return [len(BEFORE), (1, v["rows"], v["cols"]), len(AFTER)]
-
-    def _clamped(self, values: dict) -> dict:
-        unknown = set(values) - {"rows", "cols", "token"}
-        if unknown:
-            raise ValueError(f"update() takes rows, cols, token; got {sorted(unknown)}")
-        v = {**self.values, **values}
-        v["rows"] = int(min(max(int(v["rows"]), 1), MAX_ROWS))
-        v["cols"] = int(min(max(int(v["cols"]), 1), MAX_COLS))
-        n = len(BEFORE) + v["rows"] * v["cols"] + len(AFTER)
-        v["token"] = int(min(max(int(v["token"]), 0), n - 1))
-        return v
 
     def labels(self):
         """A label per token: the words, and "r,c" for the image patches."""
@@ -172,10 +165,9 @@ class MropeWidget:
         patches = [f"{r},{c}" for r in range(v["rows"]) for c in range(v["cols"])]
         return [*BEFORE, *patches, *AFTER]
 
-    def state(self) -> dict:
+    def compute(self, v):
         """The numbers the picture shows, for the readout and for tests."""
-        v = self.values
-        ids = mrope_position_ids(self.segments())
+        ids = mrope_position_ids(self.segments(v))
         token = v["token"]
         start = len(BEFORE)
         n_image = v["rows"] * v["cols"]
@@ -192,61 +184,48 @@ class MropeWidget:
         }
 
     # ------------------------------------------------------------------ drawing
-    def update(self, **values) -> None:
-        self.values = self._clamped(values)
-        self._state = s = self.state()
+    def static_key(self, s):
+        return (self.values["rows"], self.values["cols"])
+
+    def draw_static(self, s):
+        # the number of tokens changes: cells, numbers and tick labels move
         v = self.values
         ids = s["ids"].numpy()
         n = ids.shape[1]
         start, n_image = len(BEFORE), v["rows"] * v["cols"]
+        image = np.array([start <= j < start + n_image for j in range(n)])
+        colors = np.empty((3, n, 3))
+        for r in range(3):
+            colors[r] = np.where(
+                image[:, None], _tint(AXIS_COLORS[r], 0.45), to_rgb(TEXT_COLOR)
+            )
+        self.cells.set_data(colors)
+        self.cells.set_extent((-0.5, n - 0.5, 2.5, -0.5))
+        self.ax_ids.set_xlim(-0.5, n - 0.5)
+        self.ax_ids.set_ylim(2.5, -0.5)
+        for r in range(3):
+            for j, text in enumerate(self.id_texts[r]):
+                text.set_visible(j < n)
+                if j < n:
+                    text.set_position((j, r))
+                    text.set_text(str(ids[r, j]))
+        words = ["" if image[j] else lab for j, lab in enumerate(self.labels())]
+        self.ax_ids.set_xticks(range(n), words)
+        self.title.set_text(
+            _fig("ids (t, h, w): text, a {rows}×{cols} image, text").format(
+                rows=v["rows"], cols=v["cols"]
+            )
+        )
 
-        key = (v["rows"], v["cols"])
-        full = key != self._grid_key
-        if full:  # the number of tokens changes: cells, numbers and tick labels move
-            self._grid_key = key
-            colors = np.empty((3, n, 3))
-            for r in range(3):
-                for j in range(n):
-                    image = start <= j < start + n_image
-                    colors[r, j] = (
-                        _tint(AXIS_COLORS[r], 0.45) if image else to_rgb(TEXT_COLOR)
-                    )
-            self.cells.set_data(colors)
-            self.cells.set_extent((-0.5, n - 0.5, 2.5, -0.5))
-            self.ax_ids.set_xlim(-0.5, n - 0.5)
-            self.ax_ids.set_ylim(2.5, -0.5)
-            for r in range(3):
-                for j, text in enumerate(self.id_texts[r]):
-                    text.set_visible(j < n)
-                    if j < n:
-                        text.set_position((j, r))
-                        text.set_text(str(ids[r, j]))
-            labels = self.labels()
-            self.ax_ids.set_xticks(
-                range(n),
-                [
-                    lab if not start <= j < start + n_image else ""
-                    for j, lab in enumerate(labels)
-                ],
-            )
-            self.title.set_text(
-                _fig("ids (t, h, w): text, a {rows}×{cols} image, text").format(
-                    rows=v["rows"], cols=v["cols"]
-                )
-            )
-        token = v["token"]
-        self.pick.set_bounds(token - 0.5, -0.5, 1.0, 3.0)
+    def draw(self, s):
+        self.pick.set_bounds(self.values["token"] - 0.5, -0.5, 1.0, 3.0)
         for texts, name in zip(self.pair_texts, self.sections):
             for text, value in zip(texts, s["pair_ids"][name].tolist()):
                 text.set_text(str(value))
 
-        self._sync_controls()
-        self.readout.value = self.readout_text()
-        self.redraw(full=full)
-
     def readout_text(self) -> str:
         """Three short lines (HTML, joined by <br>)."""
-        v, s = self.values, self._state
+        v, s = self.values, self.state
         token = v["token"]
         t, h, w = s["token_ids"].tolist()
         what = self.labels()[token]
@@ -261,34 +240,6 @@ class MropeWidget:
             "text after: {start} + max(H, W) = {next}, not {start} + H·W = {counted}"
         ).format(start=len(BEFORE), next=s["next_text"], counted=s["if_counted"])
         return f"{line1}<br>t, h, w = {t}, {h}, {w}<br>{line3}"
-
-    # ------------------------------------------------------------------ ipywidgets
-    def _build_controls(self) -> None:
-        import ipywidgets as w
-
-        v = self.values
-        n = len(BEFORE) + v["rows"] * v["cols"] + len(AFTER)
-        self.controls = {
-            "rows": w.IntSlider(v["rows"], 1, MAX_ROWS, description=_("rows H")),
-            "cols": w.IntSlider(v["cols"], 1, MAX_COLS, description=_("cols W")),
-            "token": w.IntSlider(v["token"], 0, n - 1, description=_("token")),
-        }
-        for control in self.controls.values():
-            compact(control, "190px", "55px")
-        self.readout = w.HTML("")
-        self.readout.add_class("rope-readout")
-        observe_controls(self, self.controls)
-
-    def _sync_controls(self) -> None:
-        v = self.values
-        last = len(BEFORE) + v["rows"] * v["cols"] + len(AFTER) - 1
-        sync_controls(self, {"token": last})
-
-    def widget(self):
-        """Two rows of controls, the readout beside them, the figure below (LiveBox)."""
-        c = self.controls
-        rows = [[c["rows"], c["cols"]], [c["token"]]]
-        return live_box(rows, self.readout, self.figure, readout_width="250px")
 
 
 # ---------------------------------------------------------------------- 2D RoPE on a pa
@@ -365,18 +316,29 @@ def offset_map(
     return (keys @ query).view(side, side)
 
 
-class PatchScoreWidget:
+class PatchScoreWidget(LiveWidget):
     """Controls: "patches" (grid side), "row" and "col" (the query patch), "model"."""
+
+    CONTROLS = (
+        Control("patches", N_("patches"), "int", MIN_PATCHES, MAX_PATCHES),
+        Control("row", N_("row"), "int", 0, lambda v: v["patches"] - 1),
+        Control("col", N_("col"), "int", 0, lambda v: v["patches"] - 1),
+        Control("convention", N_("model"), "choice", options=CONVENTIONS),
+    )
+    ROWS = (("patches", "convention"), ("row", "col"))
+    CONTROL_SIZE = ("190px", "55px")
+    READOUT_WIDTH, BESIDE = "250px", "controls"
+    CLAMP = True
 
     def __init__(
         self, patches: int = 8, row: int = 3, col: int = 2, convention: str = "pixtral"
     ):
-        self.values = {}
-        self._syncing = False
         self.content = patch_content()
         self._lowest = {}
         self.peak = float(self.content @ self.content)  # the score at offset 0
-        self.figure = fig = live_figure(LIVE_SIZE)
+        super().__init__(patches=patches, row=row, col=col, convention=convention)
+
+    def build(self, fig):
         grid = fig.add_gridspec(1, 3, width_ratios=(1.0, 0.05, 1.0), wspace=0.38)
         self.ax_map = fig.add_subplot(grid[0])
         self.ax_bar = fig.add_subplot(grid[1])
@@ -404,34 +366,9 @@ class PatchScoreWidget:
         self.ax_row.yaxis.tick_right()
         self.ax_row.xaxis.set_major_locator(MaxNLocator(nbins=6, integer=True))
         self.row_title = self.ax_row.set_title(" ", fontsize=12)
+        return [self.image, self.row_line, self.marker, self.dots]
 
-        moving = [self.image, self.row_line, self.marker, self.dots]
-        self.redraw = Redrawer(fig, moving)
-        self._grid_key = None
-        self.values = self._clamped(
-            dict(patches=patches, row=row, col=col, convention=convention)
-        )
-        self._build_controls()
-        self.update()
-
-    def _clamped(self, values: dict) -> dict:
-        unknown = set(values) - {"patches", "row", "col", "convention"}
-        if unknown:
-            raise ValueError(
-                f"update() takes patches, row, col, convention; got {sorted(unknown)}"
-            )
-        v = {**self.values, **values}
-        v["patches"] = int(min(max(int(v["patches"]), MIN_PATCHES), MAX_PATCHES))
-        v["row"] = int(min(max(int(v["row"]), 0), v["patches"] - 1))
-        v["col"] = int(min(max(int(v["col"]), 0), v["patches"] - 1))
-        if v["convention"] not in CONVENTIONS:
-            raise ValueError(
-                f"convention must be one of {CONVENTIONS}, got {v['convention']!r}"
-            )
-        return v
-
-    def state(self) -> dict:
-        v = self.values
+    def compute(self, v):
         n, row, col = v["patches"], v["row"], v["col"]
         scores = patch_scores(n, row, col, v["convention"], self.content)
         offsets = torch.arange(-(n - 1), n)
@@ -450,47 +387,42 @@ class PatchScoreWidget:
             "step": step,
         }
 
-    def update(self, **values) -> None:
-        self.values = self._clamped(values)
-        self._state = s = self.state()
+    def static_key(self, s):
+        return (self.values["patches"], self.values["convention"])
+
+    def draw_static(self, s):
+        # grid size or convention: axes ranges, the curve and the titles change
+        n, convention = self.static_key(s)
+        self.ax_map.set_xlim(-0.5, n - 0.5)
+        self.ax_map.set_ylim(n - 0.5, -0.5)
+        self.image.set_extent((-0.5, n - 0.5, n - 0.5, -0.5))
+        ticks = [0, n // 2, n - 1]
+        self.ax_map.set_xticks(ticks)
+        self.ax_map.set_yticks(ticks)
+        self.ax_row.set_xlim(-(n - 1) - 0.5, n - 1 + 0.5)
+        self.curve.set_data(s["offsets"].numpy(), s["curve"].numpy())
+        low = s["lowest"]  # one colour scale for every query position on this grid
+        self.image.set_clim(low, self.peak)
+        margin = 0.06 * (self.peak - low)
+        self.ax_row.set_ylim(low - margin, self.peak + margin)
+        name = {"pixtral": "Pixtral", "dinov3": "DINOv3"}[convention]
+        if convention == "pixtral":
+            title = _fig("{model} {n}×{n}, step 1")
+        else:
+            title = _fig("{model} {n}×{n}, step 2/{n}")
+        self.map_title.set_text(title.format(model=name, n=n))
+        self.row_title.set_text(_fig("the query's row"))
+
+    def draw(self, s):
         v = self.values
-        n = v["patches"]
-        key = (n, v["convention"])
-        full = key != self._grid_key
-        if (
-            full
-        ):  # grid size or convention: axes ranges, the curve and the titles change
-            self._grid_key = key
-            self.ax_map.set_xlim(-0.5, n - 0.5)
-            self.ax_map.set_ylim(n - 0.5, -0.5)
-            self.image.set_extent((-0.5, n - 0.5, n - 0.5, -0.5))
-            ticks = [0, n // 2, n - 1]
-            self.ax_map.set_xticks(ticks)
-            self.ax_map.set_yticks(ticks)
-            self.ax_row.set_xlim(-(n - 1) - 0.5, n - 1 + 0.5)
-            self.curve.set_data(s["offsets"].numpy(), s["curve"].numpy())
-            low = s["lowest"]  # one colour scale for every query position on this grid
-            self.image.set_clim(low, self.peak)
-            margin = 0.06 * (self.peak - low)
-            self.ax_row.set_ylim(low - margin, self.peak + margin)
-            name = {"pixtral": "Pixtral", "dinov3": "DINOv3"}[v["convention"]]
-            if v["convention"] == "pixtral":
-                title = _fig("{model} {n}×{n}, step 1")
-            else:
-                title = _fig("{model} {n}×{n}, step 2/{n}")
-            self.map_title.set_text(title.format(model=name, n=n))
-            self.row_title.set_text(_fig("the query's row"))
         self.image.set_data(s["scores"].numpy())
         self.marker.set_bounds(v["col"] - 0.5, v["row"] - 0.5, 1.0, 1.0)
         self.row_line.set_ydata([v["row"], v["row"]])
         self.dots.set_data(s["row_offsets"].numpy(), s["row_scores"].numpy())
-        self._sync_controls()
-        self.readout.value = self.readout_text()
-        self.redraw(full=full)
 
     def readout_text(self) -> str:
         """Three short lines (HTML, joined by <br>)."""
-        v, s = self.values, self._state
+        v, s = self.values, self.state
         n = v["patches"]
         right = float(s["curve"][n])  # offset +1
         return "<br>".join(
@@ -504,36 +436,6 @@ class PatchScoreWidget:
                 _("one column moves the position by {step:.4g}").format(step=s["step"]),
             ]
         )
-
-    def _build_controls(self) -> None:
-        import ipywidgets as w
-
-        v = self.values
-        self.controls = {
-            "patches": w.IntSlider(
-                v["patches"], MIN_PATCHES, MAX_PATCHES, description=_("patches")
-            ),
-            "row": w.IntSlider(v["row"], 0, v["patches"] - 1, description=_("row")),
-            "col": w.IntSlider(v["col"], 0, v["patches"] - 1, description=_("col")),
-            "convention": w.Dropdown(
-                options=CONVENTIONS, value=v["convention"], description=_("model")
-            ),
-        }
-        for control in self.controls.values():
-            compact(control, "190px", "55px")
-        self.readout = w.HTML("")
-        self.readout.add_class("rope-readout")
-        observe_controls(self, self.controls)
-
-    def _sync_controls(self) -> None:
-        v = self.values
-        sync_controls(self, {"row": v["patches"] - 1, "col": v["patches"] - 1})
-
-    def widget(self):
-        """Two rows of controls, the readout beside them, the figure below (LiveBox)."""
-        c = self.controls
-        rows = [[c["patches"], c["convention"]], [c["row"], c["col"]]]
-        return live_box(rows, self.readout, self.figure, readout_width="250px")
 
 
 def _mrope_steps() -> list[dict]:
