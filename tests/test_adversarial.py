@@ -274,7 +274,7 @@ def test_every_rotation_stays_on_the_meta_device():
     assert out_q.device.type == "meta" and out_q.dtype == torch.bfloat16
     scores = torch.empty(4, 6, device="meta")
     assert (
-        rope_lib.alibi_query_attention(
+        rope_lib.alibi.alibi_query_attention(
             scores, rope_lib.alibi_slopes(4)[:, None], 3
         ).device.type
         == "meta"
@@ -714,7 +714,7 @@ WRONG = {
     ("rope_frequencies", "rope_type"): (
         st.one_of(
             st.text(max_size=12).filter(
-                lambda s: s not in rope_lib.ROPE_FREQUENCY_FUNCTIONS
+                lambda s: s not in rope_lib.scaling.ROPE_FREQUENCY_FUNCTIONS
             ),
             st.sampled_from([None, 3, ["yarn"], {"rope_type": "yarn"}]),
         ),
@@ -943,27 +943,31 @@ WRONG.update(
                     [torch.zeros(4), -torch.ones(4), torch.tensor([1.0, math.nan])]
                 ),
             ),
-            lambda v: rope_lib.wavelengths(v),
+            lambda v: rope_lib.extension_analysis.wavelengths(v),
         ),
         ("yarn_correction_dim", "num_rotations"): (
             BAD_POSITIVE,
-            lambda v: rope_lib.yarn_correction_dim(v, 64, 10000.0, 2048),
+            lambda v: rope_lib.scaling.yarn_correction_dim(v, 64, 10000.0, 2048),
         ),
         ("yarn_correction_dim", "base"): (
             st.one_of(BAD_POSITIVE, st.just(1.0), st.just(1)),
-            lambda v: rope_lib.yarn_correction_dim(32, 64, v, 2048),
+            lambda v: rope_lib.scaling.yarn_correction_dim(32, 64, v, 2048),
         ),
         ("yarn_correction_dim", "original_length"): (
             BAD_POSITIVE,
-            lambda v: rope_lib.yarn_correction_dim(32, 64, 10000.0, v),
+            lambda v: rope_lib.scaling.yarn_correction_dim(32, 64, 10000.0, v),
         ),
         ("yarn_correction_range", "truncate"): (
             st.sampled_from(["no", 1, 0.0, [False]]),
-            lambda v: rope_lib.yarn_correction_range(64, 10000.0, 2048, truncate=v),
+            lambda v: rope_lib.scaling.yarn_correction_range(
+                64, 10000.0, 2048, truncate=v
+            ),
         ),
         ("yarn_correction_range", "beta_fast"): (
             BAD_POSITIVE,
-            lambda v: rope_lib.yarn_correction_range(64, 10000.0, 2048, beta_fast=v),
+            lambda v: rope_lib.scaling.yarn_correction_range(
+                64, 10000.0, 2048, beta_fast=v
+            ),
         ),
         ("ramp_by_pair", "low"): (
             st.one_of(
@@ -971,23 +975,23 @@ WRONG.update(
                 NON_FINITE,
                 st.floats(10.001, 1e6),
             ),
-            lambda v: rope_lib.ramp_by_pair(v, 10.0, 16),
+            lambda v: rope_lib.extension_analysis.ramp_by_pair(v, 10.0, 16),
         ),
         ("ramp_by_pair", "n_pairs"): (
             BAD_COUNT.filter(lambda v: v != 0),
-            lambda v: rope_lib.ramp_by_pair(1.0, 3.0, v),
+            lambda v: rope_lib.extension_analysis.ramp_by_pair(1.0, 3.0, v),
         ),
         ("yarn_get_mscale", "scale"): (
             BAD_POSITIVE,
-            lambda v: rope_lib.yarn_get_mscale(v),
+            lambda v: rope_lib.scaling.yarn_get_mscale(v),
         ),
         ("yarn_attention_factor", "factor"): (
             BAD_POSITIVE,
-            lambda v: rope_lib.yarn_attention_factor(v),
+            lambda v: rope_lib.scaling.yarn_attention_factor(v),
         ),
         ("yarn_attention_factor", "mscale_all_dim"): (
             st.just(-10 / math.log(4.0)),
-            lambda v: rope_lib.yarn_attention_factor(4.0, 1.0, v),
+            lambda v: rope_lib.scaling.yarn_attention_factor(4.0, 1.0, v),
         ),
         ("ramp_by_turns", "beta"): (
             st.one_of(
@@ -995,41 +999,49 @@ WRONG.update(
                 NON_FINITE,
                 NOT_A_NUMBER.filter(lambda v: not isinstance(v, bool)),
             ),
-            lambda v: rope_lib.ramp_by_turns(rope_lib.inv_frequencies(16), 64, 1.0, v),
+            lambda v: rope_lib.extension_analysis.ramp_by_turns(
+                rope_lib.inv_frequencies(16), 64, 1.0, v
+            ),
         ),
         ("angle_coverage", "length"): (
             BAD_COUNT,
-            lambda v: rope_lib.angle_coverage(rope_lib.inv_frequencies(16), v),
+            lambda v: rope_lib.extension_analysis.angle_coverage(
+                rope_lib.inv_frequencies(16), v
+            ),
         ),
         ("first_pair_longer_than", "length"): (
             BAD_POSITIVE,
-            lambda v: rope_lib.first_pair_longer_than(rope_lib.inv_frequencies(16), v),
+            lambda v: rope_lib.extension_analysis.first_pair_longer_than(
+                rope_lib.inv_frequencies(16), v
+            ),
         ),
         ("first_pair_longer_than", "inv_freq"): (
             st.one_of(NOT_A_TENSOR, st.just(torch.zeros(4))),
-            lambda v: rope_lib.first_pair_longer_than(v, 100.0),
+            lambda v: rope_lib.extension_analysis.first_pair_longer_than(v, 100.0),
         ),
         ("implied_ramp", "factor"): (
             st.one_of(BAD_POSITIVE, st.just(1.0)),
-            lambda v: rope_lib.implied_ramp(
+            lambda v: rope_lib.extension_analysis.implied_ramp(
                 rope_lib.inv_frequencies(16), rope_lib.inv_frequencies(16) / 2, v
             ),
         ),
         ("sinusoidal_shift_matrix", "offset"): (
             st.one_of(st.sampled_from([None, "1", [1]]), NON_FINITE),
-            lambda v: rope_lib.sinusoidal_shift_matrix(v, 8),
+            lambda v: rope_lib.sinusoidal.sinusoidal_shift_matrix(v, 8),
         ),
         ("sinusoidal_at", "positions"): (
             st.one_of(st.sampled_from([None, "1", [1, "a"]]), NON_FINITE),
-            lambda v: rope_lib.sinusoidal_at(v, 8),
+            lambda v: rope_lib.sinusoidal.sinusoidal_at(v, 8),
         ),
         ("closed_form_score", "theta"): (
             st.one_of(st.sampled_from(["0.1", None, torch.ones(3)]), NON_FINITE),
-            lambda v: rope_lib.closed_form_score(torch.ones(4), torch.ones(4), 1, 0, v),
+            lambda v: rope_lib.derivation.closed_form_score(
+                torch.ones(4), torch.ones(4), 1, 0, v
+            ),
         ),
         ("from_polar", "angle"): (
             st.one_of(st.sampled_from(["1", None, {"a": 1}]), NON_FINITE),
-            lambda v: rope_lib.from_polar(1.0, v),
+            lambda v: rope_lib.derivation.from_polar(1.0, v),
         ),
         ("alibi_span", "threshold"): (
             st.one_of(
@@ -1037,19 +1049,21 @@ WRONG.update(
                 NON_FINITE,
                 st.floats(-10, 1.0),
             ),
-            lambda v: rope_lib.alibi_span(rope_lib.alibi_slopes(4), v),
+            lambda v: rope_lib.alibi.alibi_span(rope_lib.alibi_slopes(4), v),
         ),
         ("alibi_query_attention", "causal"): (
             st.sampled_from(["yes", 1, None]),
-            lambda v: rope_lib.alibi_query_attention(torch.zeros(4, 6), 0.5, 3, v),
+            lambda v: rope_lib.alibi.alibi_query_attention(
+                torch.zeros(4, 6), 0.5, 3, v
+            ),
         ),
         ("long_term_decay_bound", "distances"): (
             st.one_of(st.sampled_from(["1", None, [1, "a"]]), NON_FINITE),
-            lambda v: rope_lib.long_term_decay_bound(v, 16),
+            lambda v: rope_lib.analysis.long_term_decay_bound(v, 16),
         ),
         ("angle_error", "dtype"): (
             st.sampled_from(["bfloat16", torch.int32, None, 16]),
-            lambda v: rope_lib.angle_error([1, 2], 16, dtype=v),
+            lambda v: rope_lib.analysis.angle_error([1, 2], 16, dtype=v),
         ),
     }
 )
@@ -1183,4 +1197,4 @@ def test_reversed_bounds_warn_where_transformers_warns():
             original_max_position_embeddings=64,
         )
     with pytest.raises(ValueError, match="low"):
-        rope_lib.ramp_by_pair(5.0, 2.0, 8)
+        rope_lib.extension_analysis.ramp_by_pair(5.0, 2.0, 8)

@@ -226,7 +226,8 @@ def test_check_2():
 
 
 def test_check_3():
-    from rope_lib import ramp_by_pair, yarn_correction_range
+    from rope_lib.extension_analysis import ramp_by_pair
+    from rope_lib.scaling import yarn_correction_range
 
     theta = inv_frequencies(64, 10000.0)
     low, high = yarn_correction_range(64, 10000.0, 2048)

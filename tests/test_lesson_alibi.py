@@ -69,7 +69,7 @@ def test_row_constant_key_bias_is_the_causal_bias_but_not_the_encoder_one():
     past = torch.ones(L, L, dtype=torch.bool).tril()
     slopes = torch.tensor([2.0**-h for h in range(1, 9)])
     key_bias = slopes[:, None, None] * torch.arange(L)[None, None, :]  # mu_h * n
-    assert torch.allclose(rope_lib.alibi_key_bias(L, 8), key_bias)
+    assert torch.allclose(rope_lib.alibi.alibi_key_bias(L, 8), key_bias)
     with_key = (content + key_bias).masked_fill(~past, -math.inf).softmax(-1)
     full = (content + rope_lib.alibi_bias(L, 8)).softmax(-1)
     assert torch.allclose(with_key, full, atol=1e-6)

@@ -21,7 +21,7 @@ def test_sinusoidal_encoding_is_the_papers_formula():
 @pytest.mark.parametrize("offset", [1, 5, 40])
 def test_sinusoidal_shift_matrix_moves_every_position_by_the_offset(offset):
     pe = rope_lib.sinusoidal_encoding(100, 32).double()
-    shift = rope_lib.sinusoidal_shift_matrix(offset, 32)
+    shift = rope_lib.sinusoidal.sinusoidal_shift_matrix(offset, 32)
     torch.testing.assert_close(
         pe[: 100 - offset] @ shift.T, pe[offset:], atol=1e-6, rtol=0
     )
@@ -74,7 +74,7 @@ def test_alibi_row_constant_form_gives_the_same_attention():
     causal = torch.ones(7, 7, dtype=torch.bool).triu(1)
     a = (scores + rope_lib.alibi_bias(7, 8)).softmax(-1)
     b = (
-        (scores + rope_lib.alibi_key_bias(7, 8))
+        (scores + rope_lib.alibi.alibi_key_bias(7, 8))
         .masked_fill(causal, -math.inf)
         .softmax(-1)
     )

@@ -263,7 +263,7 @@ def test_alibi_slopes_match_bloom(n_heads):
         torch.ones(1, seq), n_heads, torch.float32
     )  # [heads, 1, seq] = slope * j
     torch.testing.assert_close(alibi[:, 0, 1], rope_lib.alibi_slopes(n_heads))
-    torch.testing.assert_close(alibi, rope_lib.alibi_key_bias(seq, n_heads))
+    torch.testing.assert_close(alibi, rope_lib.alibi.alibi_key_bias(seq, n_heads))
 
 
 # --- edges where transformers accepts (or only warns about) an odd input: do what it does -----

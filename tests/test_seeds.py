@@ -53,4 +53,4 @@ def test_seed_003_alibi_slopes_are_not_linear():
 
 def test_yarn_correction_range_of_the_issue():
     # L = 4096, |D| = 128, b = 10,000: pairs 20..46 after rounding outward
-    assert rope_lib.yarn_correction_range(128, 10000.0, 4096) == (20, 46)
+    assert rope_lib.scaling.yarn_correction_range(128, 10000.0, 4096) == (20, 46)

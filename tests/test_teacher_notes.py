@@ -440,7 +440,6 @@ def _wrong_answers():
         inv_frequencies,
         rotation_2d,
         sinusoidal_encoding,
-        sinusoidal_shift_matrix,
     )
     from rope_lib.exercises import (
         absolute,
@@ -453,7 +452,7 @@ def _wrong_answers():
         todays_models,
         why_position,
     )
-    from rope_lib.sinusoidal import train_offset_head
+    from rope_lib.sinusoidal import sinusoidal_shift_matrix, train_offset_head
 
     f64 = torch.float64
     i32 = torch.arange(32, dtype=f64)
