@@ -68,17 +68,51 @@ def code_tokens(source: str) -> list[tuple[int, str]]:
         if line.lstrip()[:1] in "%!" and line.strip()
     ]
     skip = {tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER}
-    for token in tokenize.generate_tokens(io.StringIO(python + "\n").readline):
-        if token.type in skip:
-            continue
-        if token.type == tokenize.STRING:
-            tokens.append((token.start[0], "<str>"))
-            tokens += [
-                (token.start[0], field) for field in _fstring_fields(token.string)
-            ]
-        else:
-            tokens.append((token.start[0], token.string))
+    for line, literal in _literals_as_strings(python):
+        if isinstance(literal, str):
+            tokens.append((line, "<str>"))
+            tokens += [(line, field) for field in _fstring_fields(literal)]
+        elif literal.type not in skip:
+            tokens.append((line, literal.string))
     return sorted(tokens, key=lambda t: t[0])
+
+
+#: Since Python 3.12 (PEP 701) an f-string is several tokens, FSTRING_START ... FSTRING_END;
+#: before, it was one STRING token. Absent attributes (3.11) match no token type.
+FSTRING_START = getattr(tokenize, "FSTRING_START", object())
+FSTRING_END = getattr(tokenize, "FSTRING_END", object())
+
+
+def _literals_as_strings(python: str):
+    """(line, token) for every token of `python`, but each string literal, f-strings
+    included, as (line, its source text): the same stream on Python 3.11 and 3.12+."""
+    lines = python.splitlines(keepends=True)
+    depth, start = 0, None
+    for token in tokenize.generate_tokens(io.StringIO(python + "\n").readline):
+        if token.type == FSTRING_START:
+            depth += 1
+            start = start or token.start
+        elif token.type == FSTRING_END:
+            depth -= 1
+            if depth == 0:
+                yield start[0], _text_between(lines, start, token.end)
+                start = None
+        elif depth:
+            continue
+        elif token.type == tokenize.STRING:
+            yield token.start[0], token.string
+        else:
+            yield token.start[0], token
+
+
+def _text_between(
+    lines: list[str], start: tuple[int, int], end: tuple[int, int]
+) -> str:
+    """The source from (row, col) start to end, rows counted from 1 as tokenize does."""
+    if start[0] == end[0]:
+        return lines[start[0] - 1][start[1] : end[1]]
+    middle = "".join(lines[start[0] : end[0] - 1])
+    return lines[start[0] - 1][start[1] :] + middle + lines[end[0] - 1][: end[1]]
 
 
 def first_difference(english: str, chinese: str) -> str | None:
@@ -257,3 +291,14 @@ def test_comments_strings_and_fstring_fields():
     assert first_difference('print(f"{x} rad")', 'print(f"{y} 弧度")')
     assert first_difference("%matplotlib widget\nx = 1", "%matplotlib inline\nx = 1")
     assert first_difference("x = 1", "x = 1\ny = 2")
+    nested = "print(f\"{x:{w}.3f} {f'{y}'} rad\")"
+    assert first_difference(nested, "print(f\"{x:{w}.3f} {f'{y}'} 弧度\")") is None
+    assert first_difference(nested, "print(f\"{x:{w}.3f} {f'{z}'} 弧度\")")
+    multi = 'print(\n    f"{a:.2f} and "\n    f"""{b}\nrad"""\n)'
+    assert (
+        first_difference(multi, 'print(\n    f"{a:.2f} 与 "\n    f"""{b}\n弧度"""\n)')
+        is None
+    )
+    assert first_difference(
+        multi, 'print(\n    f"{a:.3f} 与 "\n    f"""{b}\n弧度"""\n)'
+    )
