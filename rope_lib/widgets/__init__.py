@@ -155,36 +155,6 @@ def live_box(
     return _LIVE_BOX([top, canvas_widget(figure)])
 
 
-def observe_controls(widget, controls: dict) -> None:
-    """Call widget.update(name=new value) whenever one of `controls` (name -> control) moves,
-    except while widget._syncing is true (the widget is moving its own controls)."""
-    for name, control in controls.items():
-        control.observe(_updater(widget, name), names="value")
-
-
-def sync_controls(widget, maxima: dict | None = None, skip=()) -> None:
-    """Move widget.controls to widget.values (after setting any slider maxima: ipywidgets
-    clamps a value to its slider's range) without calling widget.update() again; the
-    controls named in skip stay (a value from code that none of their options holds)."""
-    widget._syncing = True
-    try:
-        for name, top in (maxima or {}).items():
-            widget.controls[name].max = top
-        for name, control in widget.controls.items():
-            if name not in skip and control.value != widget.values[name]:
-                control.value = widget.values[name]
-    finally:
-        widget._syncing = False
-
-
-def _updater(widget, name: str):
-    def handler(change):
-        if not getattr(widget, "_syncing", False):
-            widget.update(**{name: change["new"]})
-
-    return handler
-
-
 def label_px(text: str) -> int:
     """About the width (CSS px) of a control's label in 13 px text: a CJK character is a
     square, a Latin letter about 8 px."""

@@ -28,7 +28,7 @@ from matplotlib.transforms import offset_copy
 
 from ..alibi import alibi_bias, alibi_query_attention, alibi_slopes, alibi_span
 from ..language import N_, _, _fig
-from .base import TIGHT_LINES, Control, LiveWidget
+from .base import TIGHT_LINES, Control, LiveWidget, cumulative_steps, moves
 
 MAX_HEADS = 16
 MAX_SEQ_LEN = 128
@@ -298,44 +298,16 @@ def _steps() -> list[dict]:
     """30 updates like a learner's session: mostly query, head and scores (blitted), with a few
     changes of the sequence length and of the number of heads (7 full redraws), every control
     through its range."""
-    moves = [
-        {"query": 24},
-        {"query": 16},
-        {"query": 8},
-        {"query": 0},
-        {"head": 1},
-        {"head": 3},
-        {"head": 6},
-        {"head": 8},
-        {"seq_len": 128},
-        {"query": 127},
-        {"query": 96},
-        {"query": 64},
-        {"scores": "random"},
-        {"head": 1},
-        {"head": 4},
-        {"head": 8},
-        {"heads": 12},
-        {"head": 10},
-        {"head": 12},
-        {"query": 100},
-        {"query": 40},
-        {"scores": "zeros"},
-        {"seq_len": 64},
-        {"query": 63},
-        {"heads": 16, "head": 16},
-        {"head": 9},
-        {"head": 2},
-        {"heads": 1, "head": 1},
-        {"seq_len": 8, "query": 5},
-        {"heads": 8, "head": 4, "seq_len": 32, "query": 31},
-    ]
-    state = dict(heads=8, head=4, query=31, seq_len=32, scores="zeros")
-    steps = []
-    for move in moves:
-        state = {**state, **move}
-        steps.append(dict(state))  # the whole state: each step stands alone
-    return steps
+    m = moves(
+        ("query", 24, 16, 8, 0), ("head", 1, 3, 6, 8), ("seq_len", 128),
+        ("query", 127, 96, 64), ("scores", "random"), ("head", 1, 4, 8), ("heads", 12),
+        ("head", 10, 12), ("query", 100, 40), ("scores", "zeros"), ("seq_len", 64),
+        ("query", 63),
+    )  # fmt: skip
+    m += [{"heads": 16, "head": 16}, {"head": 9}, {"head": 2}, {"heads": 1, "head": 1}]
+    m += [{"seq_len": 8, "query": 5}, dict(heads=8, head=4, seq_len=32, query=31)]
+    start = dict(heads=8, head=4, query=31, seq_len=32, scores="zeros")
+    return cumulative_steps(start, m)
 
 
 WIDGETS = {"alibi": (AlibiWidget, _steps())}

@@ -44,15 +44,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..language import _
-from . import (
-    LIVE_SIZE,
-    Redrawer,
-    compact,
-    live_box,
-    live_figure,
-    observe_controls,
-    sync_controls,
-)
+from . import LIVE_SIZE, Redrawer, compact, live_box, live_figure
 
 #: A readout of several lines, 1.3 high (a widget's HTML would space them 28 px apart):
 #: with its figure the widget fits the projector's 480 px.
@@ -127,6 +119,22 @@ def plain_text(text: str) -> str:
     return html.unescape(re.sub(r"<[^>]+>", "", text))
 
 
+def moves(*runs: tuple) -> list[dict]:
+    """Benchmark moves, one control each: moves(("m", 1, 2), ("n", 5)) is
+    [{"m": 1}, {"m": 2}, {"n": 5}]."""
+    return [{name: value} for name, *values in runs for value in values]
+
+
+def cumulative_steps(start: dict, moves: list[dict]) -> list[dict]:
+    """Benchmark steps that each hold the whole state: start, then each move on top of the
+    one before (so that every step stands alone)."""
+    steps, state = [], dict(start)
+    for move in moves:
+        state = {**state, **move}
+        steps.append(dict(state))
+    return steps
+
+
 def make_readout():
     """The readout: an ipywidgets.HTML of class rope-readout."""
     import ipywidgets as w
@@ -190,7 +198,8 @@ class LiveWidget:
         self.figure = live_figure(LIVE_SIZE) if figure is None else figure
         self.redraw = Redrawer(self.figure, self.build(self.figure))
         self.controls = {c.name: self._control(c) for c in self.CONTROLS}
-        observe_controls(self, self.controls)
+        for name, control in self.controls.items():
+            control.observe(self._updater(name), names="value")
         self.readout = make_readout()
         self.update()
 
@@ -300,19 +309,40 @@ class LiveWidget:
         size = self.control_size(c, description)
         return control if size is None else compact(control, *size)
 
+    def _updater(self, name: str):
+        """A control's observer: update(name=new value), unless the widget is moving its
+        own controls."""
+
+        def handler(change):
+            if not self._syncing:
+                self.update(**{name: change["new"]})
+
+        return handler
+
     def _sync_controls(self) -> None:
-        """Move the controls to the values (and ranges) without calling update() again."""
-        maxima = {c.name: c.top(self.values) for c in self.CONTROLS if callable(c.high)}
-        skip = {
-            c.name
-            for c in self.CONTROLS
-            if c.kind == "select" and self.values[c.name] not in c.options
-        }
-        sync_controls(self, maxima, skip)
+        """Move the controls to the values without calling update() again: first the
+        ranges that follow other controls (ipywidgets clamps a value into its slider's
+        range), then the values (but a select control's value that none of its options
+        holds, set from code)."""
+        self._syncing = True
+        try:
+            for c in self.CONTROLS:
+                if callable(c.high):
+                    self.controls[c.name].max = c.top(self.values)
+            for c in self.CONTROLS:
+                value, control = self.values[c.name], self.controls[c.name]
+                if c.kind == "select" and value not in c.options:
+                    continue
+                if control.value != value:
+                    control.value = value
+        finally:
+            self._syncing = False
 
 
 __all__ = [
     "Control",
+    "cumulative_steps",
+    "moves",
     "LiveWidget",
     "State",
     "TIGHT_LINES",

@@ -26,7 +26,7 @@ from matplotlib.ticker import NullLocator
 from ..lab.figures import COLORS, LABELS
 from ..language import N_, _, _fig
 from . import label_px
-from .base import TIGHT_LINES, Control, LiveWidget
+from .base import TIGHT_LINES, Control, LiveWidget, cumulative_steps, moves
 
 OFF_COLOR, OFF_TEXT = "#e6e6e6", "#606060"
 
@@ -274,38 +274,20 @@ def _results() -> dict:
 def _steps() -> list[dict]:
     """20 updates like a learner's session: every scheme button on and off, every
     method, factors 2 and 4 (in every run of the lab, also a --quick one)."""
-    moves = [
-        {"schemes": ("rope",)},
-        {"schemes": ("rope", "alibi")},
-        {"method": "linear"},
-        {"factor": "2"},
-        {"method": "ntk"},
-        {"method": "dynamic"},
-        {"factor": "4"},
-        {"method": "llama3"},
-        {"method": "default"},
-        {"schemes": ("none", "alibi")},
-        {"schemes": ()},
-        {"method": "yarn", "factor": "2"},
-        {"schemes": ("sinusoidal",)},
-        {"schemes": ("sinusoidal", "learned")},
-        {"schemes": ("none", "sinusoidal", "learned", "rope", "alibi")},
-        {"factor": "4"},
-        {"method": "linear"},
-        {"schemes": ("learned", "rope")},
-        {"method": "yarn"},
-        {"schemes": ("rope", "alibi", "sinusoidal")},
-    ]
-    state = {
-        "schemes": ("rope", "alibi", "sinusoidal"),
-        "method": "yarn",
-        "factor": "4",
-    }
-    steps = []
-    for move in moves:
-        state = {**state, **move}
-        steps.append(dict(state))  # the whole state: each step stands alone
-    return steps
+    m = moves(
+        ("schemes", ("rope",), ("rope", "alibi")), ("method", "linear"), ("factor", "2"),
+        ("method", "ntk", "dynamic"), ("factor", "4"), ("method", "llama3", "default"),
+        ("schemes", ("none", "alibi"), ()),
+    )  # fmt: skip
+    m += [{"method": "yarn", "factor": "2"}]
+    every = ("none", "sinusoidal", "learned", "rope", "alibi")
+    m += moves(
+        ("schemes", ("sinusoidal",), ("sinusoidal", "learned"), every),
+        ("factor", "4"), ("method", "linear"), ("schemes", ("learned", "rope")),
+        ("method", "yarn"), ("schemes", ("rope", "alibi", "sinusoidal")),
+    )  # fmt: skip
+    start = dict(schemes=("rope", "alibi", "sinusoidal"), method="yarn", factor="4")
+    return cumulative_steps(start, m)
 
 
 def _explorer() -> LabResultsWidget:

@@ -36,7 +36,7 @@ from matplotlib.ticker import MaxNLocator
 from ..language import N_, _, _fig, get_language
 from ..multimodal import mrope_pair_axes, mrope_position_ids
 from ..vision import apply_2d_rope, patch_positions
-from .base import Control, LiveWidget
+from .base import Control, LiveWidget, cumulative_steps, moves
 
 AXIS_COLORS = ("#4c72b0", "#dd8452", "#55a868")  # t, h, w
 TEXT_COLOR = "#d9d9d9"
@@ -439,43 +439,17 @@ class PatchScoreWidget(LiveWidget):
 
 
 def _mrope_steps() -> list[dict]:
-    moves = [{"token": t} for t in (0, 3, 4, 6, 8, 9, 10, 11)]
-    moves += [
-        {"rows": 3},
-        {"token": 12},
-        {"cols": 4},
-        {"token": 15},
-        {"rows": 1, "cols": 4},
-        {"token": 7},
-        {"rows": 4, "cols": 1},
-        {"token": 8},
-        {"rows": 2, "cols": 3},
-    ]
-    state = dict(rows=2, cols=3, token=5)
-    steps = []
-    for move in moves:
-        state = {**state, **move}
-        steps.append(dict(state))
-    return steps
+    m = moves(("token", 0, 3, 4, 6, 8, 9, 10, 11), ("rows", 3), ("token", 12))
+    m += moves(("cols", 4), ("token", 15)) + [{"rows": 1, "cols": 4}]
+    m += [{"token": 7}, {"rows": 4, "cols": 1}, {"token": 8}, {"rows": 2, "cols": 3}]
+    return cumulative_steps(dict(rows=2, cols=3, token=5), m)
 
 
 def _patch_steps() -> list[dict]:
-    moves = [{"col": c} for c in (3, 4, 5, 6)] + [{"row": r} for r in (2, 1, 0, 5)]
-    moves += [
-        {"convention": "dinov3"},
-        {"col": 2},
-        {"patches": 16},
-        {"row": 9},
-        {"patches": 8, "row": 3},
-        {"convention": "pixtral"},
-        {"patches": 12},
-    ]
-    state = dict(patches=8, row=3, col=2, convention="pixtral")
-    steps = []
-    for move in moves:
-        state = {**state, **move}
-        steps.append(dict(state))
-    return steps
+    m = moves(("col", 3, 4, 5, 6), ("row", 2, 1, 0, 5), ("convention", "dinov3"))
+    m += moves(("col", 2), ("patches", 16), ("row", 9)) + [{"patches": 8, "row": 3}]
+    m += moves(("convention", "pixtral"), ("patches", 12))
+    return cumulative_steps(dict(patches=8, row=3, col=2, convention="pixtral"), m)
 
 
 WIDGETS = {
