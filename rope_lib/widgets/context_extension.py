@@ -22,16 +22,15 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 from matplotlib.transforms import offset_copy
 
-from ..language import N_, _, _fig, get_language
-from ..scaling import (
+from ..extension_analysis import (
     REGIMES,
     first_pair_longer_than,
     implied_ramp,
     pair_regimes,
-    rope_frequencies,
     wavelengths,
-    yarn_correction_range,
 )
+from ..language import N_, _, _fig, get_language
+from ..scaling import rope_frequencies, yarn_correction_range
 from . import label_px
 from .base import TIGHT_LINES, Control, LiveWidget, plain_text
 from .style import integer_ticks
@@ -69,32 +68,22 @@ def method_frequencies(
     alpha: float,
     beta: float,
 ):
-    """(inv_freq, attention_factor) of one of METHODS, through rope_frequencies."""
-    if method == "PI":
-        return rope_frequencies("linear", head_dim, base, factor=factor)
-    if method == "NTK":
-        return rope_frequencies("ntk", head_dim, base, factor=factor)
-    if method == "YaRN":
-        return rope_frequencies(
-            "yarn",
-            head_dim,
-            base,
-            factor=factor,
-            original_max_position_embeddings=length,
-            beta_fast=beta,
-            beta_slow=alpha,
-        )
-    if method == "Llama 3":
-        return rope_frequencies(
+    """(inv_freq, attention_factor) of one of METHODS, through rope_frequencies: alpha and
+    beta are YaRN's beta_slow and beta_fast, Llama 3's low and high_freq_factor."""
+    cutoffs = {"original_max_position_embeddings": length}
+    params = {
+        "PI": ("linear", {}),
+        "NTK": ("ntk", {}),
+        "YaRN": ("yarn", dict(cutoffs, beta_fast=beta, beta_slow=alpha)),
+        "Llama 3": (
             "llama3",
-            head_dim,
-            base,
-            factor=factor,
-            original_max_position_embeddings=length,
-            low_freq_factor=alpha,
-            high_freq_factor=beta,
-        )
-    raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+            dict(cutoffs, low_freq_factor=alpha, high_freq_factor=beta),
+        ),
+    }
+    if method not in params:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    rope_type, extra = params[method]
+    return rope_frequencies(rope_type, head_dim, base, factor=factor, **extra)
 
 
 class WavelengthCutoffExplorer(LiveWidget):
