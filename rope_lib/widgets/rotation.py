@@ -319,56 +319,22 @@ def polar_rotation_figure() -> Figure:
     ax.set_ylim(-0.15, 1.2)
     ax.axhline(0, color="0.7", lw=0.8)
     ax.axvline(0, color="0.7", lw=0.8)
-    kw = dict(angles="xy", scale_units="xy", scale=1, width=0.012)
-    ax.quiver(
-        [0],
-        [0],
-        [r * math.cos(phi)],
-        [r * math.sin(phi)],
-        color=Q_COLOR,
-        alpha=0.4,
-        **kw,
-    )
-    ax.quiver(
-        [0],
-        [0],
-        [r * math.cos(phi + alpha)],
-        [r * math.sin(phi + alpha)],
-        color=Q_COLOR,
-        **kw,
-    )
+    kw = dict(angles="xy", scale_units="xy", scale=1, width=0.012, color=Q_COLOR)
+    for angle, faded in ((phi, {"alpha": 0.4}), (phi + alpha, {})):
+        ax.quiver([0], [0], [r * math.cos(angle)], [r * math.sin(angle)], **kw, **faded)
     ax.plot(*_arc_points(0, phi, 0.3), color="0.4", lw=1.2)
     ax.plot(*_arc_points(phi, alpha, 0.45), color=Q_COLOR, lw=1.5)
-    ax.text(
-        0.36 * math.cos(phi / 2),
-        0.36 * math.sin(phi / 2),
-        "φ",
-        fontsize=12,
-        va="center",
-    )
-    ax.text(
-        0.55 * math.cos(phi + alpha / 2),
-        0.55 * math.sin(phi + alpha / 2),
-        "α",
-        fontsize=12,
-        color=Q_COLOR,
-        va="center",
-    )
-    ax.text(
-        0.93 * math.cos(phi) - 0.12,
-        0.93 * math.sin(phi) - 0.06,
-        "(x, y) = (r cos φ, r sin φ)",
-        fontsize=9,
-        va="top",
-    )
-    ax.text(
-        r * math.cos(phi + alpha) + 0.06,
-        r * math.sin(phi + alpha),
-        "(x', y') = (r cos(φ+α), r sin(φ+α))",
-        fontsize=9,
-        ha="left",
-        va="center",
-    )
+    turned = phi + alpha / 2
+    texts = (  # x, y, text, style
+        (0.36 * math.cos(phi / 2), 0.36 * math.sin(phi / 2), "φ", dict(fontsize=12)),
+        (0.55 * math.cos(turned), 0.55 * math.sin(turned), "α", dict(fontsize=12, color=Q_COLOR)),
+        (0.93 * math.cos(phi) - 0.12, 0.93 * math.sin(phi) - 0.06,
+         "(x, y) = (r cos φ, r sin φ)", dict(fontsize=9, va="top")),
+        (r * math.cos(phi + alpha) + 0.06, r * math.sin(phi + alpha),
+         "(x', y') = (r cos(φ+α), r sin(φ+α))", dict(fontsize=9, ha="left")),
+    )  # fmt: skip
+    for x, y, text, style in texts:
+        ax.text(x, y, text, **{"va": "center", **style})
     ax.set_xticks([])
     ax.set_yticks([])
     ax.set_title(_fig("same length r, angle φ → φ + α"), fontsize=10)

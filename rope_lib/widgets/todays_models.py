@@ -61,34 +61,35 @@ def draw_model(ax, name: str, lines=None):
             slow.append(int((y > entry.trained_length).sum()))
     lines["L"].set_ydata([entry.trained_length] * 2)
     lines["L2"].set_ydata([entry.context_length] * 2)
+    return lines, _model_readout(name, curves, nope, slow)
+
+
+def _model_readout(name: str, curves: list, nope: list, slow: list) -> str:
+    """The short readout of draw_model: ALiBi's 1/mu_h, or the pairs slower than L."""
+    entry = MODELS[name]
     if curves and curves[0]["kind"] == "alibi":
-        readout = _(
-            "{name}: 1/mu_h from {low:.2f} to {high:.1f} tokens; L = {L}"
-        ).format(
+        return _("{name}: 1/mu_h from {low:.2f} to {high:.1f} tokens; L = {L}").format(
             name=name,
             low=float(curves[0]["y"].min()),
             high=float(curves[0]["y"].max()),
             L=entry.trained_length,
         )
-    else:
-        counts = (
-            _("{first} and {second}").format(first=slow[0], second=slow[1])
-            if len(slow) == 2
-            else " and ".join(str(s) for s in slow)
-        )
-        numbers = dict(
-            name=name, L=entry.trained_length, L2=entry.context_length, counts=counts
-        )
-        if nope:
-            readout = _(
-                "{name}: L = {L:,}, L' = {L2:,}; pairs slower than L: {counts}; "
-                "NoPE layers: {layers}"
-            ).format(layers=nope[0]["layers"], **numbers)
-        else:
-            readout = _(
-                "{name}: L = {L:,}, L' = {L2:,}; pairs slower than L: {counts}"
-            ).format(**numbers)
-    return lines, readout
+    counts = (
+        _("{first} and {second}").format(first=slow[0], second=slow[1])
+        if len(slow) == 2
+        else " and ".join(str(s) for s in slow)
+    )
+    numbers = dict(
+        name=name, L=entry.trained_length, L2=entry.context_length, counts=counts
+    )
+    if nope:
+        return _(
+            "{name}: L = {L:,}, L' = {L2:,}; pairs slower than L: {counts}; "
+            "NoPE layers: {layers}"
+        ).format(layers=nope[0]["layers"], **numbers)
+    return _("{name}: L = {L:,}, L' = {L2:,}; pairs slower than L: {counts}").format(
+        **numbers
+    )
 
 
 def _style_axes(ax):
