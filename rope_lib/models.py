@@ -15,7 +15,8 @@ paper; where a copy could not settle a value, the entry's source says so.
 BLOOM and MPT use ALiBi (no rotation): their entries have config None and alibi_heads;
 their "curve" is 1/mu_h per head, the distance at which a head's bias costs one logit.
 
-LEFT_OUT names models the course chose not to type in, and why.
+LEFT_OUT names models the course chose not to type in, and why. describe_layers(layers) says
+in one line per run of identical layers what read_rope_config found (in the reader's language).
 
 llama4_attention_scale(positions, floor_scale, attn_scale) is the position-dependent
 query scale Llama 4 puts on its NoPE layers (attn_temperature_tuning in transformers'
@@ -32,9 +33,9 @@ import torch
 
 from ._checks import require_positive_float, require_positive_int
 from .alibi import alibi_slopes
-from .configs import read_rope_config
+from .configs import LayerRope, read_rope_config
 from .extension_analysis import wavelengths
-from .language import N_, _fig
+from .language import N_, _, _fig
 
 
 @dataclass(frozen=True)
@@ -405,6 +406,51 @@ def model_layers(name: str):
         # published
         warnings.filterwarnings("ignore", message="high_freq_factor must be greater")
         return read_rope_config(entry.config)
+
+
+def describe_layers(layers: list[LayerRope]) -> list[str]:
+    """One short line per run of identical layers, e.g.
+    'layers 0-4 sliding_attention: default, base 10000, rotates 256 of 256'."""
+    lines = []
+
+    def text(layer):
+        kind = f" {layer.layer_type}" if layer.layer_type else ""
+        if layer.scheme == "alibi":
+            return kind, _("ALiBi (a linear bias on the scores, no rotation)")
+        if layer.scheme == "learned":
+            return kind, _("learned absolute positions (added to the input)")
+        if not layer.uses_rope:
+            return kind, _("no position encoding (NoPE)")
+        base = f"{layer.base:g}" if layer.base is not None else "?"
+        what = _("{rope_type}, base {base}, rotates {rotary_dim} of {head_dim}").format(
+            rope_type=layer.rope_type,
+            base=base,
+            rotary_dim=layer.rotary_dim,
+            head_dim=layer.head_dim,
+        )
+        if layer.position_pairs != layer.rotary_dim // 2:
+            what += _(" ({pairs} pairs with frequency > 0)").format(
+                pairs=layer.position_pairs
+            )
+        if not math.isclose(layer.attention_factor, 1.0):
+            what += _(", attention factor {factor:.4f}").format(
+                factor=layer.attention_factor
+            )
+        return kind, what
+
+    start = 0
+    for i in range(1, len(layers) + 1):
+        if i < len(layers) and text(layers[i]) == text(layers[start]):
+            continue
+        kind, what = text(layers[start])
+        span = (
+            _("layer {first}").format(first=start)
+            if i - 1 == start
+            else _("layers {first}-{last}").format(first=start, last=i - 1)
+        )
+        lines.append(f"{span}{kind}: {what}")
+        start = i
+    return lines
 
 
 #: The kinds of layer a curve's label names (a config's layer_type without "_attention").

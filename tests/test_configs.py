@@ -18,7 +18,8 @@ import pytest
 import torch
 from transformers import AutoConfig
 
-from rope_lib.configs import describe_layers, read_rope_config
+from rope_lib.configs import read_rope_config
+from rope_lib.models import describe_layers
 
 LARGEST = {}
 
