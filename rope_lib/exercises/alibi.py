@@ -1,15 +1,15 @@
 """Checkers for lesson 6 (ALiBi: attention with linear biases).
 
     from rope_lib.exercises import alibi as ex
-    ex.check_power_of_two_slopes(slopes)     # the slopes of an 8-head model, head 1 first
-    ex.check_twelve_head_slopes(slopes)     # the slopes of a 12-head model (not a power of two), head 1 first
-    ex.check_causal_bias(bias)       # the causal bias matrix [5, 5] of head 2 of 8
-    ex.check_query_weights(weights)    # the attention of query 5 over keys 0..7, head slope 1/2, zero scores
+    ex.check_power_of_two_slopes(slopes)  # the slopes of an 8-head model, head 1 first
+    ex.check_twelve_head_slopes(slopes)   # the slopes of a 12-head model, head 1 first
+    ex.check_causal_bias(bias)            # the causal bias matrix [5, 5] of head 2 of 8
+    ex.check_query_weights(weights)       # query 5's attention over keys 0..7, slope 1/2
 
 Each expected value is computed here from the paper's formulas (Press, Smith and Lewis, 2022,
 arXiv:2108.12409), independently of the learner's route; the likely mistakes (the linear slopes
-of a common write-up, a forgotten non-power-of-two rule, a positive bias, a symmetric bias where a causal
-one is needed) each get their own message.
+of a common write-up, a forgotten non-power-of-two rule, a positive bias, a symmetric bias
+where a causal one is needed) each get their own message.
 """
 
 from __future__ import annotations
@@ -18,14 +18,16 @@ import math
 
 import torch
 
-from ..language import _
-from . import Feedback, compare_tensor, correct, not_yet, same_values
-from .answers import guarded, read_tensor
+from ..language import N_, _
+from . import Word, compare_tensor, either, exercise, same_values
+from .answers import as_tensor
+
+F64 = torch.float64
 
 
 def _geometric(n: int) -> torch.Tensor:
     """2^(-8h/n) for h = 1..n, float64: the paper's slopes when n is a power of two."""
-    h = torch.arange(1, n + 1, dtype=torch.float64)
+    h = torch.arange(1, n + 1, dtype=F64)
     return 2.0 ** (-8.0 * h / n)
 
 
@@ -36,459 +38,308 @@ def _paper_slopes(n: int) -> torch.Tensor:
     return torch.cat([_geometric(p), _geometric(2 * p)[0::2][: n - p]])
 
 
-def _linear_slope_mistake(a: torch.Tensor, n: int):
-    h = torch.arange(1, n + 1, dtype=torch.float64)
-    for candidate in (0.1 * h, -0.1 * h, h / n, -h / n):
-        if same_values(a, candidate) or same_values(a, candidate.flip(0)):
-            return not_yet(
-                _(
-                    "these slopes grow linearly (like a common write-up's m*1, m*2, "
-                    "... with m = -0.1): the paper's are geometric, each one 2^(-8/n) "
-                    "times the one before, so that they cover short and long ranges "
-                    "alike"
-                )
-            )
-    return None
+def _linear(n: int) -> either:
+    """The linear slopes of a common write-up (m*1, m*2, ...), either order and sign."""
+    h = torch.arange(1, n + 1, dtype=F64)
+    lines = (0.1 * h, -0.1 * h, h / n, -h / n)
+    return either(*lines, *(line.flip(0) for line in lines))
 
 
-# Exercise 1 ---------------------------------------------------------------------------------
-EX1_HEADS = 8
+LINEAR = N_(
+    "these slopes grow linearly (like a common write-up's m*1, m*2, ... with m = -0.1): "
+    "the paper's are geometric, each one 2^(-8/n) times the one before, so that they "
+    "cover short and long ranges alike"
+)
+SLOPES_SHAPE = N_("slopes should have shape {expected} (one per head), got {got}")
+H8 = torch.arange(1, 9, dtype=F64)
 
 
-@guarded
+@exercise(
+    read=as_tensor,
+    name=Word(N_("slopes")),
+    expected=_geometric(8),
+    placeholder=N_("replace `None` with a tensor of 8 slopes, head 1 first"),
+    mistakes={
+        SLOPES_SHAPE: (lambda a: a.shape != (8,)),
+        LINEAR: _linear(8),
+        N_(
+            "the slopes are positive numbers; the minus sign belongs to the bias, "
+            "-μ·(m - n), which is what pushes distant keys down"
+        ): -_geometric(8),
+        N_(
+            "right numbers, reversed order: in the paper head 1 has the steepest "
+            "slope (1/2, the most local head) and head 8 the gentlest (1/256)"
+        ): _geometric(8).flip(0),
+        N_(
+            "the exponent is -8h/n: with 2^(-h/n) the slopes only fall from 0.917 "
+            "to 0.5"
+        ): 2.0 ** (-H8 / 8),
+        N_(
+            "off by one head: h runs from 1 to n, so head 1's slope is 2^(-8/8) = "
+            "1/2, not 1"
+        ): 2.0 ** (-8.0 * (H8 - 1) / 8),
+        N_("the exponent must be negative: 2^(-8h/n) gives slopes below 1"): 2.0
+        ** (8.0 * H8 / 8),
+        N_(
+            "the base is 2, not e: 2^(-8h/n), so that the last head's slope is "
+            "2^(-8) = 1/256"
+        ): torch.exp(-8.0 * H8 / 8),
+    },
+    right=N_(
+        "1/2, 1/4, ..., 1/256: a geometric sequence whose ratio, 1/2, is also its first "
+        "term. rope_lib.alibi_slopes(8) gives the same."
+    ),
+)
 def check_power_of_two_slopes(answer):
     """The slopes of an 8-head ALiBi model, head 1 first: 2^(-8h/8) = 1/2, 1/4, ..., 1/256."""
-    if answer is None:
-        return not_yet(_("replace `None` with a tensor of 8 slopes, head 1 first"))
-    a = read_tensor(answer, _("slopes"))
-    if isinstance(a, Feedback):
-        return a
-    expected = _geometric(EX1_HEADS)
-    if a.shape != expected.shape:
-        return _slopes_shape(expected, a)
-    if same_values(a, expected):
-        return _ex1_correct()
-    mistake = _linear_slope_mistake(a, EX1_HEADS)
-    if mistake is not None:
-        return mistake
-    if same_values(a, -expected):
-        return not_yet(
-            _(
-                "the slopes are positive numbers; the minus sign belongs to the bias, "
-                "-μ·(m - n), which is what pushes distant keys down"
-            )
-        )
-    if same_values(a, expected.flip(0)):
-        return not_yet(
-            _(
-                "right numbers, reversed order: in the paper head 1 has the steepest "
-                "slope (1/2, the most local head) and head 8 the gentlest (1/256)"
-            )
-        )
-    h = torch.arange(1, EX1_HEADS + 1, dtype=torch.float64)
-    if same_values(a, 2.0 ** (-h / EX1_HEADS)):
-        return not_yet(
-            _(
-                "the exponent is -8h/n: with 2^(-h/n) the slopes only fall from 0.917 "
-                "to 0.5"
-            )
-        )
-    if same_values(a, 2.0 ** (-8.0 * (h - 1) / EX1_HEADS)):
-        return not_yet(
-            _(
-                "off by one head: h runs from 1 to n, so head 1's slope is 2^(-8/8) = "
-                "1/2, not 1"
-            )
-        )
-    if same_values(a, 2.0 ** (8.0 * h / EX1_HEADS)):
-        return not_yet(
-            _("the exponent must be negative: 2^(-8h/n) gives slopes below 1")
-        )
-    if same_values(a, torch.exp(-8.0 * h / EX1_HEADS)):
-        return not_yet(
-            _(
-                "the base is 2, not e: 2^(-8h/n), so that the last head's slope is "
-                "2^(-8) = 1/256"
-            )
-        )
-    feedback = compare_tensor(a, expected, _("slopes"))
-    if feedback is not None:
-        return feedback
-    return _ex1_correct()
 
 
-def _slopes_shape(expected: torch.Tensor, a: torch.Tensor) -> Feedback:
-    return not_yet(
-        _("slopes should have shape {expected} (one per head), got {got}").format(
-            expected=tuple(expected.shape), got=tuple(a.shape)
-        )
-    )
+def _sorted(t: torch.Tensor) -> torch.Tensor:
+    return t.sort(descending=True).values
 
 
-def _ex1_correct() -> Feedback:
-    return correct(
-        _(
-            "1/2, 1/4, ..., 1/256: a geometric sequence whose ratio, 1/2, is also its "
-            "first term. rope_lib.alibi_slopes(8) gives the same."
-        )
-    )
+SLOPES_12 = _paper_slopes(12)
 
 
-# Exercise 2 ---------------------------------------------------------------------------------
-EX2_HEADS = 12
-
-
-@guarded
+@exercise(
+    read=as_tensor,
+    name=Word(N_("slopes")),
+    expected=SLOPES_12,
+    placeholder=N_("replace `None` with a tensor of 12 slopes, head 1 first"),
+    mistakes={
+        SLOPES_SHAPE: (lambda a: a.shape != (12,)),
+        LINEAR: _linear(12),
+        N_(
+            "that is 2^(-8h/12), the power-of-two formula applied to 12 heads. 12 is "
+            "not a power of two: take the 8 slopes of an 8-head model, then the 4 "
+            "slopes of the 16-head sequence that fall in between them (2^-0.5, "
+            "2^-1.5, 2^-2.5, 2^-3.5)"
+        ): _geometric(12),
+        N_(
+            "these are the first 12 slopes of a 16-head model, so the gentle slopes "
+            "2^-6.5 .. 2^-8 are missing: keep all 8 slopes of the 8-head model, then "
+            "add 4 from the 16-head sequence"
+        ): _geometric(16)[:12],
+        N_(
+            "the last four repeat slopes you already have (2^-1 .. 2^-4): from the "
+            "16-head sequence take the odd-numbered ones, [0::2] in Python, which are "
+            "the new values 2^-0.5, 2^-1.5, ..."
+        ): torch.cat([_geometric(8), _geometric(16)[1::2][:4]]),
+        N_(
+            "the slopes are positive numbers; the minus sign belongs to the bias"
+        ): -SLOPES_12,
+        N_(
+            "the right 12 values in another order: the rule keeps the 8-head slopes "
+            "first, then the 4 new ones (2^-0.5, 2^-1.5, 2^-2.5, 2^-3.5); BLOOM's "
+            "head h expects exactly that slope"
+        ): (lambda a: same_values(_sorted(a), _sorted(SLOPES_12))),
+    },
+    right=N_(
+        "the 8-head slopes 2^-1 .. 2^-8, then 2^-0.5, 2^-1.5, 2^-2.5, 2^-3.5: the same as "
+        "rope_lib.alibi_slopes(12) and BLOOM's build_alibi_tensor"
+    ),
+)
 def check_twelve_head_slopes(answer):
-    """The slopes of a 12-head ALiBi model (BLOOM's rule for n not a power of two), head 1 first."""
-    if answer is None:
-        return not_yet(_("replace `None` with a tensor of 12 slopes, head 1 first"))
-    a = read_tensor(answer, _("slopes"))
-    if isinstance(a, Feedback):
-        return a
-    expected = _paper_slopes(EX2_HEADS)
-    if a.shape != expected.shape:
-        return _slopes_shape(expected, a)
-    if same_values(a, expected):
-        return _ex2_correct()
-    mistake = _linear_slope_mistake(a, EX2_HEADS)
-    if mistake is not None:
-        return mistake
-    if same_values(a, _geometric(EX2_HEADS)):
-        return not_yet(
-            _(
-                "that is 2^(-8h/12), the power-of-two formula applied to 12 heads. 12 "
-                "is not a power of two: take the 8 slopes of an 8-head model, then the "
-                "4 slopes of the 16-head sequence that fall in between them (2^-0.5, "
-                "2^-1.5, 2^-2.5, 2^-3.5)"
-            )
-        )
-    if same_values(a, _geometric(16)[:EX2_HEADS]):
-        return not_yet(
-            _(
-                "these are the first 12 slopes of a 16-head model, so the gentle "
-                "slopes 2^-6.5 .. 2^-8 are missing: keep all 8 slopes of the 8-head "
-                "model, then add 4 from the 16-head sequence"
-            )
-        )
-    if same_values(a, torch.cat([_geometric(8), _geometric(16)[1::2][:4]])):
-        return not_yet(
-            _(
-                "the last four repeat slopes you already have (2^-1 .. 2^-4): from the "
-                "16-head sequence take the odd-numbered ones, [0::2] in Python, which "
-                "are the new values 2^-0.5, 2^-1.5, ..."
-            )
-        )
-    if same_values(a, -expected):
-        return not_yet(
-            _("the slopes are positive numbers; the minus sign belongs to the bias")
-        )
-    if same_values(
-        a.sort(descending=True).values, expected.sort(descending=True).values
-    ):
-        return not_yet(
-            _(
-                "the right 12 values in another order: the rule keeps the 8-head "
-                "slopes first, then the 4 new ones (2^-0.5, 2^-1.5, 2^-2.5, 2^-3.5); "
-                "BLOOM's head h expects exactly that slope"
-            )
-        )
-    feedback = compare_tensor(a, expected, _("slopes"))
-    if feedback is not None:
-        return feedback
-    return _ex2_correct()
+    """The slopes of a 12-head ALiBi model (BLOOM's rule for n not a power of two), head 1
+    first."""
 
 
-def _ex2_correct() -> Feedback:
-    return correct(
-        _(
-            "the 8-head slopes 2^-1 .. 2^-8, then 2^-0.5, 2^-1.5, 2^-2.5, 2^-3.5: the "
-            "same as rope_lib.alibi_slopes(12) and BLOOM's build_alibi_tensor"
-        )
-    )
+# Exercise 3: head 2 of 8 (slope 1/4), 5 tokens; rows are queries m, columns keys n.
+M5, N5 = torch.arange(5, dtype=F64)[:, None], torch.arange(5, dtype=F64)[None, :]
+PAST, FUTURE = N5 <= M5, N5 > M5
+BIAS = torch.where(PAST, -0.25 * (M5 - N5), torch.tensor(-math.inf, dtype=F64))
+SYMMETRIC = -0.25 * (M5 - N5).abs()
 
 
-# Exercise 3 ---------------------------------------------------------------------------------
-EX3_SEQ, EX3_HEADS, EX3_HEAD = 5, 8, 2  # head 2 of 8: slope 1/4
+def _slope_factor(a: torch.Tensor) -> float | None:
+    """The one factor between a's past entries and the bias's, when there is one (not 1)."""
+    if not (torch.isinf(a[FUTURE]).all() and torch.isfinite(a[PAST]).all()):
+        return None
+    off_diagonal = PAST & ~torch.eye(5, dtype=torch.bool)
+    r = a[off_diagonal] / BIAS[off_diagonal]
+    uniform = torch.allclose(r, r[0].expand_as(r), rtol=1e-4)
+    return float(r[0]) if uniform and abs(float(r[0]) - 1) > 1e-3 else None
 
 
-def _ex3_expected() -> torch.Tensor:
-    slope = 2.0 ** (-8.0 * EX3_HEAD / EX3_HEADS)
-    i = torch.arange(EX3_SEQ, dtype=torch.float64)[:, None]
-    j = torch.arange(EX3_SEQ, dtype=torch.float64)[None, :]
-    return torch.where(
-        j <= i, -slope * (i - j), torch.tensor(float("-inf"), dtype=torch.float64)
-    )
+def _past_is(a: torch.Tensor, values: torch.Tensor) -> bool:
+    return same_values(a[PAST], values[PAST])
 
 
-@guarded
-def check_causal_bias(answer):
-    """The causal ALiBi bias of head 2 of 8 (slope 1/4) for 5 tokens: [5, 5], rows = queries m,
-    columns = keys n, -μ·(m - n) for n <= m and -inf for n > m."""
-    if answer is None:
-        return not_yet(
-            _("replace `None` with a [5, 5] tensor: rows are queries m, columns keys n")
-        )
-    a = read_tensor(
-        answer,
-        _("bias"),
-        finite=False,
-        nan_hint=_(
+@exercise(
+    read=as_tensor,
+    name=Word(N_("bias")),
+    options={
+        "finite": False,
+        "nan_hint": N_(
             "0 * inf somewhere? build the -inf entries with masked_fill or where"
         ),
-    )
-    if isinstance(a, Feedback):
-        return a
-    expected = _ex3_expected()
-    if a.shape != expected.shape:
-        if a.dim() == 3 and a.shape[-2:] == expected.shape:
-            return not_yet(
-                _("give head 2 only, a [5, 5] matrix, not all heads {shape}").format(
-                    shape=tuple(a.shape)
-                )
+    },
+    expected=BIAS,
+    placeholder=N_(
+        "replace `None` with a [5, 5] tensor: rows are queries m, columns keys n"
+    ),
+    mistakes={
+        N_("give head 2 only, a [5, 5] matrix, not all heads {shape}"): (
+            lambda a: a.dim() == 3 and a.shape[-2:] == (5, 5)
+        ),
+        N_("bias should have shape {expected}, got {got}"): (
+            lambda a: a.shape != (5, 5)
+        ),
+        N_(
+            "this is the symmetric bias -μ·|m - n| (a common write-up's), with no "
+            "mask: the future keys n > m get a finite score, so a decoder could look "
+            "ahead; put -inf there"
+        ): SYMMETRIC,
+        N_(
+            "the bias is positive and there is no mask: distant keys would be "
+            "favoured and the future visible. It is -μ·(m - n) for n <= m and -inf "
+            "for n > m"
+        ): -SYMMETRIC,
+        N_(
+            "transposed: rows are queries m and columns keys n, so the -inf (the "
+            "future, n > m) goes above the diagonal"
+        ): BIAS.T,
+        N_(
+            "the bias is positive: +μ·(m - n) would make the query prefer distant "
+            "keys. ALiBi subtracts: -μ·(m - n)"
+        ): (lambda a: torch.isinf(a[FUTURE]).all() and _past_is(a, -BIAS)),
+        N_(
+            "the past is right, but the future entries (n > m) are 0: that gives "
+            "them a higher score than any past key. Use -inf there (softmax turns it "
+            "into weight 0)"
+        ): (
+            lambda a: (
+                _past_is(a, BIAS) and same_values(a[FUTURE], torch.zeros(10, dtype=F64))
             )
-        return not_yet(
-            _("bias should have shape {expected}, got {got}").format(
-                expected=tuple(expected.shape), got=tuple(a.shape)
-            )
-        )
-    slope = 0.25
-    if same_values(a, expected):
-        return _ex3_correct()
-    past = torch.ones(EX3_SEQ, EX3_SEQ, dtype=torch.bool).tril()
-    future = ~past
-    symmetric = -slope * (
-        torch.arange(EX3_SEQ)[:, None] - torch.arange(EX3_SEQ)[None, :]
-    ).abs().to(torch.float64)
-    if same_values(a, symmetric):
-        return not_yet(
-            _(
-                "this is the symmetric bias -μ·|m - n| (a common write-up's), with no "
-                "mask: the future keys n > m get a finite score, so a decoder could "
-                "look ahead; put -inf there"
-            )
-        )
-    if same_values(a, -symmetric):
-        return not_yet(
-            _(
-                "the bias is positive and there is no mask: distant keys would be "
-                "favoured and the future visible. It is -μ·(m - n) for n <= m and -inf "
-                "for n > m"
-            )
-        )
-    if same_values(a, expected.T):
-        return not_yet(
-            _(
-                "transposed: rows are queries m and columns keys n, so the -inf (the "
-                "future, n > m) goes above the diagonal"
-            )
-        )
-    if torch.isinf(a[future]).all() and same_values(a[past], -expected[past]):
-        return not_yet(
-            _(
-                "the bias is positive: +μ·(m - n) would make the query prefer distant "
-                "keys. ALiBi subtracts: -μ·(m - n)"
-            )
-        )
-    if same_values(a[past], expected[past]) and same_values(
-        a[future], torch.zeros_like(a[future])
-    ):
-        return not_yet(
-            _(
-                "the past is right, but the future entries (n > m) are 0: that gives "
-                "them a higher score than any past key. Use -inf there (softmax turns "
-                "it into weight 0)"
-            )
-        )
-    if same_values(a[past], expected[past]) and not torch.isinf(a[future]).all():
-        return not_yet(
-            _("the past is right; the future entries (n > m) must all be -inf")
-        )
-    key_form = slope * torch.arange(EX3_SEQ, dtype=torch.float64)[None, :].expand(
-        EX3_SEQ, EX3_SEQ
-    )
-    if same_values(a[past], key_form[past]):
-        return not_yet(
-            _(
-                "this is the row-constant form slope * j (what BLOOM uses; it gives "
-                "the same softmax). Here, write the distance form -μ·(m - n)"
-            )
-        )
-    if torch.isinf(a[future]).all() and torch.isfinite(a[past]).all():
-        off_diagonal = past & ~torch.eye(EX3_SEQ, dtype=torch.bool)
-        r = a[off_diagonal] / expected[off_diagonal]
-        if (
-            torch.allclose(r, r[0].expand_as(r), rtol=1e-4)
-            and abs(float(r[0]) - 1) > 1e-3
-        ):
-            return not_yet(
-                _(
-                    "the pattern is right but the slope is off by a factor "
-                    "{factor:.4g}: head 2 of 8 has slope 2^(-8*2/8) = 1/4 (head 1 is "
-                    "1/2; heads count from 1)"
-                ).format(factor=float(r[0]))
-            )
-    if not (torch.isinf(a[future]).all() and (a[future] < 0).all()):
-        return not_yet(_("the future entries (n > m) must all be -inf"))
-    feedback = compare_tensor(a[past], expected[past], _("the past entries (n <= m)"))
-    if feedback is not None:
-        return feedback
-    return _ex3_correct()
+        ),
+        N_("the past is right; the future entries (n > m) must all be -inf"): (
+            lambda a: _past_is(a, BIAS) and not torch.isinf(a[FUTURE]).all()
+        ),
+        N_(
+            "this is the row-constant form slope * j (what BLOOM uses; it gives the "
+            "same softmax). Here, write the distance form -μ·(m - n)"
+        ): (lambda a: _past_is(a, 0.25 * N5.expand(5, 5))),
+        lambda a: _(
+            "the pattern is right but the slope is off by a factor {factor:.4g}: "
+            "head 2 of 8 has slope 2^(-8*2/8) = 1/4 (head 1 is 1/2; heads count "
+            "from 1)"
+        ).format(factor=_slope_factor(a)): (lambda a: _slope_factor(a) is not None),
+        N_("the future entries (n > m) must all be -inf"): (
+            lambda a: not (torch.isinf(a[FUTURE]).all() and (a[FUTURE] < 0).all())
+        ),
+    },
+    compare=lambda a, expected, name: compare_tensor(
+        a[PAST], expected[PAST], _("the past entries (n <= m)")
+    ),
+    right=N_(
+        "0 on the diagonal, -1/4 per step to the left, -inf to the right: "
+        "rope_lib.alibi_bias(5, 8)[1] gives the same"
+    ),
+)
+def check_causal_bias(answer):
+    """The causal ALiBi bias of head 2 of 8 (slope 1/4) for 5 tokens: [5, 5], rows =
+    queries m, columns = keys n, -μ·(m - n) for n <= m and -inf for n > m."""
 
 
-def _ex3_correct() -> Feedback:
-    return correct(
-        _(
-            "0 on the diagonal, -1/4 per step to the left, -inf to the right: "
-            "rope_lib.alibi_bias(5, 8)[1] gives the same"
-        )
+# Exercise 4: query 5 over keys 0..7, slope 1/2, every content score 0.
+D = 5 - torch.arange(8, dtype=F64)  # the distance m - n to each key
+KEYS_PAST = D >= 0
+LOGITS = -0.5 * D
+
+
+def _softmax_of(weights: torch.Tensor) -> torch.Tensor:
+    return weights / weights.sum()
+
+
+WEIGHTS = _softmax_of(
+    torch.where(KEYS_PAST, torch.exp(LOGITS), torch.zeros(8, dtype=F64))
+)
+
+
+def _unnormalized(a: torch.Tensor) -> bool:
+    total = float(a.sum())
+    return (
+        total > 0
+        and not math.isclose(total, 1.0, rel_tol=1e-4)
+        and same_values(a / a.sum(), WEIGHTS)
     )
 
 
-# Exercise 4 ---------------------------------------------------------------------------------
-EX4_SEQ, EX4_QUERY, EX4_SLOPE = 8, 5, 0.5
-
-
-def _ex4_expected() -> torch.Tensor:
-    """softmax over the past with zero content scores: exp(-m d) normalized, a truncated geometric."""
-    j = torch.arange(EX4_SEQ, dtype=torch.float64)
-    d = EX4_QUERY - j
-    w = torch.where(d >= 0, torch.exp(-EX4_SLOPE * d), torch.zeros_like(d))
-    return w / w.sum()
-
-
-@guarded
+@exercise(
+    read=as_tensor,
+    name=Word(N_("weights")),
+    options={
+        "finite": False,
+        "nan_hint": N_("a row of all -inf? only keys n > 5 should be masked"),
+    },
+    expected=WEIGHTS,
+    placeholder=N_("replace `None` with a tensor of 8 weights, one per key n = 0..7"),
+    before={
+        N_("weights should have shape {expected} (one per key), got {got}"): (
+            lambda a: a.shape != (8,)
+        ),
+        N_(
+            "these are the masked scores (logits) -μ·(m - n) with -inf for the "
+            "future: right so far, but the weights are softmax(scores + bias) over "
+            "the keys: apply the softmax (it turns -inf into weight 0)"
+        ): (
+            lambda a: (
+                torch.isinf(a).any()
+                and (a[~KEYS_PAST] == -math.inf).all()
+                and same_values(a[KEYS_PAST], LOGITS[KEYS_PAST])
+            )
+        ),
+        N_(
+            "weights are probabilities between 0 and 1; -inf belongs to the scores "
+            "before the softmax, not to the weights: the weights are "
+            "softmax(scores + bias) over the keys: apply the softmax"
+        ): (lambda a: torch.isinf(a).any()),
+        N_(
+            "these are the scores -μ·(m - n), not weights: mask n > 5 with -inf, "
+            "then the weights are softmax(scores + bias) over the keys: apply the "
+            "softmax"
+        ): either(LOGITS, torch.where(KEYS_PAST, LOGITS, torch.zeros(8, dtype=F64))),
+        N_(
+            "these are the symmetric scores -μ·|m - n|: mask the future keys n > 5 "
+            "with -inf, then the weights are softmax(scores + bias) over the keys: "
+            "apply the softmax"
+        ): -0.5 * D.abs(),
+        N_(
+            "weights are probabilities between 0 and 1; these look like scores: the "
+            "weights are softmax(scores + bias) over the keys: apply the softmax"
+        ): (lambda a: (a < 0).any() or (a > 1).any()),
+    },
+    mistakes={
+        N_(
+            "keys 6 and 7 are in the future of query 5 and get weight here: you used "
+            "|m - n| without the causal mask (the symmetric, encoder variant). Mask "
+            "n > m with -inf before the softmax"
+        ): _softmax_of(torch.exp(-0.5 * D.abs())),
+        N_(
+            "the weights grow with distance: the bias has the wrong sign, it is "
+            "-μ·(m - n)"
+        ): _softmax_of(
+            torch.where(KEYS_PAST, torch.exp(-LOGITS), torch.zeros(8, dtype=F64))
+        ),
+        N_(
+            "all past keys get 1/6: the bias is missing, this is what zero scores "
+            "give without ALiBi"
+        ): _softmax_of(KEYS_PAST.to(F64)),
+        lambda a: _(
+            "the shape is right but the weights sum to {total:.4f}: divide by the "
+            "sum (softmax normalizes exp(score + bias) over the keys)"
+        ).format(total=float(a.sum())): _unnormalized,
+        N_("keys n = 6 and 7 are in the future of query 5 and must get weight 0"): (
+            lambda a: (a[~KEYS_PAST].abs() > 1e-6).any()
+        ),
+    },
+    facts={"ratio": math.exp(-0.5), "own": float(WEIGHTS[5])},
+    right=N_(
+        "each step back multiplies the weight by e^(-1/2) = {ratio:.4f}; the query's own "
+        "key gets {own:.4f}. rope_lib.alibi_query_attention(torch.zeros(8), 0.5, 5) gives "
+        "the same"
+    ),
+)
 def check_query_weights(answer):
-    """The attention weights [8] of the query at position 5 over keys n = 0..7 for a head with
-    slope 1/2, in a causal model, when every content score q.k/sqrt(d) is 0."""
-    if answer is None:
-        return not_yet(
-            _("replace `None` with a tensor of 8 weights, one per key n = 0..7")
-        )
-    a = read_tensor(
-        answer,
-        _("weights"),
-        finite=False,
-        nan_hint=_("a row of all -inf? only keys n > 5 should be masked"),
-    )
-    if isinstance(a, Feedback):
-        return a
-    expected = _ex4_expected()
-    if a.shape != expected.shape:
-        return not_yet(
-            _("weights should have shape {expected} (one per key), got {got}").format(
-                expected=tuple(expected.shape), got=tuple(a.shape)
-            )
-        )
-    scores = _ex4_scores(a)
-    if scores is not None:
-        return scores
-    if same_values(a, expected):
-        return _ex4_correct(expected)
-    j = torch.arange(EX4_SEQ, dtype=torch.float64)
-    d = EX4_QUERY - j
-    symmetric = torch.exp(-EX4_SLOPE * d.abs())
-    if same_values(a, symmetric / symmetric.sum()):
-        return not_yet(
-            _(
-                "keys 6 and 7 are in the future of query 5 and get weight here: you "
-                "used |m - n| without the causal mask (the symmetric, encoder "
-                "variant). Mask n > m with -inf before the softmax"
-            )
-        )
-    past = d >= 0
-    positive = torch.where(past, torch.exp(EX4_SLOPE * d), torch.zeros_like(d))
-    if same_values(a, positive / positive.sum()):
-        return not_yet(
-            _(
-                "the weights grow with distance: the bias has the wrong sign, it is "
-                "-μ·(m - n)"
-            )
-        )
-    uniform = past.to(torch.float64) / past.sum()
-    if same_values(a, uniform):
-        return not_yet(
-            _(
-                "all past keys get 1/6: the bias is missing, this is what zero scores "
-                "give without ALiBi"
-            )
-        )
-    if (
-        a.sum() > 0
-        and not math.isclose(float(a.sum()), 1.0, rel_tol=1e-4)
-        and same_values(a / a.sum(), expected)
-    ):
-        return not_yet(
-            _(
-                "the shape is right but the weights sum to {total:.4f}: divide by the "
-                "sum (softmax normalizes exp(score + bias) over the keys)"
-            ).format(total=float(a.sum()))
-        )
-    if (a[~past].abs() > 1e-6).any():
-        return not_yet(
-            _("keys n = 6 and 7 are in the future of query 5 and must get weight 0")
-        )
-    feedback = compare_tensor(a, expected, _("weights"))
-    if feedback is not None:
-        return feedback
-    return _ex4_correct(expected)
-
-
-def _ex4_scores(a: torch.Tensor):
-    """A Feedback when `a` holds scores (logits) rather than weights, else None."""
-    j = torch.arange(EX4_SEQ, dtype=torch.float64)
-    d = EX4_QUERY - j
-    past = d >= 0
-    logits = -EX4_SLOPE * d
-    if torch.isinf(a).any():
-        if (a[~past] == float("-inf")).all() and same_values(a[past], logits[past]):
-            return not_yet(
-                _(
-                    "these are the masked scores (logits) -μ·(m - n) with -inf for the "
-                    "future: right so far, but the weights are softmax(scores + bias) "
-                    "over the keys: apply the softmax (it turns -inf into weight 0)"
-                )
-            )
-        return not_yet(
-            _(
-                "weights are probabilities between 0 and 1; -inf belongs to the scores "
-                "before the softmax, not to the weights: the weights are "
-                "softmax(scores + bias) over the keys: apply the softmax"
-            )
-        )
-    unmasked = torch.where(past, logits, torch.zeros_like(logits))
-    if same_values(a, logits) or same_values(a, unmasked):
-        return not_yet(
-            _(
-                "these are the scores -μ·(m - n), not weights: mask n > 5 with -inf, "
-                "then the weights are softmax(scores + bias) over the keys: apply the "
-                "softmax"
-            )
-        )
-    if same_values(a, -EX4_SLOPE * d.abs()):
-        return not_yet(
-            _(
-                "these are the symmetric scores -μ·|m - n|: mask the future keys n > 5 "
-                "with -inf, then the weights are softmax(scores + bias) over the keys: "
-                "apply the softmax"
-            )
-        )
-    if (a < 0).any() or (a > 1).any():
-        return not_yet(
-            _(
-                "weights are probabilities between 0 and 1; these look like scores: "
-                "the weights are softmax(scores + bias) over the keys: apply the "
-                "softmax"
-            )
-        )
-    return None
-
-
-def _ex4_correct(expected):
-    return correct(
-        _(
-            "each step back multiplies the weight by e^(-1/2) = {ratio:.4f}; the "
-            "query's own key gets {own:.4f}. "
-            "rope_lib.alibi_query_attention(torch.zeros(8), 0.5, 5) gives the same"
-        ).format(ratio=math.exp(-0.5), own=float(expected[EX4_QUERY]))
-    )
+    """The attention weights [8] of the query at position 5 over keys n = 0..7 for a head
+    with slope 1/2, in a causal model, when every content score q.k/sqrt(d) is 0."""

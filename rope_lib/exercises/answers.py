@@ -3,24 +3,24 @@
 Every checker reads its answer with one of these, so that 33, np.int64(33), 33.0,
 torch.tensor(33) and torch.tensor([33.]) are the same count in every lesson, np.False_
 and tensor(False) the same "no", and a list, a tuple, a numpy array or a tensor of any
-float dtype on any device the same numbers. Each reader returns the value, or a Feedback
-(not yet) saying what it expected and what came: it never raises, and it never lets a
-complex number, a NaN, an inf or a truncated number through.
+float dtype on any device the same numbers. Each reader returns the value, or raises
+NotYet saying what it expected and what came; it never lets a complex number, a NaN, an
+inf or a truncated number through.
 
-    read_tensor(answer, name, *, finite=True, nan_hint="")  -> float64 CPU tensor
-    read_number(answer, name)                               -> float
-    read_count(answer, name, *, what="a whole number")      -> int (exact)
-    read_numbers(answer, name, n, *, whole=False, what="")  -> tuple of n numbers
-    read_pair(answer, name, *, whole=False, what="")        -> tuple of 2 numbers
-    read_complex(answer, name)                              -> complex
-    read_indices(answer, name, size)                        -> frozenset of ints
-    read_yes_no(answer, name)                               -> bool
-    read_choices(answer, name, keys, choices)               -> dict {key: choice}
+    as_tensor(answer, name, *, finite=True, nan_hint="")  -> float64 CPU tensor
+    as_number(answer, name)                               -> float
+    as_count(answer, name, *, what="a whole number")      -> int (exact)
+    as_numbers(answer, name, n, *, whole=False, what="")  -> tuple of n numbers
+    as_pair(answer, name, *, whole=False, what="")        -> tuple of 2 numbers
+    as_complex(answer, name)                              -> complex
+    as_indices(answer, name, size)                        -> frozenset of ints
+    as_yes_no(answer, name)                               -> bool
+    as_choices(answer, name, keys, choices)               -> dict {key: choice}
     describe(answer)                  -> a short description, safe for any object
     guarded(check)                    -> the checker, returning a Feedback always
 
-Each read_* returns a Feedback instead when the answer cannot be read: test the result
-with isinstance(result, Feedback).
+read_tensor, read_number, ... are the same readers returning the NotYet as a Feedback,
+for code outside the checker machinery.
 
 The messages are in the learner's language (rope_lib.set_language). `name` is shown as
 given: pass an identifier as it is ("q_rot") and words translated (`_("the count")`).
@@ -40,7 +40,7 @@ import numpy as np
 import torch
 
 from ..language import N_, _
-from . import Feedback, not_yet
+from . import Feedback, NotYet, not_yet
 
 _MAX_DEPTH = 8  # nested lists deeper than this are not an answer (and may be cyclic)
 
@@ -176,9 +176,9 @@ def _to_tensor(answer, depth: int = 0) -> torch.Tensor:
     raise _Unreadable(_("a {kind}").format(kind=type(answer).__name__))
 
 
-def _tensor_or_feedback(answer, name: str, expected: str):
+def _values(answer, name: str, expected: str):
     if answer is None:
-        return not_yet(
+        raise NotYet(
             _("{name} is still None: replace it with {expected}").format(
                 name=name, expected=expected
             )
@@ -186,9 +186,9 @@ def _tensor_or_feedback(answer, name: str, expected: str):
     try:
         return _to_tensor(answer)
     except _Unreadable as why:
-        return not_yet(_should_be(name, expected, str(why)))
+        raise NotYet(_should_be(name, expected, str(why))) from None
     except Exception:
-        return not_yet(_should_be(name, expected, describe(answer)))
+        raise NotYet(_should_be(name, expected, describe(answer))) from None
 
 
 def _should_be(name: str, expected: str, got: str) -> str:
@@ -197,8 +197,8 @@ def _should_be(name: str, expected: str, got: str) -> str:
     )
 
 
-def _complex_feedback(name: str, t: torch.Tensor) -> Feedback:
-    return not_yet(
+def _complex_values(name: str, t: torch.Tensor) -> NotYet:
+    return NotYet(
         _(
             "{name} holds complex numbers ({dtype}); this answer is real numbers: keep "
             "the real part (.real) only if the imaginary part really is zero, or use "
@@ -207,24 +207,22 @@ def _complex_feedback(name: str, t: torch.Tensor) -> Feedback:
     )
 
 
-def read_tensor(answer, name: str, *, finite: bool = True, nan_hint: str = ""):
-    """answer as a float64 CPU tensor (any shape), or a Feedback: not numbers, complex,
+def as_tensor(answer, name: str, *, finite: bool = True, nan_hint: str = ""):
+    """answer as a float64 CPU tensor (any shape); raises NotYet: not numbers, complex,
     a meta tensor, NaN anywhere, or (with finite=True) an inf anywhere. bool values read
     as 0 and 1."""
-    t = _tensor_or_feedback(answer, name, _("a tensor or a list of numbers"))
-    if isinstance(t, Feedback):
-        return t
+    t = _values(answer, name, _("a tensor or a list of numbers"))
     if t.is_complex():
-        return _complex_feedback(name, t)
+        raise _complex_values(name, t)
     t = t.to(torch.float64)
     if torch.isnan(t).any():
         if nan_hint:
-            return not_yet(
+            raise NotYet(
                 _("{name} contains NaN: {hint}").format(name=name, hint=_(nan_hint))
             )
-        return not_yet(_("{name} contains NaN").format(name=name))
+        raise NotYet(_("{name} contains NaN").format(name=name))
     if finite and torch.isinf(t).any():
-        return not_yet(
+        raise NotYet(
             _("{name} contains inf: every entry should be a finite number").format(
                 name=name
             )
@@ -233,20 +231,18 @@ def read_tensor(answer, name: str, *, finite: bool = True, nan_hint: str = ""):
 
 
 def _scalar(answer, name: str, expected: str):
-    """The one value of answer as a 0-d tensor (int64 or float64), or a Feedback."""
-    t = _tensor_or_feedback(answer, name, expected)
-    if isinstance(t, Feedback):
-        return t
+    """The one value of answer as a 0-d tensor (int64 or float64); raises NotYet."""
+    t = _values(answer, name, expected)
     if t.is_complex():
-        return not_yet(
+        raise NotYet(
             _("{name} should be {expected}, got a complex number ({got})").format(
                 name=name, expected=expected, got=describe(answer)
             )
         )
     if t.dtype == torch.bool:
-        return not_yet(_yes_no_is_not(name, expected))
+        raise NotYet(_yes_no_is_not(name, expected))
     if t.numel() != 1:
-        return not_yet(
+        raise NotYet(
             _("{name} should be {expected}, got {count} numbers ({shape})").format(
                 name=name, expected=expected, count=t.numel(), shape=tuple(t.shape)
             )
@@ -260,25 +256,23 @@ def _yes_no_is_not(name: str, expected: str) -> str:
     )
 
 
-def read_number(answer, name: str):
-    """answer as one finite real float, or a Feedback. Reads 0-d and one-element tensors
+def as_number(answer, name: str):
+    """answer as one finite real float; raises NotYet. Reads 0-d and one-element tensors
     and arrays of any dtype and device, numpy scalars, fractions; not bools, text or
     complex numbers."""
     t = _scalar(answer, name, _("one number"))
-    if isinstance(t, Feedback):
-        return t
     value = float(t)
     if math.isnan(value):
-        return not_yet(
+        raise NotYet(
             _("{name} is NaN (a 0/0 or an inf - inf somewhere?)").format(name=name)
         )
     if math.isinf(value):
-        return not_yet(_("{name} is infinite").format(name=name))
+        raise NotYet(_("{name} is infinite").format(name=name))
     return value
 
 
-def read_count(answer, name: str, *, what: str = N_("a whole number")):
-    """answer as an exact int, or a Feedback. 33, np.int64(33), 33.0, tensor(33) and
+def as_count(answer, name: str, *, what: str = N_("a whole number")):
+    """answer as an exact int; raises NotYet. 33, np.int64(33), 33.0, tensor(33) and
     tensor([33.]) all read 33; 33.5, NaN, inf, True, text and complex numbers do not
     (never truncated)."""
     expected = _("{what}, a whole number").format(what=_(what) if what else what)
@@ -286,15 +280,13 @@ def read_count(answer, name: str, *, what: str = N_("a whole number")):
     if isinstance(answer, numbers.Integral) and not is_bool:
         return int(answer)
     t = _scalar(answer, name, expected)
-    if isinstance(t, Feedback):
-        return t
     if not t.is_floating_point():
         return int(t)
     value = float(t)
     if not math.isfinite(value):
-        return not_yet(_should_be(name, expected, str(value)))
+        raise NotYet(_should_be(name, expected, str(value)))
     if value != math.floor(value):
-        return not_yet(
+        raise NotYet(
             _("{name} should be {expected}, got {value:.6g}: it is not whole").format(
                 name=name, expected=expected, value=value
             )
@@ -302,9 +294,9 @@ def read_count(answer, name: str, *, what: str = N_("a whole number")):
     return int(value)
 
 
-def read_numbers(answer, name: str, n: int, *, whole: bool = False, what: str = ""):
+def as_numbers(answer, name: str, n: int, *, whole: bool = False, what: str = ""):
     """answer as a tuple of n finite real numbers (ints when whole=True, never
-    truncated), or a Feedback. Reads tuples and lists (also of numpy scalars or 0-d
+    truncated); raises NotYet. Reads tuples and lists (also of numpy scalars or 0-d
     tensors), arrays and tensors of shape [n]."""
     if what:
         what = _(what)
@@ -312,15 +304,13 @@ def read_numbers(answer, name: str, n: int, *, whole: bool = False, what: str = 
         what = _("{n} whole numbers").format(n=n)
     else:
         what = _("{n} numbers").format(n=n)
-    t = _tensor_or_feedback(answer, name, what)
-    if isinstance(t, Feedback):
-        return t
+    t = _values(answer, name, what)
     if t.is_complex():
-        return not_yet(_got_complex(name, what))
+        raise NotYet(_got_complex(name, what))
     if t.dtype == torch.bool:
-        return not_yet(_yes_no_is_not(name, what))
+        raise NotYet(_yes_no_is_not(name, what))
     if t.dim() != 1 or t.numel() != n:
-        return not_yet(
+        raise NotYet(
             _(
                 "{name} should be {expected}, got {count} numbers of shape {shape}"
             ).format(name=name, expected=what, count=t.numel(), shape=tuple(t.shape))
@@ -330,7 +320,7 @@ def read_numbers(answer, name: str, n: int, *, whole: bool = False, what: str = 
         return tuple(values) if whole else tuple(float(v) for v in values)
     values = t.tolist()
     if not all(math.isfinite(v) for v in values):
-        return not_yet(
+        raise NotYet(
             _("{name} should be {expected}, got {values} (not finite)").format(
                 name=name, expected=what, values=values
             )
@@ -338,7 +328,7 @@ def read_numbers(answer, name: str, n: int, *, whole: bool = False, what: str = 
     if whole:
         if any(v != math.floor(v) for v in values):
             shown = ", ".join(f"{v:.6g}" for v in values)
-            return not_yet(
+            raise NotYet(
                 _("{name} should be {expected}, got ({shown}): not all whole").format(
                     name=name, expected=what, shown=shown
                 )
@@ -353,40 +343,36 @@ def _got_complex(name: str, expected: str) -> str:
     )
 
 
-def read_pair(answer, name: str, *, whole: bool = False, what: str = ""):
-    """read_numbers with n = 2: (x, y), or a Feedback."""
+def as_pair(answer, name: str, *, whole: bool = False, what: str = ""):
+    """read_numbers with n = 2: (x, y); raises NotYet."""
     what = what or (N_("a pair of whole numbers") if whole else "")
-    return read_numbers(answer, name, 2, whole=whole, what=what)
+    return as_numbers(answer, name, 2, whole=whole, what=what)
 
 
-def read_complex(answer, name: str):
+def as_complex(answer, name: str):
     """One complex number, given as a complex (Python, numpy, a one-element complex
-    tensor) or as two reals [x, y] = x + iy; or a Feedback."""
+    tensor) or as two reals [x, y] = x + iy; raises NotYet otherwise."""
     expected = _("one complex number or two real numbers [x, y]")
-    t = _tensor_or_feedback(answer, name, expected)
-    if isinstance(t, Feedback):
-        return t
+    t = _values(answer, name, expected)
     if t.is_complex():
         if t.numel() != 1:
-            return not_yet(
+            raise NotYet(
                 _("{name} should be {expected}, got {count} complex numbers").format(
                     name=name, expected=expected, count=t.numel()
                 )
             )
         z = complex(t.reshape(()).item())
     else:
-        pair = read_numbers(answer, name, 2, what=expected)
-        if isinstance(pair, Feedback):
-            return pair
+        pair = as_numbers(answer, name, 2, what=expected)
         z = complex(*pair)
     if not (math.isfinite(z.real) and math.isfinite(z.imag)):
-        return not_yet(_("{name} is not finite: {z}").format(name=name, z=z))
+        raise NotYet(_("{name} is not finite: {z}").format(name=name, z=z))
     return z
 
 
-def read_indices(answer, name: str, size: int):
+def as_indices(answer, name: str, size: int):
     """A set of indices in [0, size): a bool mask of `size` entries, or whole numbers (a
-    list, set, range, array or tensor of them, in any order); or a Feedback."""
+    list, set, range, array or tensor of them, in any order); raises NotYet otherwise."""
     expected = _(
         "indices between 0 and {last} (or a bool mask of {size} entries)"
     ).format(last=size - 1, size=size)
@@ -394,26 +380,24 @@ def read_indices(answer, name: str, size: int):
         try:
             answer = sorted(answer)
         except TypeError:
-            return not_yet(
+            raise NotYet(
                 _("{name} should be {expected}, got a set of mixed things").format(
                     name=name, expected=expected
                 )
             )
-    t = _tensor_or_feedback(answer, name, expected)
-    if isinstance(t, Feedback):
-        return t
+    t = _values(answer, name, expected)
     if t.is_complex():
-        return not_yet(_got_complex(name, expected))
+        raise NotYet(_got_complex(name, expected))
     if t.dtype == torch.bool:
         if t.dim() != 1 or t.numel() != size:
-            return not_yet(
+            raise NotYet(
                 _("{name} should be {expected}, got a mask of shape {shape}").format(
                     name=name, expected=expected, shape=tuple(t.shape)
                 )
             )
         return frozenset(int(i) for i in t.nonzero().flatten().tolist())
     if t.dim() > 1:
-        return not_yet(
+        raise NotYet(
             _("{name} should be {expected}, got shape {shape}").format(
                 name=name, expected=expected, shape=tuple(t.shape)
             )
@@ -422,14 +406,14 @@ def read_indices(answer, name: str, size: int):
     if t.is_floating_point() and not all(
         math.isfinite(v) and v == math.floor(v) for v in values
     ):
-        return not_yet(
+        raise NotYet(
             _("{name} should be {expected}; not all are whole numbers").format(
                 name=name, expected=expected
             )
         )
     indices = [int(v) for v in values]
     if any(not 0 <= i < size for i in indices):
-        return not_yet(
+        raise NotYet(
             _("{name} should be {expected}; some are outside that range").format(
                 name=name, expected=expected
             )
@@ -437,39 +421,37 @@ def read_indices(answer, name: str, size: int):
     return frozenset(indices)
 
 
-def read_yes_no(answer, name: str):
-    """True or False: a bool, np.bool_, or a one-element bool tensor or array; or a
-    Feedback."""
+def as_yes_no(answer, name: str):
+    """True or False: a bool, np.bool_, or a one-element bool tensor or array; raises
+    NotYet otherwise."""
     if answer is None:
-        return not_yet(_("set {name} to True or False").format(name=name))
+        raise NotYet(_("set {name} to True or False").format(name=name))
     if isinstance(answer, (bool, np.bool_)):
         return bool(answer)
     if isinstance(answer, (str, np.str_)):
-        return not_yet(
+        raise NotYet(
             _("{name} should be True or False (without quotes), got {got}").format(
                 name=name, got=describe(answer)
             )
         )
     if isinstance(answer, (torch.Tensor, np.ndarray)):
-        t = _tensor_or_feedback(answer, name, _("True or False"))
-        if isinstance(t, Feedback):
-            return t
+        t = _values(answer, name, _("True or False"))
         if t.dtype == torch.bool and t.numel() == 1:
             return bool(t.reshape(()))
-    return not_yet(
+    raise NotYet(
         _("{name} should be True or False, got {got}").format(
             name=name, got=describe(answer)
         )
     )
 
 
-def read_choices(answer, name: str, keys, choices):
+def as_choices(answer, name: str, keys, choices):
     """A dict {key: choice} with every value one of `choices` (strings; case and spaces
-    do not matter, in keys either); or a Feedback. Other keys are left out."""
+    do not matter, in keys either); raises NotYet otherwise. Other keys are left out."""
     keys, choices = list(keys), list(choices)
     example = f"{{{keys[0]!r}: {choices[0]!r}, ...}}"
     if not isinstance(answer, Mapping):
-        return not_yet(
+        raise NotYet(
             _("{name} should be a dict like {example}, got {got}").format(
                 name=name, example=example, got=describe(answer)
             )
@@ -482,14 +464,14 @@ def read_choices(answer, name: str, keys, choices):
         if key not in keys:
             continue
         if not isinstance(value, str):
-            return not_yet(
+            raise NotYet(
                 _("{key}: give one place, a string from {choices}, got {got}").format(
                     key=repr(key), choices=choices, got=describe(value)
                 )
             )
         value = value.strip().lower()
         if value not in choices:
-            return not_yet(
+            raise NotYet(
                 _("{key}: use one of {choices}, got {got}").format(
                     key=repr(key), choices=choices, got=describe(value)
                 )
@@ -499,13 +481,16 @@ def read_choices(answer, name: str, keys, choices):
 
 
 def guarded(check):
-    """Wrap a checker so that whatever comes, it returns a Feedback. A last resort: the
-    readers above already turn every odd answer into a specific message."""
+    """Wrap a checker so that whatever comes, it returns a Feedback: a NotYet raised
+    inside becomes a "not yet" with its message; any other exception (a last resort: the
+    readers turn every odd answer into a specific message) a "could not check"."""
 
     @functools.wraps(check)
     def wrapper(answer):
         try:
             result = check(answer)
+        except NotYet as why:
+            return not_yet(str(why))
         except Exception as error:
             return not_yet(
                 _(
@@ -520,3 +505,25 @@ def guarded(check):
         return result
 
     return wrapper
+
+
+def _returning(reader):
+    """reader as a function that returns its NotYet as a Feedback (the read_* names, for
+    code outside the checker machinery)."""
+
+    @functools.wraps(reader)
+    def read(*args, **kwargs):
+        try:
+            return reader(*args, **kwargs)
+        except NotYet as why:
+            return not_yet(str(why))
+
+    return read
+
+
+read_tensor, read_number, read_count = map(_returning, (as_tensor, as_number, as_count))
+read_numbers, read_pair, read_complex = map(
+    _returning, (as_numbers, as_pair, as_complex)
+)
+read_indices, read_yes_no = _returning(as_indices), _returning(as_yes_no)
+read_choices = _returning(as_choices)

@@ -8,12 +8,14 @@ import math
 
 import torch
 
-from ..language import _
+from ..language import N_
 from ..models import llama4_attention_scale
 from ..rotary import inv_frequencies
 from ..scaling import rope_frequencies
-from . import Feedback, compare_tensor, correct, not_yet
-from .answers import guarded, read_count, read_number, read_tensor
+from . import Word, close, either, exercise
+from .answers import as_count, as_number, as_tensor
+
+F64 = torch.float64
 
 # The settings each exercise uses (the notebook prints them).
 EX1 = {"head_dim": 64, "base": 10000.0, "partial_rotary_factor": 0.5}
@@ -27,236 +29,197 @@ EX4 = {
     "heads": 128,
 }
 
+# Exercise 1: p-RoPE; GPT-NeoX's partial rotary divides by the rotated width instead.
+D1, B1, P1 = EX1["head_dim"], EX1["base"], EX1["partial_rotary_factor"]
+ROTATED = int(P1 * D1 // 2)
+NEOX = inv_frequencies(int(P1 * D1), B1).double()
+P_ROPE = rope_frequencies("proportional", D1, B1, partial_rotary_factor=P1)[0].double()
 
-def _close(a: float, b: float, rtol: float = 1e-4) -> bool:
-    return abs(a - b) <= rtol * abs(b)
 
-
-@guarded
-def check_proportional_frequencies(answer) -> object:
+@exercise(
+    read=lambda answer, name: as_tensor(answer, name).flatten(),
+    name="inv_freq",
+    expected=P_ROPE,
+    same=close(rtol=1e-4, atol=1e-9),
+    like=close(rtol=1e-4),
+    tolerance={"rtol": 1e-4, "atol": 1e-9},
+    mistakes={
+        N_(
+            "these are GPT-NeoX's partial-rotary frequencies ({rotated} values, exponent "
+            "-2i/{width}): p-RoPE keeps all {pairs} pairs, divides by the whole head d = "
+            "{d}, and gives the last {rest} pairs frequency 0"
+        ): NEOX,
+        N_(
+            "the first {rotated} frequencies are right; p-RoPE keeps all {pairs} pairs: "
+            "append {rest} zeros (those pairs never turn)"
+        ): P_ROPE[:ROTATED],
+        N_(
+            "the zeros are right, but the exponent's denominator is the whole head d = "
+            "{d}, not the rotated width {width}: theta_i = b^(-2i/{d})"
+        ): torch.cat([NEOX, torch.zeros(D1 // 2 - ROTATED, dtype=F64)]),
+        N_(
+            "that is plain RoPE on the whole head; p-RoPE sets the last {rest} pairs (the "
+            "slowest) to frequency 0"
+        ): inv_frequencies(D1, B1).double(),
+        N_(
+            "the zeros go to the slowest pairs, at the end: reverse the order"
+        ): P_ROPE.flip(0),
+    },
+    facts={
+        "rotated": ROTATED,
+        "width": int(P1 * D1),
+        "pairs": D1 // 2,
+        "d": D1,
+        "rest": D1 // 2 - ROTATED,
+    },
+    right=N_(
+        "{rotated} pairs turn at b^(-2i/{d}), exactly as the first {rotated} pairs of "
+        "plain RoPE on the whole head; the {rest} slowest pairs get 0 and carry no "
+        "position at all (transformers' ROPE_INIT_FUNCTIONS['proportional'])."
+    ),
+)
+def check_proportional_frequencies(answer):
     """Gemma 4's p-RoPE ("proportional") frequencies for d = 64, b = 10000, p = 0.5: a
     tensor of d/2 = 32 values, base ** (-2i/d) for the first 16 pairs, 0 after."""
-    d, b, p = EX1["head_dim"], EX1["base"], EX1["partial_rotary_factor"]
-    expected = rope_frequencies("proportional", d, b, partial_rotary_factor=p)[0]
-    expected = expected.double()
-    values = read_tensor(answer, "inv_freq")
-    if isinstance(values, Feedback):
-        return values
-    values = values.flatten()
-    rotated = int(p * d // 2)
-    # the numbers the messages quote
-    numbers = {
-        "rotated": rotated,
-        "width": int(p * d),
-        "pairs": d // 2,
-        "d": d,
-        "rest": d // 2 - rotated,
-    }
-    neox = inv_frequencies(
-        int(p * d), b
-    ).double()  # GPT-NeoX: denominator = rotated width
-    if values.shape == neox.shape and torch.allclose(values, neox, rtol=1e-4):
-        return not_yet(
-            _(
-                "these are GPT-NeoX's partial-rotary frequencies ({rotated} values, "
-                "exponent -2i/{width}): p-RoPE keeps all {pairs} pairs, divides by the "
-                "whole head d = {d}, and gives the last {rest} pairs frequency 0"
-            ).format(**numbers)
-        )
-    if values.shape == expected[:rotated].shape and torch.allclose(
-        values, expected[:rotated], rtol=1e-4
-    ):
-        return not_yet(
-            _(
-                "the first {rotated} frequencies are right; p-RoPE keeps all {pairs} "
-                "pairs: append {rest} zeros (those pairs never turn)"
-            ).format(**numbers)
-        )
-    if values.shape == expected.shape:
-        padded = torch.cat([neox, torch.zeros(d // 2 - rotated, dtype=torch.float64)])
-        if torch.allclose(values, padded, rtol=1e-4):
-            return not_yet(
-                _(
-                    "the zeros are right, but the exponent's denominator is the whole "
-                    "head d = {d}, not the rotated width {width}: theta_i = b^(-2i/{d})"
-                ).format(**numbers)
-            )
-        full = inv_frequencies(d, b).double()
-        if torch.allclose(values, full, rtol=1e-4):
-            return not_yet(
-                _(
-                    "that is plain RoPE on the whole head; p-RoPE sets the last {rest} "
-                    "pairs (the slowest) to frequency 0"
-                ).format(**numbers)
-            )
-        if torch.allclose(values.flip(0), expected, rtol=1e-4):
-            return not_yet(
-                _("the zeros go to the slowest pairs, at the end: reverse the order")
-            )
-    problem = compare_tensor(values, expected, "inv_freq", rtol=1e-4, atol=1e-9)
-    if problem is not None:
-        return problem
-    return correct(
-        _(
-            "{rotated} pairs turn at b^(-2i/{d}), exactly as the first {rotated} pairs "
-            "of plain RoPE on the whole head; the {rest} slowest pairs get 0 and carry "
-            "no position at all (transformers' ROPE_INIT_FUNCTIONS['proportional'])."
-        ).format(**numbers)
-    )
 
 
-@guarded
-def check_nope_query_scale(answer) -> object:
+# Exercise 2: Llama 4's query scale on a NoPE layer.
+M2, F2, A2 = EX2["position"], EX2["floor_scale"], EX2["attn_scale"]
+SCALE = float(llama4_attention_scale(torch.tensor([M2]), F2, A2)[0])
+
+
+@exercise(
+    read=as_number,
+    name=Word(N_("the scale")),
+    expected=SCALE,
+    mistakes={
+        N_(
+            "that is the square: only the query is scaled (not the key), so the logits "
+            "get the scale once"
+        ): SCALE**2,
+        N_(
+            "you used floor(m / {f}) = {floor}; the code counts tokens from 1: floor((m "
+            "+ 1) / {f}) (or you dropped the 1 + inside the log)"
+        ): 1 + A2 * math.log1p(M2 // F2),
+        N_("ln is the natural logarithm (torch.log1p), not log10"): 1
+        + A2 * math.log10(1 + (M2 + 1) // F2),
+        N_("you left out the 1 +: the scale is 1 for the first tokens"): A2
+        * math.log1p((M2 + 1) // F2),
+    },
+    facts={"a": A2, "tokens": M2 + 1, "f": F2, "floor": M2 // F2, "m": M2},
+    otherwise=N_(
+        "scale = 1 + attn_scale * ln(1 + floor((m + 1) / floor_scale)) with m = {m}; got "
+        "{value:.6g}"
+    ),
+    right=N_(
+        "scale = 1 + {a} ln(1 + floor({tokens}/{f})) = 1 + {a} ln 3 = {expected:.4f}. It "
+        "multiplies the query only, so each logit q.k of this token grows by that factor."
+    ),
+)
+def check_nope_query_scale(answer):
     """Llama 4's query scale on a NoPE layer at position m = 16383 (floor_scale 8192,
     attn_scale 0.1): 1 + 0.1 ln(1 + floor((m + 1) / 8192))."""
-    value = read_number(answer, _("the scale"))
-    if isinstance(value, Feedback):
-        return value
-    m, f, a = EX2["position"], EX2["floor_scale"], EX2["attn_scale"]
-    expected = float(llama4_attention_scale(torch.tensor([m]), f, a)[0])
-    if _close(value, expected):
-        return correct(
-            _(
-                "scale = 1 + {a} ln(1 + floor({tokens}/{f})) = 1 + {a} ln 3 = "
-                "{expected:.4f}. It multiplies the query only, so each logit q.k of "
-                "this token grows by that factor."
-            ).format(a=a, tokens=m + 1, f=f, expected=expected)
-        )
-    if _close(value, expected**2):
-        return not_yet(
-            _(
-                "that is the square: only the query is scaled (not the key), so the "
-                "logits get the scale once"
-            )
-        )
-    if _close(value, 1 + a * math.log1p(m // f)):
-        return not_yet(
-            _(
-                "you used floor(m / {f}) = {floor}; the code counts tokens from 1: "
-                "floor((m + 1) / {f}) (or you dropped the 1 + inside the log)"
-            ).format(f=f, floor=m // f)
-        )
-    if _close(value, 1 + a * math.log10(1 + (m + 1) // f)):
-        return not_yet(_("ln is the natural logarithm (torch.log1p), not log10"))
-    if _close(value, a * math.log1p((m + 1) // f)):
-        return not_yet(_("you left out the 1 +: the scale is 1 for the first tokens"))
-    return not_yet(
-        _(
-            "scale = 1 + attn_scale * ln(1 + floor((m + 1) / floor_scale)) with m = "
-            "{m}; got {value:.6g}"
-        ).format(m=m, value=value)
-    )
 
 
-@guarded
-def check_local_slow_pairs(answer) -> object:
+# Exercise 3: Gemma 3's local layers.
+D3, W3 = EX3["head_dim"], EX3["window"]
+
+
+def _longer(base: float, two_pi: bool = True) -> int:
+    """How many pairs have a wavelength longer than the window."""
+    theta = inv_frequencies(D3, base).double()
+    return int(((2 * math.pi if two_pi else 1.0) / theta > W3).sum())
+
+
+LOCAL_SLOW = _longer(EX3["local_base"])
+
+
+@exercise(
+    read=as_count,
+    name=Word(N_("the count")),
+    options={"what": N_("a number of pairs")},
+    expected=LOCAL_SLOW,
+    mistakes={
+        N_(
+            "that count uses the global base 1,000,000; local layers use 10,000"
+        ): _longer(EX3["global_base"]),
+        N_(
+            "a wavelength is 2 pi / theta_i (a full turn is 2 pi radians), not 1 / "
+            "theta_i"
+        ): _longer(EX3["local_base"], two_pi=False),
+        N_("{value} pairs are the fast ones; the question asks for the slow ones"): D3
+        // 2
+        - LOCAL_SLOW,
+        N_("count pairs (d/2 = 128 of them), not coordinates"): either(
+            2 * LOCAL_SLOW, D3 - LOCAL_SLOW
+        ),
+    },
+    facts={
+        "pairs": D3 // 2,
+        "d": D3,
+        "w": W3,
+        "global_count": _longer(EX3["global_base"]),
+    },
+    otherwise=N_(
+        "count the pairs i < {pairs} with 2 pi * 10000^(2i/{d}) > {w}; got {value}"
+    ),
+    right=N_(
+        "{expected} of the {pairs} pairs never finish a turn inside the window: within "
+        "the {w} tokens a local layer sees, they barely move. With the global base "
+        "1,000,000 it would be {global_count}."
+    ),
+)
+def check_local_slow_pairs(answer):
     """Gemma 3's local layers (d = 256, base 10,000, window 1024 tokens): how many pairs
     have a wavelength 2 pi / theta_i longer than the window?"""
-    value = read_count(answer, _("the count"), what=_("a number of pairs"))
-    if isinstance(value, Feedback):
-        return value
-    d, w = EX3["head_dim"], EX3["window"]
 
-    def longer(base, two_pi=True):
-        theta = inv_frequencies(d, base).double()
-        lam = (2 * math.pi if two_pi else 1.0) / theta
-        return int((lam > w).sum())
 
-    expected = longer(EX3["local_base"])
-    if value == expected:
-        return correct(
-            _(
-                "{expected} of the {pairs} pairs never finish a turn inside the "
-                "window: within the {w} tokens a local layer sees, they barely move. "
-                "With the global base 1,000,000 it would be {global_count}."
-            ).format(
-                expected=expected,
-                pairs=d // 2,
-                w=w,
-                global_count=longer(EX3["global_base"]),
-            )
-        )
-    if value == longer(EX3["global_base"]):
-        return not_yet(
-            _("that count uses the global base 1,000,000; local layers use 10,000")
-        )
-    if value == longer(EX3["local_base"], two_pi=False):
-        return not_yet(
-            _(
-                "a wavelength is 2 pi / theta_i (a full turn is 2 pi radians), not 1 / "
-                "theta_i"
-            )
-        )
-    if value == d // 2 - expected:
-        return not_yet(
-            _(
-                "{value} pairs are the fast ones; the question asks for the slow ones"
-            ).format(value=value)
-        )
-    if value in (2 * expected, d - expected):
-        return not_yet(_("count pairs (d/2 = 128 of them), not coordinates"))
-    return not_yet(
-        _(
-            "count the pairs i < {pairs} with 2 pi * 10000^(2i/{d}) > {w}; got {value}"
-        ).format(pairs=d // 2, d=d, w=w, value=value)
+# Exercise 4: DeepSeek-V3's MLA cache.
+C4, R4, N4, V4, H4 = (
+    EX4[k]
+    for k in (
+        "kv_lora_rank",
+        "qk_rope_head_dim",
+        "qk_nope_head_dim",
+        "v_head_dim",
+        "heads",
     )
+)
+FULL = H4 * (N4 + R4 + V4)
 
 
-@guarded
-def check_mla_cache_size(answer) -> object:
+@exercise(
+    read=as_count,
+    name=Word(N_("the size")),
+    options={"what": N_("a count of numbers")},
+    expected=C4 + R4,
+    mistakes={
+        N_(
+            "the latent alone cannot carry position: the rotated key part "
+            "(qk_rope_head_dim) is cached beside it"
+        ): C4,
+        N_("the rotated key is shared by all {h} heads: it is cached once"): C4
+        + H4 * R4,
+        N_("that is plain multi-head attention's cache; MLA caches a latent"): either(
+            FULL, H4 * (N4 + R4) * 2
+        ),
+    },
+    facts={
+        "c": C4,
+        "r": R4,
+        "full": FULL,
+        "h": H4,
+        "key": N4 + R4,
+        "v": V4,
+        "times": FULL / (C4 + R4),
+    },
+    otherwise=N_("add what each token leaves in the cache per layer; got {value}"),
+    right=N_(
+        "{c} + {r} = {expected} numbers, against {full} for plain multi-head attention "
+        "with the same heads (keys {h} x {key}, values {h} x {v}): {times:.0f} times "
+        "less."
+    ),
+)
+def check_mla_cache_size(answer):
     """Numbers DeepSeek-V3 caches per token and layer: the latent c (kv_lora_rank = 512)
     plus the one shared rotated key (qk_rope_head_dim = 64)."""
-    value = read_count(answer, _("the size"), what=_("a count of numbers"))
-    if isinstance(value, Feedback):
-        return value
-    c, r, n, v, h = (
-        EX4[k]
-        for k in (
-            "kv_lora_rank",
-            "qk_rope_head_dim",
-            "qk_nope_head_dim",
-            "v_head_dim",
-            "heads",
-        )
-    )
-    expected = c + r
-    if value == expected:
-        full = h * (n + r + v)
-        return correct(
-            _(
-                "{c} + {r} = {expected} numbers, against {full} for plain multi-head "
-                "attention with the same heads (keys {h} x {key}, values {h} x {v}): "
-                "{times:.0f} times less."
-            ).format(
-                c=c,
-                r=r,
-                expected=expected,
-                full=full,
-                h=h,
-                key=n + r,
-                v=v,
-                times=full / expected,
-            )
-        )
-    if value == c:
-        return not_yet(
-            _(
-                "the latent alone cannot carry position: the rotated key part "
-                "(qk_rope_head_dim) is cached beside it"
-            )
-        )
-    if value == c + h * r:
-        return not_yet(
-            _("the rotated key is shared by all {h} heads: it is cached once").format(
-                h=h
-            )
-        )
-    if value == h * (n + r + v) or value == h * (n + r) * 2:
-        return not_yet(
-            _("that is plain multi-head attention's cache; MLA caches a latent")
-        )
-    return not_yet(
-        _("add what each token leaves in the cache per layer; got {value}").format(
-            value=value
-        )
-    )
