@@ -1,36 +1,27 @@
-"""RoPE over positions with several axes: multimodal RoPE (M-RoPE) for text, images and
-video.
+"""RoPE over positions with several axes: multimodal RoPE (M-RoPE) for text, images and video.
 
-A text token has one position m. An image patch has two (its row h and column w), a
-video
-patch three (its frame t, h and w). Axial RoPE gives every pair i of the head one axis
-a(i)
+A text token has one position m. An image patch has two (its row h and column w), a video
+patch three (its frame t, h and w). Axial RoPE gives every pair i of the head one axis a(i)
 and turns it by that coordinate:
 
     angle_i = p[a(i)] * theta_i            theta_i = base ** (-2i/d), p = (t, h, w)
 
-Each axis then behaves as an ordinary RoPE on its own pairs, so the score of a query at
-p and
+Each axis then behaves as an ordinary RoPE on its own pairs, so the score of a query at p and
 a key at p' depends on the offset p - p' only, axis by axis.
 
 M-RoPE (Qwen2-VL, Wang et al. 2024, arXiv:2409.12191) splits the d/2 pairs by
 `mrope_section` = [s_t, s_h, s_w] (s_t + s_h + s_w = d/2):
-- contiguous (Qwen2-VL, Qwen2.5-VL): pairs 0 .. s_t-1 follow t, the next s_h follow h,
-the
+- contiguous (Qwen2-VL, Qwen2.5-VL): pairs 0 .. s_t-1 follow t, the next s_h follow h, the
   last s_w follow w; the slowest pairs therefore all belong to w;
 - interleaved (Qwen3-VL): pair i follows h when i % 3 == 1 and i < 3 s_h, w when
-  i % 3 == 2 and i < 3 s_w, t otherwise: t, h, w, t, h, w, ..., t, t. Every axis gets
-  fast and
-  slow pairs.
+  i % 3 == 2 and i < 3 s_w, t otherwise: t, h, w, t, h, w, ..., t, t. Every axis gets fast
+  and slow pairs.
 A text token has t = h = w = m, which makes M-RoPE on text exactly the ordinary 1D RoPE.
 
-Position ids (Qwen2-VL's get_rope_index in Hugging Face transformers): text tokens count
-up
-from 0; an image or video of grid (T, H, W) (after merging patches) starting at position
-s gets
-t = s + frame * time_interval, h = s + row, w = s + column; the text after it continues
-at
-s + max(H, W).
+Position ids (Qwen2-VL's get_rope_index in Hugging Face transformers): text tokens count up
+from 0; an image or video of grid (T, H, W) (after merging patches) starting at position s
+gets t = s + frame * time_interval, h = s + row, w = s + column; the text after it continues
+at s + max(H, W).
 """
 
 from __future__ import annotations
@@ -67,11 +58,12 @@ def apply_axial_rope(
     layout: str = "half",
     attention_factor: float = 1.0,
 ) -> torch.Tensor:
-    """Rotate pair i of x by positions[pair_axes[i]] * inv_freq[i] (axial RoPE).
+    """Rotate pair i of x by positions[pair_axes[i]] * inv_freq[i] (axial RoPE):
+
+        angle_i = p[a(i)] * theta_i,   a = pair_axes
 
     x:         [..., seq, head_dim], any float dtype, device and strides.
-    positions: [A, ...]: one row per axis (A >= 1); each row follows apply_rope's rule
-    for
+    positions: [A, ...]: one row per axis (A >= 1); each row follows apply_rope's rule for
                positions against x ([seq], or broadcastable to x.shape[:-1]).
     pair_axes: integer [head_dim/2], values in 0 .. A-1: the axis each pair follows.
     inv_freq:  [head_dim/2] frequencies (default inv_frequencies(head_dim, base)).
@@ -79,24 +71,61 @@ def apply_axial_rope(
     attention_factor: multiplies cos and sin, as in apply_rope.
 
     The angles are computed and the pairs rotated as in apply_rope (rope_angles,
-    rotate_pairs), so dtype, device and gradient behaviour are apply_rope's. Returns a tensor of x's shape, dtype and device.
+    rotate_pairs), so dtype, device and gradient behaviour are apply_rope's. Returns a tensor
+    of x's shape, dtype and device. (Heo et al. 2024, "Rotary Position Embedding for Vision
+    Transformer", arXiv:2403.13298, for the axial form; Wang et al. 2024 for M-RoPE.)
     """
     check_x(x)
+    return axial_rope(x, positions, pair_axes, inv_freq, base, layout, attention_factor)
+
+
+def axial_rope(x, positions, pair_axes, inv_freq, base, layout, attention_factor):
+    """apply_axial_rope for an x its caller has checked: the other arguments are checked here,
+    once, then the formula."""
     check_layout(layout)
+    rows = _check_axis_rows(positions, x)
+    pair_axes = _check_pair_axes(pair_axes, len(rows), x)
+    dtype = angle_dtype(x.dtype)
+    if inv_freq is None:
+        base = require_positive_float("base", base)
+        inv_freq = pair_frequencies(x.shape[-1], base, dtype=dtype, device=x.device)
+    else:
+        inv_freq = check_inv_freq("inv_freq", inv_freq, x.shape[-1] // 2, x.device)
+    attention_factor = require_positive_float("attention_factor", attention_factor)
+
+    zero = torch.zeros((), dtype=inv_freq.dtype, device=inv_freq.device)
+    # angle_i = p[a(i)] * theta_i: each axis' positions turn the pairs that follow that axis
+    angles = sum(
+        rope_angles(row, torch.where(pair_axes == a, inv_freq, zero), dtype)
+        for a, row in enumerate(rows)
+    )
+    cos, sin = angles.cos(), angles.sin()
+    if attention_factor != 1.0:
+        cos, sin = cos * attention_factor, sin * attention_factor
+    return rotate_pairs(x, cos, sin, layout)
+
+
+def _check_axis_rows(positions, x: torch.Tensor) -> list:
+    """positions [A, ...] as A rows, each read by the library's rule for positions."""
     require_real_tensor("positions", positions)
     if positions.dim() < 1 or positions.shape[0] < 1:
         raise ValueError(
-            f"positions must be [n_axes, ...] with one row per axis, got shape "
+            "positions must be [n_axes, ...] with one row per axis, got shape "
             f"{tuple(positions.shape)}"
         )
-    n_axes = positions.shape[0]
+    return [
+        check_positions(positions[a], x, name=f"positions[{a}]")
+        for a in range(positions.shape[0])
+    ]
+
+
+def _check_pair_axes(pair_axes, n_axes: int, x: torch.Tensor) -> torch.Tensor:
     n_pairs = x.shape[-1] // 2
     require_real_tensor("pair_axes", pair_axes)
     if pair_axes.is_floating_point() or tuple(pair_axes.shape) != (n_pairs,):
         raise ValueError(
-            "pair_axes must be an integer tensor of shape [head_dim/2] = "
-            f"[{n_pairs}], got "
-            f"{pair_axes.dtype} {tuple(pair_axes.shape)}"
+            f"pair_axes must be an integer tensor of shape [head_dim/2] = [{n_pairs}], "
+            f"got {pair_axes.dtype} {tuple(pair_axes.shape)}"
         )
     if (
         pair_axes.device.type != "meta"
@@ -105,32 +134,10 @@ def apply_axial_rope(
     ):
         raise ValueError(
             f"pair_axes must hold axis numbers 0 .. {n_axes - 1} (positions has "
-            f"{n_axes} rows), "
-            f"got values from {int(pair_axes.min())} to {int(pair_axes.max())}"
+            f"{n_axes} rows), got values from {int(pair_axes.min())} to "
+            f"{int(pair_axes.max())}"
         )
-    pair_axes = require_same_device("pair_axes", pair_axes, x.device)
-    rows = [
-        check_positions(positions[a], x, name=f"positions[{a}]") for a in range(n_axes)
-    ]
-    if inv_freq is None:
-        base = require_positive_float("base", base)
-        inv_freq = pair_frequencies(
-            x.shape[-1], base, dtype=angle_dtype(x.dtype), device=x.device
-        )
-    else:
-        inv_freq = check_inv_freq("inv_freq", inv_freq, n_pairs, x.device)
-    attention_factor = require_positive_float("attention_factor", attention_factor)
-    dtype = angle_dtype(x.dtype)
-    zero = torch.zeros((), dtype=inv_freq.dtype, device=inv_freq.device)
-    # angle_i = p[a(i)] * theta_i: each axis' positions turn the pairs that follow that axis
-    angles = sum(
-        rope_angles(rows[a], torch.where(pair_axes == a, inv_freq, zero), dtype)
-        for a in range(n_axes)
-    )
-    cos, sin = angles.cos(), angles.sin()
-    if attention_factor != 1.0:
-        cos, sin = cos * attention_factor, sin * attention_factor
-    return rotate_pairs(x, cos, sin, layout)
+    return require_same_device("pair_axes", pair_axes, x.device)
 
 
 def _check_section(mrope_section) -> list[int]:
@@ -155,22 +162,17 @@ def _check_section(mrope_section) -> list[int]:
 def mrope_pair_axes(
     mrope_section, *, interleaved: bool = False, n_pairs: int | None = None
 ):
-    """The axis (0 = t, 1 = h, 2 = w) that each pair follows in M-RoPE, int64 [n_pairs].
+    """The axis a(i) (0 = t, 1 = h, 2 = w) that each pair follows in M-RoPE, int64 [n_pairs]
+    (Wang et al. 2024, arXiv:2409.12191).
 
-    mrope_section = [s_t, s_h, s_w], numbers of pairs (Qwen2-VL: [16, 24, 24] for d =
-    128;
+    mrope_section = [s_t, s_h, s_w], numbers of pairs (Qwen2-VL: [16, 24, 24] for d = 128;
     Qwen3-VL: [24, 20, 20]); n_pairs defaults to their sum (= head_dim/2).
-    - contiguous (interleaved=False; Qwen2-VL, Qwen2.5-VL): [t]*s_t + [h]*s_h + [w]*s_w,
-    as
-      transformers' `freq.split(mrope_section)` takes chunk i from axis i % 3; the
-      sections
+    - contiguous (interleaved=False; Qwen2-VL, Qwen2.5-VL): [t]*s_t + [h]*s_h + [w]*s_w, as
+      transformers' `freq.split(mrope_section)` takes chunk i from axis i % 3; the sections
       must add up to n_pairs (torch.split needs it);
-    - interleaved (Qwen3-VL): pair i is h if i % 3 == 1 and i < 3 s_h, w if i % 3 == 2
-    and
-      i < 3 s_w, else t (transformers'
-      Qwen3VLTextRotaryEmbedding.recomposition_frequencies,
-      which reads only s_h and s_w: a sum other than n_pairs is accepted, with a
-      warning).
+    - interleaved (Qwen3-VL): pair i is h if i % 3 == 1 and i < 3 s_h, w if i % 3 == 2 and
+      i < 3 s_w, else t (transformers' Qwen3VLTextRotaryEmbedding.recomposition_frequencies,
+      which reads only s_h and s_w: a sum other than n_pairs is accepted, with a warning).
     """
     section = _check_section(mrope_section)
     if not isinstance(interleaved, bool):
@@ -184,14 +186,12 @@ def mrope_pair_axes(
         if sum(section) != n_pairs:
             raise ValueError(
                 f"mrope_section must add up to head_dim/2 = {n_pairs} pairs, got "
-                f"{section} "
-                f"(sum {sum(section)})"
+                f"{section} (sum {sum(section)})"
             )
         return torch.repeat_interleave(torch.arange(3), torch.tensor(section))
     if sum(section) != n_pairs:
         warnings.warn(
-            f"mrope_section {section} adds up to {sum(section)} pairs, not "
-            "head_dim/2 = "
+            f"mrope_section {section} adds up to {sum(section)} pairs, not head_dim/2 = "
             f"{n_pairs}; as in transformers the t axis takes every pair h and w do not",
             UserWarning,
             stacklevel=2,
@@ -214,35 +214,29 @@ def apply_mrope(
     layout: str = "half",
     attention_factor: float = 1.0,
 ) -> torch.Tensor:
-    """Multimodal RoPE: rotate x by 3D positions (t, h, w), pairs split by
-    mrope_section.
+    """Multimodal RoPE (Wang et al. 2024, arXiv:2409.12191): rotate x by 3D positions
+    (t, h, w), pairs split by mrope_section.
 
-        angle_i = p[a(i)] * theta_i,   a = mrope_pair_axes(mrope_section,
-        interleaved=...)
+        angle_i = p[a(i)] * theta_i,   a = mrope_pair_axes(mrope_section, interleaved=...)
 
     x:             [..., seq, head_dim] (e.g. [batch, heads, seq, head_dim]).
-    positions:     [3, ...]: rows t, h and w, each [seq] or broadcastable to
-                   x.shape[:-1]
-                   (e.g. [3, batch, 1, seq]); mrope_position_ids builds them. [1, ...]
-                   gives
+    positions:     [3, ...]: rows t, h and w, each [seq] or broadcastable to x.shape[:-1]
+                   (e.g. [3, batch, 1, seq]); mrope_position_ids builds them. [1, ...] gives
                    every axis the same id, as transformers does for text-only input.
     mrope_section: [s_t, s_h, s_w] pairs, adding up to head_dim/2.
     interleaved:   False: Qwen2-VL / Qwen2.5-VL (contiguous sections); True: Qwen3-VL.
-    inv_freq, base, attention_factor: as in apply_rope (inv_freq from rope_frequencies
-    for a
+    inv_freq, base, attention_factor: as in apply_rope (inv_freq from rope_frequencies for a
                    scaled variant).
     layout:        "half" by default: Qwen's code pairs (i, i + d/2) (rotate_half).
 
-    Matches transformers' Qwen2VLRotaryEmbedding / Qwen3VLTextRotaryEmbedding followed
-    by
+    Matches transformers' Qwen2VLRotaryEmbedding / Qwen3VLTextRotaryEmbedding followed by
     apply_rotary_pos_emb. Returns a tensor of x's shape, dtype and device.
     """
     check_x(x)
     require_real_tensor("positions", positions)
     if positions.dim() < 2 or positions.shape[0] not in (1, 3):
         raise ValueError(
-            "positions must be [3, ...] (rows t, h, w), or [1, ...] for one id on "
-            "every "
+            "positions must be [3, ...] (rows t, h, w), or [1, ...] for one id on every "
             f"axis, got shape {tuple(positions.shape)}"
         )
     if positions.shape[0] == 1:
@@ -250,15 +244,7 @@ def apply_mrope(
     axes = mrope_pair_axes(
         mrope_section, interleaved=interleaved, n_pairs=x.shape[-1] // 2
     )
-    return apply_axial_rope(
-        x,
-        positions,
-        axes,
-        inv_freq=inv_freq,
-        base=base,
-        layout=layout,
-        attention_factor=attention_factor,
-    )
+    return axial_rope(x, positions, axes, inv_freq, base, layout, attention_factor)
 
 
 def _check_segment(i: int, segment):
@@ -286,45 +272,7 @@ def _check_segment(i: int, segment):
     )
 
 
-def mrope_position_ids(
-    segments,
-    *,
-    spatial_merge_size: int = 1,
-    time_interval: float = 1.0,
-    device=None,
-) -> torch.Tensor:
-    """M-RoPE position ids (rows t, h, w) for text and image/video grids, int64 [3,
-    seq].
-
-    segments: a list whose items are an int n (n text tokens) or a grid (T, H, W) (an
-    image,
-              T = 1, or a video) in patches, as transformers' image_grid_thw /
-              video_grid_thw.
-              E.g. [4, (1, 4, 6), 3]: 4 text tokens, an image of 4 x 6 patches, 3 text
-              tokens.
-    spatial_merge_size: patches merged per side before the language model (Qwen2-VL: 2);
-              the grid then has T x H/m x W/m tokens.
-    time_interval: frame spacing in position units (Qwen2.5-VL: tokens_per_second *
-              seconds per grid step; 1 for Qwen2-VL); frame k gets t = s + int(k *
-              interval).
-
-    Rule (transformers' Qwen2VLModel.get_rope_index / get_vision_position_ids): a text
-    run
-    starting at s gets s, s+1, ... on all three rows; a grid starting at s gets
-    t = s + int(frame * time_interval), h = s + row, w = s + column, tokens in frame,
-    row,
-    column order; the next segment starts at s + max(H, W) / m. (Qwen3-VL splits a video
-    into
-    single frames with timestamp text between them: pass each frame as its own (1, H,
-    W).)
-    The id of the next generated token is ids.max() + 1.
-    """
-    if not isinstance(segments, (list, tuple)):
-        raise TypeError(
-            "segments must be a list of ints and (T, H, W) grids, got "
-            f"{describe(segments)}"
-        )
-    merge = require_positive_int("spatial_merge_size", spatial_merge_size)
+def _check_time_interval(time_interval) -> float:
     if isinstance(time_interval, torch.Tensor):
         if time_interval.numel() != 1:
             raise ValueError(
@@ -340,31 +288,68 @@ def mrope_position_ids(
         raise ValueError(
             f"time_interval must be a finite number >= 0, got {time_interval}"
         )
+    return time_interval
+
+
+def _grid_ids(i, grid, start, merge, time_interval, device) -> torch.Tensor:
+    """[3, T * H/m * W/m] ids of one grid starting at `start`, in frame, row, column order."""
+    frames, rows, cols = grid[0], grid[1] // merge, grid[2] // merge
+    if rows < 1 or cols < 1:
+        raise ValueError(
+            f"segments[{i}] = {grid}: H and W must be at least spatial_merge_size = "
+            f"{merge}"
+        )
+    t = (torch.arange(frames, device=device) * time_interval).long() + start
+    h = torch.arange(rows, device=device) + start
+    w = torch.arange(cols, device=device) + start
+    grid_t, grid_h, grid_w = torch.meshgrid(t, h, w, indexing="ij")
+    return torch.stack([grid_t, grid_h, grid_w], dim=0).reshape(3, -1)
+
+
+def mrope_position_ids(
+    segments,
+    *,
+    spatial_merge_size: int = 1,
+    time_interval: float = 1.0,
+    device=None,
+) -> torch.Tensor:
+    """M-RoPE position ids (rows t, h, w) for text and image/video grids, int64 [3, seq]
+    (Wang et al. 2024, arXiv:2409.12191).
+
+    segments: a list whose items are an int n (n text tokens) or a grid (T, H, W) (an image,
+              T = 1, or a video) in patches, as transformers' image_grid_thw /
+              video_grid_thw. E.g. [4, (1, 4, 6), 3]: 4 text tokens, an image of 4 x 6
+              patches, 3 text tokens.
+    spatial_merge_size: patches merged per side before the language model (Qwen2-VL: 2);
+              the grid then has T x H/m x W/m tokens.
+    time_interval: frame spacing in position units (Qwen2.5-VL: tokens_per_second * seconds
+              per grid step; 1 for Qwen2-VL); frame k gets t = s + int(k * interval).
+
+    Rule (transformers' Qwen2VLModel.get_rope_index / get_vision_position_ids): a text run
+    starting at s gets s, s+1, ... on all three rows; a grid starting at s gets
+    t = s + int(frame * time_interval), h = s + row, w = s + column, tokens in frame, row,
+    column order; the next segment starts at s + max(H, W) / m. (Qwen3-VL splits a video into
+    single frames with timestamp text between them: pass each frame as its own (1, H, W).)
+    The id of the next generated token is ids.max() + 1.
+    """
+    if not isinstance(segments, (list, tuple)):
+        raise TypeError(
+            "segments must be a list of ints and (T, H, W) grids, got "
+            f"{describe(segments)}"
+        )
+    merge = require_positive_int("spatial_merge_size", spatial_merge_size)
+    time_interval = _check_time_interval(time_interval)
     pieces = []
     start = 0
     for i, segment in enumerate(segments):
         segment = _check_segment(i, segment)
-        if isinstance(segment, int):
-            pieces.append(
-                torch.arange(segment, device=device).view(1, -1).expand(3, -1) + start
-            )
+        if isinstance(segment, int):  # text: s, s+1, ... on every row
+            ids = torch.arange(segment, device=device).view(1, -1).expand(3, -1)
+            pieces.append(ids + start)
             start += segment
-            continue
-        frames, rows, cols = segment[0], segment[1] // merge, segment[2] // merge
-        if rows < 1 or cols < 1:
-            raise ValueError(
-                f"segments[{i}] = {segment}: H and W must be at least "
-                "spatial_merge_size = "
-                f"{merge}"
-            )
-        t = (torch.arange(frames, device=device) * time_interval).long()
-        h = torch.arange(rows, device=device) + start
-        w = torch.arange(cols, device=device) + start
-        grid_t, grid_h, grid_w = torch.meshgrid(t, h, w, indexing="ij")
-        ids = torch.stack([grid_t, grid_h, grid_w], dim=0).reshape(3, -1)
-        ids[0] += start
-        pieces.append(ids)
-        start += max(segment[1], segment[2]) // merge
+        else:
+            pieces.append(_grid_ids(i, segment, start, merge, time_interval, device))
+            start += max(segment[1], segment[2]) // merge
     if not pieces:
         return torch.zeros(3, 0, dtype=torch.int64, device=device)
     return torch.cat(pieces, dim=1)

@@ -1,30 +1,26 @@
 """2D axial RoPE for image patches (vision transformers).
 
-A patch at row h and column w has two coordinates. 2D axial RoPE gives half of the
-head's
+A patch at row h and column w has two coordinates. 2D axial RoPE gives half of the head's
 pairs to h and half to w and rotates each by its own coordinate (apply_axial_rope):
 
     angle_i = h * phi_i   for the pairs of the row axis,
     angle_i = w * phi_i   for the pairs of the column axis,
 
-so the score between two patches depends on their offset (dh, dw) only. Models differ in
-the
+so the score between two patches depends on their offset (dh, dw) only. Models differ in the
 frequencies phi_i, in which pairs go to which axis, and in what a coordinate is:
 
     "pixtral"   (Mistral's Pixtral-12B vision encoder): theta_j = base ** (-2j/d) for
-                j < d/2, rows get the even ones theta_0, theta_2, ... (pairs 0 ..
-                d/4-1),
+                j < d/2, rows get the even ones theta_0, theta_2, ... (pairs 0 .. d/4-1),
                 columns the odd ones theta_1, theta_3, ... (pairs d/4 .. d/2-1); integer
                 (row, column); base 10000.
     "qwen2_vl"  (Qwen2-VL / Qwen2.5-VL vision tower): both axes get base ** (-4j/d),
                 j < d/4, rows on pairs 0 .. d/4-1, columns on the rest; integer
                 (row, column); base 10000.
     "dinov3"    (Meta's DINOv3, Simeoni et al. 2025): the same split and frequencies as
-                qwen2_vl, but a coordinate is the patch centre scaled to [-1, 1]
-                (whatever the image size) and the frequencies count turns per unit:
-                phi_j = 2 pi base ** (-4j/d); base 100. Class and register tokens in
-                front of
-                the patches are not rotated.
+                qwen2_vl, but a coordinate is the patch centre scaled to [-1, 1] (whatever
+                the image size) and the frequencies count turns per unit:
+                phi_j = 2 pi base ** (-4j/d); base 100. Class and register tokens in front
+                of the patches are not rotated.
 
 All three use the half layout (pairs (i, i + d/2)) in Hugging Face transformers.
 """
@@ -43,7 +39,7 @@ from ._checks import (
     require_positive_int,
     require_real_tensor,
 )
-from .multimodal import apply_axial_rope
+from .multimodal import axial_rope
 
 VISION_CONVENTIONS = ("pixtral", "qwen2_vl", "dinov3")
 VISION_BASES = {"pixtral": 10000.0, "qwen2_vl": 10000.0, "dinov3": 100.0}
@@ -76,11 +72,10 @@ def axial_frequencies(
 ):
     """(inv_freq [head_dim/2], pair_axes [head_dim/2] int64) of a 2D RoPE convention.
 
-    pair_axes[i] is 0 when pair i follows the row (h), 1 for the column (w); inv_freq[i]
-    is
-    its frequency in radians per unit of position. base: None for the convention's own
-    (VISION_BASES). float32 by default, with the same operations as transformers'
-    PixtralVisionRotaryEmbedding, Qwen2VLVisionRotaryEmbedding and
+    pair_axes[i] is 0 when pair i follows the row (h), 1 for the column (w); inv_freq[i] is
+    its frequency in radians per unit of position (phi_i, module docstring). base: None for
+    the convention's own (VISION_BASES). float32 by default, with the same operations as
+    transformers' PixtralVisionRotaryEmbedding, Qwen2VLVisionRotaryEmbedding and
     DINOv3ViTRopePositionEmbedding (DINOv3's factor 2 pi is folded in here);
     dtype=torch.float64 computes in float64 throughout.
     """
@@ -122,18 +117,15 @@ def patch_positions(
     merge_size: int = 1,
     device=None,
 ):
-    """The 2D positions of an n_rows x n_cols patch grid, [2, n_rows * n_cols], rows (h)
-    then
-    columns (w), patches in row-major order (as Pixtral and DINOv3 flatten them).
+    """The 2D positions (h, w) of an n_rows x n_cols patch grid, [2, n_rows * n_cols], rows
+    (h) then columns (w), patches in row-major order (as Pixtral and DINOv3 flatten them).
 
-    "pixtral", "qwen2_vl": integer (row, column), int64. merge_size (qwen2_vl only):
-    list the
-    patches window by window, merge_size x merge_size patches at a time, as Qwen2-VL's
-    vision
-    tower does before merging them (2 in Qwen2-VL; the ids of a patch stay the same).
+    "pixtral", "qwen2_vl": integer (row, column), int64. merge_size (qwen2_vl only): list
+    the patches window by window, merge_size x merge_size patches at a time, as Qwen2-VL's
+    vision tower does before merging them (2 in Qwen2-VL; the ids of a patch stay the same).
     "dinov3": patch centres (row + 1/2) / n_rows and (column + 1/2) / n_cols mapped to
-    [-1, 1],
-    float32, as DINOv3's get_patches_center_coordinates (no training-time augmentation).
+    [-1, 1], float32, as DINOv3's get_patches_center_coordinates (no training-time
+    augmentation).
     """
     convention = _check_convention(convention)
     n_rows = require_positive_int("n_rows", n_rows)
@@ -173,24 +165,23 @@ def apply_2d_rope(
     layout: str = "half",
     n_prefix_tokens: int = 0,
 ) -> torch.Tensor:
-    """2D axial RoPE of image patches: rotate the row pairs by h and the column pairs by
-    w.
+    """2D axial RoPE of image patches: rotate the row pairs by h and the column pairs by w,
+
+        angle_i = h * phi_i (row pairs),   angle_i = w * phi_i (column pairs)
+
+    (Heo et al. 2024, arXiv:2403.13298; the conventions in the module docstring).
 
     x:          [..., seq, head_dim], head_dim a multiple of 4; seq = n_prefix_tokens +
                 number of patches.
-    positions:  [2, ...]: rows h and w of each patch, each [n_patches] or broadcastable
-                to
+    positions:  [2, ...]: rows h and w of each patch, each [n_patches] or broadcastable to
                 x[..., n_prefix_tokens:, :].shape[:-1]; patch_positions builds them.
     convention: "pixtral", "qwen2_vl" or "dinov3" (see the module docstring);
     base:       None for the convention's own (10000, 10000, 100).
     layout:     "half" (as transformers) or "interleaved".
-    n_prefix_tokens: tokens in front of the patches that keep no position (DINOv3's
-    class
-                token and registers: 1 + num_register_tokens); they pass through
-                unchanged.
+    n_prefix_tokens: tokens in front of the patches that keep no position (DINOv3's class
+                token and registers: 1 + num_register_tokens); they pass through unchanged.
 
-    Matches transformers' Pixtral, Qwen2-VL vision and DINOv3 rotary embeddings with
-    their
+    Matches transformers' Pixtral, Qwen2-VL vision and DINOv3 rotary embeddings with their
     apply_rotary_pos_emb. Returns a tensor of x's shape, dtype and device.
     """
     require_float_tensor("x", x)
@@ -211,9 +202,7 @@ def apply_2d_rope(
             f"{tuple(positions.shape)}"
         )
     patches = x[..., n_prefix:, :]
-    rotated = apply_axial_rope(
-        patches, positions, axes, inv_freq=inv_freq, layout=layout
-    )
+    rotated = axial_rope(patches, positions, axes, inv_freq, None, layout, 1.0)
     if n_prefix == 0:
         return rotated
     return torch.cat([x[..., :n_prefix, :], rotated], dim=-2)
