@@ -43,7 +43,11 @@ class ModelEntry:
     """One row of the model table.
 
     config:          the position-related keys of its config.json (None for ALiBi)
-    trained_length:  L, the length of the pretraining sequences (before any extension)
+    trained_length:  L, the length the position settings start from: the config's
+                     original_max_position_embeddings where it has one (the length the
+                     scaling stretches; for Llama 4 Scout not a training length), else the
+                     pretraining length its paper or card gives, else its
+                     max_position_embeddings (the source says which)
     context_length:  L', the context the model (or its card) claims
     source:          where the numbers come from (Hub repo id of the config, model card,
                      paper), and what could not be checked
@@ -81,6 +85,17 @@ _LLAMA4_TEXT = {
     "floor_scale": 8192,
     "attn_scale": 0.1,
 }
+
+# microsoft/Phi-4-mini-instruct's rope_scaling.long_factor (48 pairs: 96 rotated of 128)
+_PHI4_MINI_LONG_FACTOR = [
+    1, 1.118320672, 1.250641126, 1.398617824, 1.564103225, 1.74916897, 1.956131817,
+    2.187582649, 2.446418898, 2.735880826, 3.059592084, 3.421605075, 3.826451687,
+    4.279200023, 4.785517845, 5.351743533, 5.984965424, 6.693110555, 7.485043894,
+    8.370679318, 9.36110372, 10.4687158, 11.70738129, 13.09260651, 14.64173252,
+    16.37415215, 18.31155283, 20.47818807, 22.90118105, 25.61086418, 28.64115884,
+    32.03, 32.1, 32.13, 32.23, 32.6, 32.61, 32.64, 32.66, 32.7, 32.71, 32.93, 32.97,
+    33.28, 33.49, 33.5, 44.16, 47.77,
+]  # fmt: skip
 
 MODELS: dict[str, ModelEntry] = {
     "Llama 2 7B": ModelEntry(
@@ -152,7 +167,8 @@ MODELS: dict[str, ModelEntry] = {
         "release: llama3 scaling, factor 16, low = high = 1). Copies disagree: others, "
         "labelled meta-llama/Llama-4-Scout-17B-16E, show factor 8, high_freq_factor 4 "
         "and max_position_embeddings 262,144; the Hub file itself was not read here. "
-        "L: original_max_position_embeddings, not a documented pretraining length. "
+        "L: original_max_position_embeddings, not a pretraining length: Meta's "
+        "announcement (5 April 2025) says Scout was pre- and post-trained at 256K. "
         "no_rope_layers written out: every 4th layer 0 (NoPE)",
         note="every 4th layer NoPE, with a query temperature",
     ),
@@ -174,6 +190,44 @@ MODELS: dict[str, ModelEntry] = {
         "max_position_embeddings 32768 is not a claimed context",
         note="plain RoPE, 4096-token sliding window",
     ),
+    "Mistral 7B v0.3": ModelEntry(
+        {
+            "model_type": "mistral",
+            "hidden_size": 4096,
+            "num_attention_heads": 32,
+            "num_key_value_heads": 8,
+            "num_hidden_layers": 32,
+            "max_position_embeddings": 32768,
+            "rope_theta": 1000000.0,
+            "sliding_window": None,
+        },
+        32768,
+        32768,
+        "mistralai/Mistral-7B-v0.3 config.json, as quoted by public copies (rope_theta "
+        "1e6, sliding_window null); its card: v0.2's 32k context plus a larger "
+        "vocabulary. L: max_position_embeddings (no training length published)",
+        note="base 1,000,000, no sliding window",
+    ),
+    "Mistral Nemo 12B": ModelEntry(
+        {
+            "model_type": "mistral",
+            "hidden_size": 5120,
+            "head_dim": 128,
+            "num_attention_heads": 32,
+            "num_key_value_heads": 8,
+            "num_hidden_layers": 40,
+            "max_position_embeddings": 1024000,
+            "rope_theta": 1000000.0,
+            "sliding_window": None,
+        },
+        131072,
+        131072,
+        "mistralai/Mistral-Nemo-Base-2407 config.json, as quoted by public copies "
+        "(rope_theta 1e6, max_position_embeddings 1024000, head_dim 128 with width "
+        "5120); its card and Mistral's announcement (18 July 2024): trained with a "
+        "128k context window, which is L and L'",
+        note="base 1,000,000, 128k context",
+    ),
     "Qwen2.5 7B + YaRN": ModelEntry(
         {
             "model_type": "qwen2",
@@ -193,6 +247,30 @@ MODELS: dict[str, ModelEntry] = {
         131072,
         "Qwen/Qwen2.5-7B-Instruct config.json, with the rope_scaling its model card "
         "says to add for texts over 32,768 tokens (section 'Processing Long Texts')",
+        note="static YaRN, factor 4",
+    ),
+    "Qwen3 8B + YaRN": ModelEntry(
+        {
+            "model_type": "qwen3",
+            "hidden_size": 4096,
+            "head_dim": 128,
+            "num_attention_heads": 32,
+            "num_key_value_heads": 8,
+            "num_hidden_layers": 36,
+            "max_position_embeddings": 40960,
+            "rope_theta": 1000000.0,
+            "rope_scaling": {
+                "rope_type": "yarn",
+                "factor": 4.0,
+                "original_max_position_embeddings": 32768,
+            },
+        },
+        32768,
+        131072,
+        "Qwen/Qwen3-8B config.json (rope_theta 1e6, max_position_embeddings 40960, "
+        "no rope_scaling), with the rope_scaling its model card says to add for "
+        "texts over 32,768 tokens (section 'Processing Long Texts'); Qwen Team 2025, "
+        "arXiv:2505.09388",
         note="static YaRN, factor 4",
     ),
     "Qwen2-VL 7B": ModelEntry(
@@ -266,6 +344,36 @@ MODELS: dict[str, ModelEntry] = {
         "(4k pretraining, then YaRN to 32k and 128k); L' = the card's 128K context "
         "(max_position_embeddings 163840 = 40 x 4096)",
         note="MLA: 64 of 192 query/key coordinates rotated, YaRN factor 40",
+    ),
+    "GPT-OSS 20B": ModelEntry(
+        {
+            "model_type": "gpt_oss",
+            "hidden_size": 2880,
+            "head_dim": 64,
+            "num_attention_heads": 64,
+            "num_key_value_heads": 8,
+            "num_hidden_layers": 24,
+            "max_position_embeddings": 131072,
+            "rope_theta": 150000,
+            "rope_scaling": {
+                "beta_fast": 32.0,
+                "beta_slow": 1.0,
+                "factor": 32.0,
+                "original_max_position_embeddings": 4096,
+                "rope_type": "yarn",
+                "truncate": False,
+            },
+            "sliding_window": 128,
+            "layer_types": ["sliding_attention", "full_attention"] * 12,
+        },
+        4096,
+        131072,
+        "openai/gpt-oss-20b config.json, as quoted by public copies (initial_context_"
+        "length 4096; gpt-oss-120b has the same rope keys on 36 layers); OpenAI 2025, "
+        "gpt-oss-120b & gpt-oss-20b Model Card, arXiv:2508.10925 (banded 128-token "
+        "windows alternating with dense layers, a learned attention sink per head, "
+        "YaRN to 131,072). L: original_max_position_embeddings",
+        note="YaRN x32 (truncate false); 128-token windows every other layer",
     ),
     "Gemma 3 4B": ModelEntry(
         {
@@ -351,16 +459,42 @@ MODELS: dict[str, ModelEntry] = {
             "num_hidden_layers": 40,
             "max_position_embeddings": 131072,
             "partial_rotary_factor": 0.5,
-            "rope_theta": 10000.0,
+            "rope_theta": 5000000.0,
         },
         8192,
         131072,
-        "THUDM/glm-4-9b-chat-hf config.json, as quoted by a public copy (rope_theta "
-        "10000.0). The original THUDM/glm-4-9b-chat (ChatGLM code) has rope_ratio 500, "
-        "i.e. base 10,000 x 500 = 5,000,000, and transformers' converter writes "
-        "rope_theta = 10000 x rope_ratio: the two files disagree, the table keeps the "
-        "-hf file. L: the 8K context of the GLM-4-9B base model card",
-        note="partial rotary: 64 of 128 coordinates, interleaved",
+        "THUDM/glm-4-9b-chat config.json, as quoted by public copies: rope_ratio 500, "
+        "seq_length 131072; its modeling_chatglm.py turns pairs at base 10,000 x "
+        "rope_ratio = 5,000,000 (GLM-4-9B-Chat-1M: rope_ratio 10000). Written here in "
+        "transformers' glm keys; a copy of the -hf conversion quoting rope_theta "
+        "10000.0 disagrees with the code the model was trained with. L: the 8K "
+        "context of the GLM-4-9B base model card",
+        note="partial rotary: 64 of 128 coordinates, interleaved; base 5,000,000",
+    ),
+    "Phi-4-mini": ModelEntry(
+        {
+            "model_type": "phi3",
+            "hidden_size": 3072,
+            "num_attention_heads": 24,
+            "num_key_value_heads": 8,
+            "num_hidden_layers": 32,
+            "max_position_embeddings": 131072,
+            "original_max_position_embeddings": 4096,
+            "partial_rotary_factor": 0.75,
+            "rope_theta": 10000.0,
+            "rope_scaling": {
+                "type": "longrope",
+                "short_factor": [1.0] * 48,
+                "long_factor": _PHI4_MINI_LONG_FACTOR,
+            },
+        },
+        4096,
+        131072,
+        "microsoft/Phi-4-mini-instruct config.json, as quoted by several public copies "
+        "(the same 48 long_factor values in each); Microsoft 2025, arXiv:2503.01743. "
+        "transformers' rotary class starts from short_factor (all 1: plain RoPE) and "
+        "switches to long_factor past 4096 tokens. L: original_max_position_embeddings",
+        note="partial rotary 0.75 (96 of 128) + LongRoPE",
     ),
     "BLOOM 176B (ALiBi)": ModelEntry(
         None,

@@ -332,8 +332,9 @@ def _small(config):
     text = config.get("text_config", config)
     n = min(text["num_hidden_layers"], 12)
     text["num_hidden_layers"] = n
-    if "no_rope_layers" in text:
-        text["no_rope_layers"] = text["no_rope_layers"][:n]
+    for key in ("no_rope_layers", "layer_types"):
+        if key in text:
+            text[key] = text[key][:n]
     return config
 
 
@@ -413,6 +414,31 @@ def test_model_table_lengths_follow_the_cited_sources():
     assert (rope["factor"], rope["original_max_position_embeddings"]) == (40, 4096)
     assert (rope["beta_fast"], rope["beta_slow"]) == (32, 1)
     assert (rope["mscale"], rope["mscale_all_dim"]) == (1.0, 1.0)
+
+
+def test_model_table_rows_added_for_issue_21():
+    # values checked by hand against public copies of the configs (issue 21)
+    glm = model_layers("GLM-4 9B")[0]  # THUDM/glm-4-9b-chat: rope_ratio 500
+    assert glm.base == 10000.0 * 500 and glm.rotary_dim == 64
+    oss = MODELS["GPT-OSS 20B"].config
+    assert oss["rope_scaling"]["truncate"] is False and oss["sliding_window"] == 128
+    layers = model_layers("GPT-OSS 20B")
+    assert [layer.layer_type for layer in layers[:2]] == [
+        "sliding_attention",
+        "full_attention",
+    ]
+    assert all(torch.equal(layer.inv_freq, layers[0].inv_freq) for layer in layers)
+    phi = model_layers("Phi-4-mini")[0]
+    assert (phi.rope_type, phi.rotary_dim, phi.head_dim) == ("longrope", 96, 128)
+    assert len(MODELS["Phi-4-mini"].config["rope_scaling"]["long_factor"]) == 48
+    qwen3 = model_layers("Qwen3 8B + YaRN")[0]
+    assert (qwen3.rope_type, qwen3.base) == ("yarn", 1e6)
+    for name in ("Mistral 7B v0.3", "Mistral Nemo 12B"):
+        assert model_layers(name)[0].base == 1e6, name
+    # Llama 4 Scout's L is its original_max_position_embeddings
+    scout = MODELS["Llama 4 Scout"]
+    text = scout.config["text_config"]["rope_scaling"]
+    assert scout.trained_length == text["original_max_position_embeddings"]
 
 
 def test_lesson_contrast_partial_vs_proportional():
