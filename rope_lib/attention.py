@@ -38,7 +38,7 @@ from ._checks import (
     require_rope_pair,
 )
 from .alibi import alibi_slopes
-from .rotary import apply_rope, inv_frequencies, rope_angles, rotate_pairs
+from .rotary import inv_frequencies, rope_angles, rotate_pairs
 from .sinusoidal import LearnedPositionEmbedding, sinusoids
 
 POSITION_SCHEMES = ("none", "sinusoidal", "learned", "rope", "alibi")
@@ -226,66 +226,73 @@ class PositionalSelfAttention(nn.Module):
         require_bool("return_weights", return_weights)
         positions = self._check_positions(positions, x)
 
-        if self.position == "sinusoidal":
-            if positions is None:
-                table = self._cached(
-                    "sinusoidal",
-                    seq,
-                    x,
-                    lambda: sinusoids(
-                        torch.arange(seq, device=x.device), d_model, self.base
-                    ).to(x.dtype),
-                )
-            else:
-                table = sinusoids(positions, d_model, self.base).to(x.dtype)
-            x = x + table
-        elif self.position == "learned":
-            x = self.learned(x, positions)
-
+        x = self._add_positions(x, positions)  # sinusoidal, learned: at the input
         qkv = (
             self.qkv(x)
             .view(batch, seq, 3, self.n_heads, self.head_dim)
             .permute(2, 0, 3, 1, 4)
         )
         q, k, v = qkv[0], qkv[1], qkv[2]
-        if self.position == "rope":
-            if positions is None:
-                cos, sin = self._default_cos_sin(seq, x)
-                qk = rotate_pairs(qkv[:2], cos, sin, self.layout)  # q and k in one pass
-            else:
-                inv_freq, factor = self._rope_setting()
-                pos = positions.reshape(
-                    1, -1, 1, seq
-                )  # [1, batch or 1, 1, seq]: x.dim()-1 dims
-                qk = apply_rope(
-                    qkv[:2],
-                    pos,
-                    inv_freq=inv_freq,
-                    base=self.base,
-                    layout=self.layout,
-                    attention_factor=factor,
-                )
-            q, k = qk[0], qk[1]
-
+        if self.position == "rope":  # q and k rotated in one pass
+            q, k = rotate_pairs(qkv[:2], *self._rope_cos_sin(positions, x), self.layout)
         bias = None
         if self.position == "alibi":
             bias = self._alibi_bias(positions, seq, x)  # [batch or 1, heads, seq, seq]
+        heads, weights = self._attend(q, k, v, bias, return_weights)
+        out = self.out(heads.transpose(1, 2).reshape(batch, seq, d_model))
+        return (out, weights) if return_weights else out
 
+    def _add_positions(self, x: torch.Tensor, positions) -> torch.Tensor:
+        """x + PE (sinusoidal) or x + the learned rows; x itself for the other schemes."""
+        if self.position == "learned":
+            return self.learned(x, positions)
+        if self.position != "sinusoidal":
+            return x
+        seq, d_model = x.shape[1], x.shape[2]
+        if positions is not None:
+            return x + sinusoids(positions, d_model, self.base).to(x.dtype)
+        table = self._cached(
+            "sinusoidal",
+            seq,
+            x,
+            lambda: sinusoids(
+                torch.arange(seq, device=x.device), d_model, self.base
+            ).to(x.dtype),
+        )
+        return x + table
+
+    def _rope_cos_sin(self, positions, x: torch.Tensor):
+        """cos and sin of m theta_i (times the attention factor), shaped for q and k stacked
+        as [2, batch, heads, seq, head_dim]; cached for the default positions."""
+        if positions is None:
+            return self._default_cos_sin(x.shape[1], x)
+        inv_freq, factor = self._rope_setting()
+        dtype = torch.float64 if x.dtype == torch.float64 else torch.float32
+        if inv_freq is None:
+            inv_freq = inv_frequencies(
+                self.head_dim, self.base, dtype=dtype, device=x.device
+            )
+        pos = positions.reshape(1, -1, 1, x.shape[1])  # [1, batch or 1, 1, seq]
+        angles = rope_angles(pos, inv_freq.to(x.device), dtype)
+        cos, sin = angles.cos(), angles.sin()
+        if factor != 1.0:
+            cos, sin = cos * factor, sin * factor
+        return cos, sin
+
+    def _attend(self, q, k, v, bias, return_weights: bool):
+        """softmax(q k^T / sqrt(head_dim) + bias, causal) v, and the weights when asked for
+        (written out); otherwise torch's fused scaled_dot_product_attention."""
+        seq = q.shape[-2]
         if not return_weights:
             if bias is not None:
-                heads = F.scaled_dot_product_attention(q, k, v, attn_mask=bias)
-            else:
-                heads = F.scaled_dot_product_attention(
-                    q, k, v, is_causal=self.causal and seq > 0
-                )
-            return self.out(heads.transpose(1, 2).reshape(batch, seq, d_model))
-
+                return F.scaled_dot_product_attention(q, k, v, attn_mask=bias), None
+            causal = self.causal and seq > 0
+            return F.scaled_dot_product_attention(q, k, v, is_causal=causal), None
         scores = q @ k.transpose(-1, -2) / math.sqrt(self.head_dim)
         if bias is not None:
             scores = scores + bias  # the causal mask is folded into the bias
         elif self.causal:
-            future = torch.ones(seq, seq, dtype=torch.bool, device=x.device).triu(1)
+            future = torch.ones(seq, seq, dtype=torch.bool, device=q.device).triu(1)
             scores = scores.masked_fill(future, float("-inf"))
         weights = scores.softmax(dim=-1)
-        out = self.out((weights @ v).transpose(1, 2).reshape(batch, seq, d_model))
-        return out, weights
+        return weights @ v, weights
