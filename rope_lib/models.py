@@ -609,78 +609,57 @@ def model_curves(name: str) -> list[dict]:
     Layers with the same frequencies are one curve."""
     entry = _entry(name)
     if entry.config is None:
-        heads = entry.alibi_heads
-        slopes = alibi_slopes(heads).double()
-        x = (torch.arange(heads, dtype=torch.float64) + 0.5) / heads
-        return [
-            {
-                "label": _fig("ALiBi, {heads} heads: 1/mu_h").format(heads=heads),
-                "layers": None,
-                "x": x,
-                "y": 1.0 / slopes,
-                "kind": "alibi",
-            }
-        ]
-    groups: list[dict] = []
+        return [_alibi_curve(entry.alibi_heads)]
+    groups: dict = {}
     for layer in model_layers(name):
         if not layer.uses_rope:
-            key, label = ("nope",), "NoPE"
+            key = ("nope",)
         else:
             key = (layer.layer_type, tuple(layer.inv_freq.tolist()))
-            kind = (
-                layer.layer_type.replace("_attention", "")
-                if layer.layer_type
-                else "all"
-            )
-            label = _fig(
-                "{kind}: base {base:g}, {turning}/{head_dim} dims turn"
-            ).format(
-                kind=_fig(LAYER_KINDS.get(kind, kind)),
-                base=layer.base,
-                turning=2 * layer.position_pairs,
-                head_dim=layer.head_dim,
-            )
-        for group in groups:
-            if group["key"] == key:
-                group["layers"] += 1
-                break
+        if key in groups:
+            groups[key]["layers"] += 1
         else:
-            if layer.uses_rope:
-                inv_freq = layer.inv_freq.double()
-                y = torch.full_like(inv_freq, math.inf)
-                turning = inv_freq > 0
-                y[turning] = wavelengths(inv_freq[turning])
-                n = inv_freq.numel()
-                # pairs over the whole head: a partial rotary head's unrotated
-                # coordinates are not pairs here (they have no frequency at all)
-                x = (torch.arange(n, dtype=torch.float64) + 0.5) / (layer.head_dim // 2)
-                groups.append(
-                    {
-                        "key": key,
-                        "label": label,
-                        "layers": 1,
-                        "x": x,
-                        "y": y,
-                        "kind": "rope",
-                    }
-                )
-            else:
-                groups.append(
-                    {
-                        "key": key,
-                        "label": label,
-                        "layers": 1,
-                        "x": None,
-                        "y": None,
-                        "kind": "nope",
-                    }
-                )
-    for group in groups:
+            groups[key] = _layer_curve(layer)
+    for group in groups.values():
         group["label"] = _fig("{label} (x{layers} layers)").format(
             label=group["label"], layers=group["layers"]
         )
-        del group["key"]
-    return groups
+    return list(groups.values())
+
+
+def _alibi_curve(heads: int) -> dict:
+    """1/mu_h per head: the distance at which head h's bias costs one logit."""
+    slopes = alibi_slopes(heads).double()
+    return {
+        "label": _fig("ALiBi, {heads} heads: 1/mu_h").format(heads=heads),
+        "layers": None,
+        "x": (torch.arange(heads, dtype=torch.float64) + 0.5) / heads,
+        "y": 1.0 / slopes,
+        "kind": "alibi",
+    }
+
+
+def _layer_curve(layer: LayerRope) -> dict:
+    """The wavelength curve lambda_i = 2 pi / theta_i of one layer (none for NoPE)."""
+    if not layer.uses_rope:
+        return {"label": "NoPE", "layers": 1, "x": None, "y": None, "kind": "nope"}
+    kind = layer.layer_type.replace("_attention", "") if layer.layer_type else "all"
+    label = _fig("{kind}: base {base:g}, {turning}/{head_dim} dims turn").format(
+        kind=_fig(LAYER_KINDS.get(kind, kind)),
+        base=layer.base,
+        turning=2 * layer.position_pairs,
+        head_dim=layer.head_dim,
+    )
+    inv_freq = layer.inv_freq.double()
+    y = torch.full_like(inv_freq, math.inf)
+    turning = inv_freq > 0
+    y[turning] = wavelengths(inv_freq[turning])
+    # pairs over the whole head: a partial rotary head's unrotated coordinates are not
+    # pairs here (they have no frequency at all)
+    x = (torch.arange(inv_freq.numel(), dtype=torch.float64) + 0.5) / (
+        layer.head_dim // 2
+    )
+    return {"label": label, "layers": 1, "x": x, "y": y, "kind": "rope"}
 
 
 def model_summary(name: str) -> str:
