@@ -135,6 +135,11 @@ def _complex_rotation():
     return (3 + 4j) * complex(math.cos(0.5), math.sin(0.5))
 
 
+def _complex_score():
+    # q = 2 + i at m = 7, k = 1 - 3i at n = 3, theta = 0.2: (2 + i)(1 + 3i) e^(i 0.8)
+    return ((-1 + 7j) * complex(math.cos(0.8), math.sin(0.8))).real
+
+
 def _slow_pairs():
     return sum(8192 * 500000 ** (-2 * i / 128) < 2 * math.pi for i in range(64))  # 29
 
@@ -261,6 +266,7 @@ RIGHT = {
     "rotation.check_shifted_positions": ("pair", lambda: (14, 10)),
     "rotation.check_relative_angles": ("tensor", _relative_angles),
     "complex_rope.check_complex_rotation": ("complex_pair", _complex_rotation),
+    "complex_rope.check_complex_score": ("number", _complex_score),
     "complex_rope.check_slow_pairs": ("count", _slow_pairs),
     "complex_rope.check_meta_layout_weights": ("tensor", _meta_layout_weights),
     "complex_rope.check_bfloat16_angle_error": ("number", _bfloat16_angle_error),

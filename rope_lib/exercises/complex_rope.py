@@ -9,14 +9,16 @@ ex.check_bfloat16_angle_error(answer)  # the angle error of a bfloat16 position
 
 from __future__ import annotations
 
+import cmath
 import functools
 import math
 
+import numpy as np
 import torch
 
 from ..language import N_, _
 from ..rotary import half_to_interleaved, interleaved_to_half
-from . import Word, close, exercise, near
+from . import NotYet, Word, close, exercise, near
 from .answers import as_complex, as_count, as_number, as_tensor
 
 F64 = torch.float64
@@ -88,6 +90,65 @@ def _as_pair(answer, name: str) -> torch.Tensor:
 def check_complex_rotation(answer):
     """The pair (3, 4) rotated by RoPE at position 5 with theta = 0.1: a complex number or
     [x', y']."""
+
+
+# The score of q = 2 + i at m = 7 and k = 1 - 3i at n = 3, theta = 0.2 (lesson 4).
+Q, K, M, N, THETA_S = 2 + 1j, 1 - 3j, 7, 3, 0.2
+Q_M, K_N = Q * cmath.exp(1j * M * THETA_S), K * cmath.exp(1j * N * THETA_S)
+
+
+def _as_score(answer, name: str) -> float:
+    """One real number; a complex one is the product itself, before its real part."""
+    if (
+        isinstance(answer, torch.Tensor)
+        and answer.is_complex()
+        or (
+            isinstance(answer, (complex, np.ndarray, np.generic))
+            and np.iscomplexobj(answer)
+        )
+    ):
+        raise NotYet(
+            _("that is the complex product itself; the score is its real part (.real)")
+        )
+    return as_number(answer, name)
+
+
+@exercise(
+    read=_as_score,
+    name=Word(N_("the score")),
+    expected=(Q_M * K_N.conjugate()).real,
+    same=near(rtol=0, atol=1e-4),
+    placeholder=N_("replace `None` with one real number: the score q'·k'"),
+    mistakes={
+        N_(
+            "without the conjugate the angles add: Re[q_m k_n] turns by (m + n)θ. The "
+            "score is Re[q_m · conj(k_n)], where the angles subtract"
+        ): (Q_M * K_N).real,
+        N_(
+            "that is the imaginary part; the dot product of two pairs is the real part "
+            "of q_m · conj(k_n)"
+        ): (Q_M * K_N.conjugate()).imag,
+        N_(
+            "the positions are swapped: the query sits at m = 7 and the key at n = 3, "
+            "so the relative angle is (m - n)θ = +0.8 rad"
+        ): (Q * K.conjugate() * cmath.exp(-1j * (M - N) * THETA_S)).real,
+        N_(
+            "that is q·k before the rotation (Re[q · conj(k)] = -1): turn q by mθ and k "
+            "by nθ first"
+        ): (Q * K.conjugate()).real,
+    },
+    otherwise=N_(
+        "not {value:.4f}: rotate q = 2 + i by e^(i·7·0.2) and k = 1 - 3i by "
+        "e^(i·3·0.2), then take the real part of q_m · conj(k_n)"
+    ),
+    right=N_(
+        "Re[q_m · conj(k_n)] = Re[(2 + i)(1 + 3i) e^(i·0.8)] = {expected:.4f}: only the "
+        "offset m - n = 4 is left in the angle"
+    ),
+)
+def check_complex_score(answer):
+    """The score q'·k' of the pair q = (2, 1) at position m = 7 and the pair k = (1, -3)
+    at n = 3, theta = 0.2: Re[q e^(imθ) · conj(k e^(inθ))], one real number."""
 
 
 # Exercise 2: Llama 3's base, head_dim 128 (64 pairs), training length 8192.
