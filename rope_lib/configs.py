@@ -471,12 +471,7 @@ def read_rope_config(config: dict) -> list[LayerRope]:
     flags = _rope_flags(cfg, family, n_layers)
     layer_types = _layer_types(cfg, family, n_layers, flags)
     groups = _standard_parameters(cfg, family, layer_types)
-    temperature = None
-    if family.temperature and cfg.get("attn_temperature_tuning", True):
-        temperature = {
-            "floor_scale": cfg.get("floor_scale", 8192),
-            "attn_scale": cfg.get("attn_scale", 0.1),
-        }
+    temperature = _temperature(cfg, family)
     cache = {}
     layers = []
     for i, layer_type in enumerate(layer_types):
@@ -500,6 +495,16 @@ def read_rope_config(config: dict) -> list[LayerRope]:
             )
         )
     return layers
+
+
+def _temperature(cfg: dict, family: Family) -> dict | None:
+    """Llama 4's position-dependent query scaling on its NoPE layers, when the config has it on."""
+    if not (family.temperature and cfg.get("attn_temperature_tuning", True)):
+        return None
+    return {
+        "floor_scale": cfg.get("floor_scale", 8192),
+        "attn_scale": cfg.get("attn_scale", 0.1),
+    }
 
 
 def _nope_layer(i, layer_type, head_dim, temperature, scheme="none") -> LayerRope:

@@ -95,6 +95,23 @@ def polar_score(q_length, q_angle, k_length, k_angle, m, n, theta) -> torch.Tens
     return ql * kl * torch.cos(qa - ka + (m - n) * theta)
 
 
+def _check_steps_inputs(Q, K, n_heads) -> tuple[int, int, int]:
+    """(batch, len, d_head) of rope_by_steps' Q and K [batch, len, n_heads * d_head]."""
+    require_tensor("Q", Q)
+    require_tensor("K", K)
+    require_positive_int("n_heads", n_heads)
+    if Q.dim() != 3 or Q.shape != K.shape:
+        raise ValueError(
+            f"Q and K must both be [batch, len, d_model], got {tuple(Q.shape)} and {tuple(K.shape)}"
+        )
+    batch, length, d_model = Q.shape
+    if d_model % n_heads or (d_model // n_heads) % 2:
+        raise ValueError(
+            f"d_model / n_heads must be an even integer, got d_model={d_model}, n_heads={n_heads}"
+        )
+    return batch, length, d_model // n_heads
+
+
 def rope_by_steps(
     Q: torch.Tensor, K: torch.Tensor, n_heads: int, base: float = 10000.0
 ) -> dict:
@@ -114,19 +131,7 @@ def rope_by_steps(
       5. "Q_rot", "K_rot" x cos - y sin, x sin + y cos, stacked back and viewed as d_head
       6. "scores"        Q_rot K_rot^T / sqrt(d_head):          [batch, n_heads, len, len]
     """
-    require_tensor("Q", Q)
-    require_tensor("K", K)
-    require_positive_int("n_heads", n_heads)
-    if Q.dim() != 3 or Q.shape != K.shape:
-        raise ValueError(
-            f"Q and K must both be [batch, len, d_model], got {tuple(Q.shape)} and {tuple(K.shape)}"
-        )
-    batch, length, d_model = Q.shape
-    if d_model % n_heads or (d_model // n_heads) % 2:
-        raise ValueError(
-            f"d_model / n_heads must be an even integer, got d_model={d_model}, n_heads={n_heads}"
-        )
-    d_head = d_model // n_heads
+    batch, length, d_head = _check_steps_inputs(Q, K, n_heads)
     steps = {}
     # 1. heads
     Qh = Q.view(batch, length, n_heads, d_head).transpose(1, 2)
