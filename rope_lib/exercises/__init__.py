@@ -143,9 +143,8 @@ def compare_tensor(
     )
 
 
-Message = (
-    str | Callable[[Any], str]
-)  # an msgid (N_), or a function of the value -> text
+# A message: an msgid (marked with N_), or a function of the value returning the text.
+Message = str | Callable[[Any], str]
 
 
 @dataclass(frozen=True)
@@ -193,8 +192,8 @@ class Exercise:
         value = self.read(answer, name, **self.options)
         expected = self.expected() if callable(self.expected) else self.expected
         same = self.same or _same_by_type(expected)
-        say = functools.partial(_say, value=value, fields=self._fields(value, expected))
         like = self.like or same
+        say = functools.partial(_say, value=value, fields=self._fields(value, expected))
         self._mistake(self.before, value, like, say)
         if same(value, expected):
             return correct(say(self.right))
@@ -206,9 +205,9 @@ class Exercise:
         return correct(say(self.right_when_close or self.right))
 
     @staticmethod
-    def _mistake(mistakes, value, same, say) -> None:
+    def _mistake(mistakes, value, like, say) -> None:
         for message, match in mistakes.items():
-            if _matches(match, value, same):
+            if _matches(match, value, like):
                 raise NotYet(say(message))
 
     def _fields(self, value, expected) -> dict:
@@ -225,10 +224,10 @@ def _say(message: Message, value, fields: dict) -> str:
     return message(value) if callable(message) else _(message).format(**fields)
 
 
-def _matches(match, value, same) -> bool:
+def _matches(match, value, like) -> bool:
     if isinstance(match, either):
-        return any(same(value, m) for m in match)
-    return bool(match(value)) if callable(match) else same(value, match)
+        return any(like(value, m) for m in match)
+    return bool(match(value)) if callable(match) else like(value, match)
 
 
 def _same_by_type(expected) -> Callable[[Any, Any], bool]:
@@ -243,7 +242,7 @@ def exercise(**declaration):
     """Declare an exercise (the fields of Exercise) on a function whose name, signature and
     docstring are the checker's: it becomes that checker, returning a Feedback, never
     raising. The declaration stays readable as check.exercise."""
-    from .answers import guarded
+    from .answers import guarded  # answers imports Feedback and NotYet from here
 
     declared = Exercise(**declaration)
 
