@@ -247,16 +247,14 @@ def check_positions(
 
 
 def _positions_misfit(name: str, shape: tuple, x: torch.Tensor) -> str:
+    """What check_positions says when positions does not fit x."""
     lead = tuple(x.shape[:-1])
+    allowed = f"[seq] = [{lead[-1]}]"
+    if len(lead) == 3:
+        allowed += f", [batch, seq] = [{lead[0]}, {lead[-1]}] (one row per batch)"
     text = (
-        f"{name} must have shape [seq] = [{lead[-1]}]"
-        + (
-            f", [batch, seq] = [{lead[0]}, {lead[-1]}] (one row per batch)"
-            if len(lead) == 3
-            else ""
-        )
-        + f" or be broadcastable to x.shape[:-1] = {lead}"
-        f" (x is [..., seq, head_dim] = {tuple(x.shape)}), got shape {shape}"
+        f"{name} must have shape {allowed} or be broadcastable to x.shape[:-1] = {lead} "
+        f"(x is [..., seq, head_dim] = {tuple(x.shape)}), got shape {shape}"
     )
     if len(lead) == 3 and len(shape) == 2:
         text += f" (for one row per head pass {name}[None], of shape [1, heads, seq])"

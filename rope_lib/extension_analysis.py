@@ -108,6 +108,23 @@ def first_pair_longer_than(inv_freq: torch.Tensor, length: float) -> int:
     return int(longer[0]) if len(longer) else int(inv_freq.shape[0])
 
 
+def _check_scaled(inv_freq, scaled_inv_freq, factor):
+    """implied_ramp's arguments: two frequency tensors of one shape and a factor s != 1."""
+    factor = require_positive_float("factor", factor)
+    if factor == 1.0:
+        raise ValueError(
+            "factor must differ from 1 (with s = 1 every method keeps every frequency), got 1.0"
+        )
+    inv_freq = check_frequencies("inv_freq", inv_freq)
+    scaled_inv_freq = check_frequencies("scaled_inv_freq", scaled_inv_freq)
+    if inv_freq.shape != scaled_inv_freq.shape:
+        raise ValueError(
+            f"scaled_inv_freq must have the shape of inv_freq {tuple(inv_freq.shape)}, "
+            f"got {tuple(scaled_inv_freq.shape)}"
+        )
+    return inv_freq, scaled_inv_freq, factor
+
+
 def implied_ramp(
     inv_freq: torch.Tensor, scaled_inv_freq: torch.Tensor, factor: float
 ) -> torch.Tensor:
@@ -121,18 +138,7 @@ def implied_ramp(
     this is ramp_by_pair (Peng et al. 2023, "NTK-by-parts": h(theta) = (1-gamma) theta/s + gamma theta);
     for Llama 3 it is its `smooth` factor; for NTK-aware scaling it falls from 1 (pair 0) to 0
     (the last pair) (float64 [head_dim/2])."""
-    factor = require_positive_float("factor", factor)
-    if factor == 1.0:
-        raise ValueError(
-            "factor must differ from 1 (with s = 1 every method keeps every frequency), got 1.0"
-        )
-    inv_freq = check_frequencies("inv_freq", inv_freq)
-    scaled_inv_freq = check_frequencies("scaled_inv_freq", scaled_inv_freq)
-    if inv_freq.shape != scaled_inv_freq.shape:
-        raise ValueError(
-            f"scaled_inv_freq must have the shape of inv_freq {tuple(inv_freq.shape)}, "
-            f"got {tuple(scaled_inv_freq.shape)}"
-        )
+    inv_freq, scaled_inv_freq, factor = _check_scaled(inv_freq, scaled_inv_freq, factor)
     ratio = scaled_inv_freq.to(torch.float64) / inv_freq.to(torch.float64)
     return (ratio - 1 / factor) / (1 - 1 / factor)
 

@@ -333,9 +333,10 @@ class RotaryEmbedding(nn.Module):
     forward(x, positions=None): x is [..., seq, head_dim]; positions defaults to 0 .. seq-1 and
     follows apply_rope's rule, by rank only ([seq] shared; [batch, seq] for x
     [batch, heads, seq, head_dim] one row per batch, whatever the sizes; anything else
-    broadcast against x.shape[:-1]). Integer positions >= 0 read the
-    cache (grown by doubling when a position is past its end); float or negative positions are
-    computed directly. One cache per device and angle dtype (float32, or float64 for float64 x,
+    broadcast against x.shape[:-1]). It computes what apply_rope computes (RoFormer eq. 14-15,
+    x'_a = x_a cos(m theta_i) - x_b sin(m theta_i), x'_b = x_a sin(m theta_i) + x_b cos(m theta_i)).
+    Integer positions >= 0 read the cache (grown by doubling when a position is past its end);
+    float or negative positions are computed directly. One cache per device and angle dtype (float32, or float64 for float64 x,
     from float64 frequencies); growing it swaps cos and sin together, so threads may share a
     module.
     """
