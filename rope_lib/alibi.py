@@ -24,7 +24,8 @@ def alibi_slopes(n_heads: int) -> torch.Tensor:
 
     A power of two n: 2^(-8/n), 2^(-16/n), ..., 2^(-8). Otherwise, with p the largest power of two
     below n: the p slopes for p heads, then every other slope of the 2p-head sequence until there
-    are n (the rule in the paper's released code, followed by BLOOM and MPT).
+    are n (the rule in the paper's released code, followed by BLOOM and MPT). Press et al. 2022,
+    "Train Short, Test Long" (arXiv:2108.12409), section 3.
     """
     require_positive_int("n_heads", n_heads)
     p = 2 ** math.floor(math.log2(n_heads))
@@ -37,6 +38,7 @@ def alibi_bias(seq_len: int, n_heads: int, causal: bool = True) -> torch.Tensor:
 
     causal=True (decoders, as in the paper): entries with j > i, the future, are -inf, so the bias
     doubles as the causal mask. causal=False gives the symmetric variant used by encoders.
+    (Press et al. 2022, arXiv:2108.12409: softmax(q_i K^T + m [-(i-1), ..., 0]).)
     """
     require_positive_int("seq_len", seq_len)
     require_bool("causal", causal)
@@ -53,7 +55,8 @@ def alibi_key_bias(seq_len: int, n_heads: int) -> torch.Tensor:
 
     It differs from alibi_bias(causal=True) by slope_h * i in row i, a constant per row, and
     softmax ignores a constant added to a whole row; so under a causal mask both give the same
-    attention, while this one needs no [seq, seq] tensor (BLOOM's build_alibi_tensor).
+    attention, while this one needs no [seq, seq] tensor (BLOOM's build_alibi_tensor; Press et
+    al. 2022, arXiv:2108.12409).
     """
     require_positive_int("seq_len", seq_len)
     return alibi_slopes(n_heads)[:, None, None] * torch.arange(

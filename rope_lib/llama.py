@@ -36,7 +36,10 @@ def precompute_freqs_cis(dim: int, end: int, theta: float = 10000.0) -> torch.Te
 
 
 def apply_rotary_emb(xq: torch.Tensor, xk: torch.Tensor, freqs_cis: torch.Tensor):
-    """Rotate queries and keys by freqs_cis, as Meta's LLaMA `apply_rotary_emb`.
+    """Rotate queries and keys by freqs_cis, as Meta's LLaMA `apply_rotary_emb` (Touvron et al.
+    2023; RoFormer, Su et al. 2021, section 3.2):
+
+        (x_2i + i x_2i+1) * e^{i m theta_i}   for every pair of every head
 
     xq: [batch, seq, n_heads, head_dim]; xk: [batch, seq, n_kv_heads, head_dim] (grouped-query
     attention: fewer key heads is fine); freqs_cis: complex [seq, head_dim/2], usually

@@ -148,6 +148,7 @@ def rotate_pairs(
         x'_a = x_a cos - x_b sin
         x'_b = x_a sin + x_b cos
 
+    (RoFormer, Su et al. 2021, eq. 13, pair by pair.)
     cos, sin: [..., head_dim/2], broadcastable to x.shape[:-1] + (head_dim/2,), float32 or
     float64; the rotation runs in cos.dtype and the result has x's dtype. Unchecked (the public
     entries check). Differentiable in x and in the angles. When no gradient flows to the angles
@@ -263,7 +264,9 @@ def interleaved_to_half(x: torch.Tensor) -> torch.Tensor:
     """Reorder the last dimension from pairs (2i, 2i+1) to pairs (i, i + d/2).
 
     [x0, x1, x2, x3, ...] -> [x0, x2, x4, ..., x1, x3, x5, ...]. Applying it to the rows of W_q
-    and W_k turns an interleaved-RoPE model into a half-RoPE model with the same scores.
+    and W_k turns an interleaved-RoPE model into a half-RoPE model with the same scores:
+    out[i] = x[2i], out[d/2 + i] = x[2i + 1] (llama.cpp's convert_hf_to_gguf.py permutes
+    checkpoints the other way; GPT-NeoX, Black et al. 2022, uses the half layout).
     """
     _check_pairs(x)
     return x.unflatten(-1, (x.shape[-1] // 2, 2)).transpose(-1, -2).flatten(-2)
@@ -279,7 +282,7 @@ def rotation_2d(angle) -> torch.Tensor:
     """The 2x2 rotation [[cos a, -sin a], [sin a, cos a]] (counter-clockwise by a), float64.
 
     `angle` may be a number, a list of numbers or a real tensor (radians, finite); the result has
-    shape angle.shape + (2, 2), on angle's device.
+    shape angle.shape + (2, 2), on angle's device. RoFormer's 2D case (Su et al. 2021, eq. 13).
     """
     a = as_real_float64("angle", angle)
     c, s = a.cos(), a.sin()

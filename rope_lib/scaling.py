@@ -134,7 +134,8 @@ def _check_params(params: dict) -> dict:
 def yarn_get_mscale(scale: float, mscale: float = 1.0) -> float:
     """YaRN's temperature: sqrt(1/t) = 0.1 * mscale * ln(s) + 1 for s > 1, else 1.
 
-    scale: the factor s, a finite number > 0; mscale: a finite number."""
+    scale: the factor s, a finite number > 0; mscale: a finite number. (Peng et al. 2023,
+    arXiv:2309.00071: sqrt(1/t) = 0.1 ln(s) + 1.)"""
     scale = require_positive_float("scale", scale)
     mscale = require_number("mscale", mscale)
     if scale <= 1:
@@ -143,7 +144,8 @@ def yarn_get_mscale(scale: float, mscale: float = 1.0) -> float:
 
 
 def yarn_attention_factor(factor: float, mscale=None, mscale_all_dim=None) -> float:
-    """YaRN's attention factor: 0.1 ln(s) + 1, or, when a model gives mscale and mscale_all_dim
+    """YaRN's attention factor sqrt(1/t) = 0.1 ln(s) + 1 (Peng et al. 2023, arXiv:2309.00071),
+    or, when a model gives mscale and mscale_all_dim
     (DeepSeek), yarn_get_mscale(s, mscale) / yarn_get_mscale(s, mscale_all_dim).
 
     factor: s, a finite number > 0; mscale, mscale_all_dim: finite numbers or None (0 or None
@@ -177,6 +179,8 @@ def yarn_correction_dim(
 ) -> float:
     """The (fractional) pair index whose wavelength fits `num_rotations` times into the original
     length: solve L / lambda_i = num_rotations for i, with lambda_i = 2 pi base^(2i/d).
+
+        i = d ln(L / (2 pi r)) / (2 ln base)     (Peng et al. 2023, arXiv:2309.00071)
 
     num_rotations, original_length: finite numbers > 0; head_dim: an even int; base > 0, != 1."""
     num_rotations = require_positive_float("num_rotations", num_rotations)

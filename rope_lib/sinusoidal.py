@@ -44,7 +44,8 @@ def sinusoidal_encoding(
     seq_len: int, d_model: int, base: float = 10000.0
 ) -> torch.Tensor:
     """The sinusoidal table, float32 [seq_len, d_model]: column 2i = sin(m theta_i),
-    column 2i+1 = cos(m theta_i), theta_i = base ** (-2i / d_model). Angles in float64."""
+    column 2i+1 = cos(m theta_i), theta_i = base ** (-2i / d_model). Angles in float64.
+    (Vaswani et al. 2017, "Attention Is All You Need", section 3.5.)"""
     require_positive_int("seq_len", seq_len)
     require_even("d_model", d_model)
     base = require_positive_float("base", base)
@@ -63,8 +64,9 @@ def sinusoidal_shift_matrix(
 
     For the pair (sin a, cos a), a = m theta, shifting by Delta gives (sin(a + Delta theta),
     cos(a + Delta theta)) = [[cos Delta theta, sin Delta theta], [-sin Delta theta, cos Delta theta]]
-    @ (sin a, cos a): a rotation by -Delta theta in the (sin, cos)
-    coordinates. M_k is block-diagonal with one such block per pair.
+    @ (sin a, cos a): a rotation by -Delta theta in the (sin, cos) coordinates. M_k is
+    block-diagonal with one such block per pair (the linear-shift property Vaswani et al. 2017,
+    section 3.5, give as the reason for sinusoids).
     """
     offset = require_number(
         "offset",
@@ -78,7 +80,8 @@ def sinusoidal_shift_matrix(
 
 
 class LearnedPositionEmbedding(nn.Module):
-    """A trainable table of max_len position vectors, added to the token embeddings (BERT, GPT-2).
+    """A trainable table of max_len position vectors, added to the token embeddings (BERT, GPT-2;
+    Gehring et al. 2017): x'[m] = x[m] + P[m].
 
     forward(x, positions=None) adds rows 0 .. seq-1 (or the rows at `positions`: integers
     [seq] or [batch, seq]) to x [batch, seq, d_model] and returns x's dtype. Past max_len there
@@ -244,7 +247,7 @@ def train_offset_head(
 def sinusoidal_at(positions, d_model: int, base: float = 10000.0) -> torch.Tensor:
     """PE at any positions (negative or fractional too), float64 [*positions.shape, d_model]:
     the same columns as sinusoidal_encoding (2i = sin(m theta_i), 2i+1 = cos(m theta_i)) without
-    building a table from 0."""
+    building a table from 0 (Vaswani et al. 2017, section 3.5)."""
     require_even("d_model", d_model)
     base = require_positive_float("base", base)
     return sinusoids(as_real_float64("positions", positions), d_model, base)
