@@ -148,148 +148,17 @@ def run(out_dir, seed: int = 0, quick: bool = False, quiet: bool = False) -> dic
     """Train and evaluate everything (see module docstring); write results.json and figures.
     Returns the results, with results["trained"] = the models trained in this call."""
     out = Path(out_dir)
-    checkpoints = out / "checkpoints"
-    config = make_config(seed, quick)
-    L, mc = config["train_length"], config["model"]
-    head_dim = mc["d_model"] // mc["n_heads"]
-    tr, ft = config["train"], config["finetune"]
-    lengths, pk_lengths = config["eval_lengths"], config["passkey_lengths"]
-    depths = config["passkey_depths"]
-
-    def tag_for(kind: str, name: str, s: int) -> dict:
-        return {
-            "kind": kind,
-            "name": name,
-            "seed": s,
-            "model": mc,
-            "L": L,
-            "train": tr,
-            "finetune": ft if kind == "finetune" else None,
-        }
-
-    todo = 0
-    for s in config["seeds"]:
-        for scheme in SCHEMES:
-            todo += tr["steps"] * (
-                not _cached(
-                    checkpoints / f"{scheme}_seed{s}.pt", tag_for("base", scheme, s)
-                )
-            )
-        for method in FINETUNE_METHODS:
-            todo += ft["steps"] * (
-                not _cached(
-                    checkpoints / f"ft_{method}_seed{s}.pt",
-                    tag_for("finetune", method, s),
-                )
-            )
+    lab = _Lab(make_config(seed, quick), out / "checkpoints")
     started = time.perf_counter()
-    trained = []
-    lm, passkey, scaling, finetuned = {}, {}, {}, {}
-    with _progress(todo, quiet) as bar:
-        for s in config["seeds"]:
+    with _progress(lab.steps_to_train(), quiet) as lab.bar:
+        for s in lab.config["seeds"]:
             source = MarkovSource(s)
             for scheme in SCHEMES:
-                model = build_model(scheme, mc, s)
-                losses, new = _train_or_load(
-                    checkpoints / f"{scheme}_seed{s}.pt",
-                    model,
-                    tag_for("base", scheme, s),
-                    bar,
-                    f"train {scheme} (seed {s})",
-                    source=source,
-                    seed=s,
-                    steps=tr["steps"],
-                    batch=tr["batch"],
-                    length=L,
-                    lr=tr["lr"],
-                )
-                trained += [f"{scheme}_seed{s}"] * new
-                result = evaluate_lm(
-                    model, source, s, lengths, config["lm_sequences"], chunk=L
-                )
-                result["train_loss_last"] = float(np.mean(losses[-20:]))
-                lm.setdefault(scheme, {})[str(s)] = result
-                passkey.setdefault(scheme, {})[str(s)] = evaluate_passkey(
-                    model, source, s, pk_lengths, depths, config["passkey_keys"]
-                )
-                if scheme != "rope":
-                    continue
-                for method in METHODS:
-                    for factor in config["factors"]:
-                        scaled = rope_scaling(method, factor, head_dim, L)
-                        r = evaluate_lm(
-                            model,
-                            source,
-                            s,
-                            lengths,
-                            config["lm_sequences"],
-                            rope_for_length=scaled,
-                        )
-                        scaling.setdefault(method, {}).setdefault(str(factor), {})[
-                            str(s)
-                        ] = r["loss"]
-                rope_state = {k: v.clone() for k, v in model.state_dict().items()}
-                for method in FINETUNE_METHODS:
-                    scaled = rope_scaling(method, ft["factor"], head_dim, L)
-                    entry = finetuned.setdefault(
-                        method, {"zero_shot": {}, "finetuned": {}}
-                    )
-                    model.load_state_dict(rope_state)
-                    entry["zero_shot"][str(s)] = _scaled_eval(
-                        model, source, s, config, scaled, lengths, pk_lengths, depths
-                    )
-                    model.set_rope(scaled(ft["factor"] * L))
-                    _, new = _train_or_load(
-                        checkpoints / f"ft_{method}_seed{s}.pt",
-                        model,
-                        tag_for("finetune", method, s),
-                        bar,
-                        f"fine-tune rope+{method} at {ft['factor']}L (seed {s})",
-                        source=source,
-                        seed=s,
-                        steps=ft["steps"],
-                        batch=ft["batch"],
-                        length=ft["factor"] * L,
-                        lr=ft["lr"],
-                        warmup=5,
-                    )
-                    trained += [f"ft_{method}_seed{s}"] * new
-                    model.set_rope(None)
-                    entry["finetuned"][str(s)] = _scaled_eval(
-                        model, source, s, config, scaled, lengths, pk_lengths, depths
-                    )
-    results = {
-        "config": config,
-        "lm": {
-            k: {
-                "per_seed": v,
-                "summary": summarize({s: r["loss"] for s, r in v.items()}),
-                "chunks": summarize({s: r["loss_by_chunk"] for s, r in v.items()}),
-            }
-            for k, v in lm.items()
-        },
-        "passkey": {
-            k: {"per_seed": v, "summary": summarize(v)} for k, v in passkey.items()
-        },
-        "rope_scaling": {
-            m: {
-                f: {"per_seed": v, "summary": summarize(v)}
-                for f, v in by_factor.items()
-            }
-            for m, by_factor in scaling.items()
-        },
-        "finetune": {
-            m: {
-                when: {
-                    "per_seed": v,
-                    "lm": summarize({s: r["loss"] for s, r in v.items()}),
-                    "passkey": summarize({s: r["passkey"] for s, r in v.items()}),
-                }
-                for when, v in e.items()
-            }
-            for m, e in finetuned.items()
-        },
-    }
+                model = lab.base_model(scheme, source, s)
+                if scheme == "rope":
+                    lab.zero_shot_scaling(model, source, s)
+                    lab.fine_tunes(model, source, s)
+    results = lab.results()
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(
         json.dumps(results, indent=1, sort_keys=True) + "\n"
@@ -297,9 +166,184 @@ def run(out_dir, seed: int = 0, quick: bool = False, quiet: bool = False) -> dic
     from .figures import save_figures
 
     save_figures(results, out)
-    results["trained"] = trained
+    results["trained"] = lab.trained
     results["wall_seconds"] = time.perf_counter() - started
     return results
+
+
+class _Lab:
+    """One run's state: its configuration, checkpoints, progress bar and the numbers so far."""
+
+    def __init__(self, config: dict, checkpoints: Path):
+        self.config, self.checkpoints = config, checkpoints
+        self.L, self.mc = config["train_length"], config["model"]
+        self.head_dim = self.mc["d_model"] // self.mc["n_heads"]
+        self.tr, self.ft = config["train"], config["finetune"]
+        self.bar = None
+        self.trained: list = []
+        self.lm, self.passkey, self.scaling, self.finetuned = {}, {}, {}, {}
+
+    def tag(self, kind: str, name: str, s: int) -> dict:
+        """What a checkpoint was made with: a checkpoint with another tag is retrained."""
+        return {
+            "kind": kind,
+            "name": name,
+            "seed": s,
+            "model": self.mc,
+            "L": self.L,
+            "train": self.tr,
+            "finetune": self.ft if kind == "finetune" else None,
+        }
+
+    def steps_to_train(self) -> int:
+        """Training steps of the models whose checkpoint is missing (for the progress bar)."""
+        todo = 0
+        for s in self.config["seeds"]:
+            for scheme in SCHEMES:
+                path = self.checkpoints / f"{scheme}_seed{s}.pt"
+                todo += self.tr["steps"] * (
+                    not _cached(path, self.tag("base", scheme, s))
+                )
+            for method in FINETUNE_METHODS:
+                path = self.checkpoints / f"ft_{method}_seed{s}.pt"
+                todo += self.ft["steps"] * (
+                    not _cached(path, self.tag("finetune", method, s))
+                )
+        return todo
+
+    def base_model(self, scheme: str, source, s: int):
+        """Experiment 1 and 2 for one scheme: train (or load) at L, evaluate past L."""
+        config, tr = self.config, self.tr
+        model = build_model(scheme, self.mc, s)
+        losses, new = _train_or_load(
+            self.checkpoints / f"{scheme}_seed{s}.pt",
+            model,
+            self.tag("base", scheme, s),
+            self.bar,
+            f"train {scheme} (seed {s})",
+            source=source,
+            seed=s,
+            steps=tr["steps"],
+            batch=tr["batch"],
+            length=self.L,
+            lr=tr["lr"],
+        )
+        self.trained += [f"{scheme}_seed{s}"] * new
+        result = evaluate_lm(
+            model,
+            source,
+            s,
+            config["eval_lengths"],
+            config["lm_sequences"],
+            chunk=self.L,
+        )
+        result["train_loss_last"] = float(np.mean(losses[-20:]))
+        self.lm.setdefault(scheme, {})[str(s)] = result
+        self.passkey.setdefault(scheme, {})[str(s)] = evaluate_passkey(
+            model,
+            source,
+            s,
+            config["passkey_lengths"],
+            config["passkey_depths"],
+            config["passkey_keys"],
+        )
+        return model
+
+    def zero_shot_scaling(self, model, source, s: int) -> None:
+        """Experiment 1 for the RoPE model: every scaling method at every factor, untrained."""
+        for method in METHODS:
+            for factor in self.config["factors"]:
+                scaled = rope_scaling(method, factor, self.head_dim, self.L)
+                r = evaluate_lm(
+                    model,
+                    source,
+                    s,
+                    self.config["eval_lengths"],
+                    self.config["lm_sequences"],
+                    rope_for_length=scaled,
+                )
+                by_factor = self.scaling.setdefault(method, {})
+                by_factor.setdefault(str(factor), {})[str(s)] = r["loss"]
+
+    def fine_tunes(self, model, source, s: int) -> None:
+        """Experiment 2's fine-tunes: each method zero-shot, then after a short fine-tune."""
+        ft = self.ft
+        rope_state = {k: v.clone() for k, v in model.state_dict().items()}
+        for method in FINETUNE_METHODS:
+            scaled = rope_scaling(method, ft["factor"], self.head_dim, self.L)
+            entry = self.finetuned.setdefault(
+                method, {"zero_shot": {}, "finetuned": {}}
+            )
+            model.load_state_dict(rope_state)
+            entry["zero_shot"][str(s)] = self.scaled_eval(model, source, s, scaled)
+            model.set_rope(scaled(ft["factor"] * self.L))
+            _, new = _train_or_load(
+                self.checkpoints / f"ft_{method}_seed{s}.pt",
+                model,
+                self.tag("finetune", method, s),
+                self.bar,
+                f"fine-tune rope+{method} at {ft['factor']}L (seed {s})",
+                source=source,
+                seed=s,
+                steps=ft["steps"],
+                batch=ft["batch"],
+                length=ft["factor"] * self.L,
+                lr=ft["lr"],
+                warmup=5,
+            )
+            self.trained += [f"ft_{method}_seed{s}"] * new
+            model.set_rope(None)
+            entry["finetuned"][str(s)] = self.scaled_eval(model, source, s, scaled)
+
+    def scaled_eval(self, model, source, s, scaled) -> dict:
+        config = self.config
+        return _scaled_eval(
+            model,
+            source,
+            s,
+            config,
+            scaled,
+            config["eval_lengths"],
+            config["passkey_lengths"],
+            config["passkey_depths"],
+        )
+
+    def results(self) -> dict:
+        """Every seed's numbers and their summaries, as results.json holds them."""
+        return {
+            "config": self.config,
+            "lm": {
+                k: {
+                    "per_seed": v,
+                    "summary": summarize({s: r["loss"] for s, r in v.items()}),
+                    "chunks": summarize({s: r["loss_by_chunk"] for s, r in v.items()}),
+                }
+                for k, v in self.lm.items()
+            },
+            "passkey": {
+                k: {"per_seed": v, "summary": summarize(v)}
+                for k, v in self.passkey.items()
+            },
+            "rope_scaling": {
+                m: {
+                    f: {"per_seed": v, "summary": summarize(v)}
+                    for f, v in by_factor.items()
+                }
+                for m, by_factor in self.scaling.items()
+            },
+            "finetune": {
+                m: {when: _finetune_summary(v) for when, v in e.items()}
+                for m, e in self.finetuned.items()
+            },
+        }
+
+
+def _finetune_summary(per_seed: dict) -> dict:
+    return {
+        "per_seed": per_seed,
+        "lm": summarize({s: r["loss"] for s, r in per_seed.items()}),
+        "passkey": summarize({s: r["passkey"] for s, r in per_seed.items()}),
+    }
 
 
 def _cached(path: Path, tag: dict) -> bool:

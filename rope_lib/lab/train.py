@@ -1,9 +1,14 @@
 """Training and evaluation of the lab's models, with checkpoints so that a run resumes.
 
-model = build_model(config)                     # LabModel for config["position"]
-log = train(model, config, seed, steps, ...)    # AdamW, cosine decay, tqdm bar
-evaluate_lm(model, source, seed, lengths)       # mean loss over windows of each length
-evaluate_passkey(model, source, seed, lengths, depths)
+    model = build_model(position, model_config, seed)        # a LabModel, weights from seed
+    losses = train(model, source, seed=..., steps=..., batch=..., length=..., lr=...)
+                                                             # AdamW, warm-up + cosine decay
+    evaluate_lm(model, source, seed, lengths, n_sequences)   # mean loss per window length
+    evaluate_passkey(model, source, seed, lengths, depths, n_keys)  # exact-match grid
+    save_checkpoint(path, model, losses, tag), load_checkpoint(path, model)
+
+evaluate_lm and evaluate_passkey take rope_for_length(length) -> (inv_freq, attention_factor)
+or None to evaluate a RoPE model with scaled frequencies (rope_frequencies) per length.
 """
 
 from __future__ import annotations
