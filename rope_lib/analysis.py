@@ -24,7 +24,7 @@ from ._checks import (
     require_positive_float,
     require_positive_int,
 )
-from .rotary import inv_frequencies, pair_frequencies
+from .rotary import pair_frequencies
 
 
 def _exact_frequencies(head_dim: int, base: float, device=None) -> torch.Tensor:
@@ -110,7 +110,7 @@ def angle_error(
         raise ValueError(f"positions must be 1-D, got shape {tuple(positions.shape)}")
     low = (
         positions.to(dtype)[:, None]
-        * inv_frequencies(head_dim, base).to(dtype)[None, :]
+        * pair_frequencies(head_dim, base).to(dtype)[None, :]
     )
     exact = (
         positions.to(torch.float64)[:, None]

@@ -19,7 +19,7 @@ from ._checks import (
     require_same_device,
     require_tensor,
 )
-from .rotary import inv_frequencies, rope_angles, rotate_pairs
+from .rotary import pair_frequencies, rope_angles, rotate_pairs
 
 
 def precompute_freqs_cis(dim: int, end: int, theta: float = 10000.0) -> torch.Tensor:
@@ -31,7 +31,7 @@ def precompute_freqs_cis(dim: int, end: int, theta: float = 10000.0) -> torch.Te
     require_even("dim", dim)
     end = require_positive_int("end", end, minimum=0)
     theta = require_positive_float("theta", theta)
-    angles = rope_angles(torch.arange(end), inv_frequencies(dim, theta))
+    angles = rope_angles(torch.arange(end), pair_frequencies(dim, theta))
     return torch.polar(torch.ones_like(angles), angles)
 
 

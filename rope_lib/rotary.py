@@ -363,8 +363,8 @@ class RotaryEmbedding(nn.Module):
         )
         self.initial_cache = require_positive_int("initial_cache", initial_cache)
         if inv_freq is None:
-            inv_freq64 = inv_frequencies(head_dim, base, dtype=torch.float64)
-            inv_freq = inv_frequencies(head_dim, base)
+            inv_freq64 = pair_frequencies(head_dim, base, dtype=torch.float64)
+            inv_freq = pair_frequencies(head_dim, base)
         else:
             require_tensor("inv_freq", inv_freq)
             inv_freq = check_inv_freq(
