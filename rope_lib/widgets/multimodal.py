@@ -274,6 +274,23 @@ def patch_scores(
     return (keys @ query).view(patches, patches)
 
 
+def _scores_from_origin(content, dh, dw, convention: str) -> torch.Tensor:
+    """The score of a query at (0, 0) with keys at (dh, dw), all carrying `content`."""
+    positions = torch.stack([dh.flatten(), dw.flatten()])
+    keys = apply_2d_rope(
+        content.expand(positions.shape[1], -1), positions, convention=convention
+    )
+    query = apply_2d_rope(
+        content[None], torch.zeros(2, 1, dtype=torch.float64), convention=convention
+    )[0]
+    return keys @ query
+
+
+def _step(patches: int, convention: str) -> float:
+    """How far one patch moves the position: 1 (Pixtral), 2 / patches (DINOv3)."""
+    return 2.0 / patches if convention == "dinov3" else 1.0
+
+
 def offset_scores(
     offsets: torch.Tensor,
     patches: int,
@@ -284,14 +301,8 @@ def offset_scores(
     grid of `patches` per side: Pixtral's offset is the number of columns, DINOv3's 2 *
     offset / patches."""
     content = patch_content() if content is None else content
-    step = 2.0 / patches if convention == "dinov3" else 1.0
-    dw = offsets.to(torch.float64) * step
-    positions = torch.stack([torch.zeros_like(dw), dw])
-    keys = apply_2d_rope(content.expand(len(dw), -1), positions, convention=convention)
-    query = apply_2d_rope(
-        content[None], torch.zeros(2, 1, dtype=torch.float64), convention=convention
-    )[0]
-    return keys @ query
+    dw = offsets.to(torch.float64) * _step(patches, convention)
+    return _scores_from_origin(content, torch.zeros_like(dw), dw, convention)
 
 
 def offset_map(
@@ -302,18 +313,11 @@ def offset_map(
     entry [n - 1 + dh, n - 1 + dw]. Pixtral's offsets count patches, DINOv3's steps are
     2/n."""
     content = patch_content() if content is None else content
-    step = 2.0 / patches if convention == "dinov3" else 1.0
-    offsets = torch.arange(-(patches - 1), patches, dtype=torch.float64) * step
+    offsets = torch.arange(-(patches - 1), patches, dtype=torch.float64)
+    offsets = offsets * _step(patches, convention)
     dh, dw = torch.meshgrid(offsets, offsets, indexing="ij")
-    positions = torch.stack([dh.flatten(), dw.flatten()])
-    keys = apply_2d_rope(
-        content.expand(positions.shape[1], -1), positions, convention=convention
-    )
-    query = apply_2d_rope(
-        content[None], torch.zeros(2, 1, dtype=torch.float64), convention=convention
-    )[0]
     side = 2 * patches - 1
-    return (keys @ query).view(side, side)
+    return _scores_from_origin(content, dh, dw, convention).view(side, side)
 
 
 class PatchScoreWidget(LiveWidget):
@@ -372,7 +376,7 @@ class PatchScoreWidget(LiveWidget):
         n, row, col = v["patches"], v["row"], v["col"]
         scores = patch_scores(n, row, col, v["convention"], self.content)
         offsets = torch.arange(-(n - 1), n)
-        step = 2.0 / n if v["convention"] == "dinov3" else 1.0
+        step = _step(n, v["convention"])
         key = (n, v["convention"])
         if key not in self._lowest:  # the lowest score over every 2D offset of the grid
             pattern = offset_map(n, v["convention"], self.content)
