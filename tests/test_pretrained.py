@@ -338,3 +338,36 @@ def test_rope_frequencies_reach_the_attention():
         model.set_rope("default")
         assert not torch.allclose(scaled, model(tokens), atol=1e-4)
     assert np.isfinite(scaled.numpy()).all()
+
+
+# --- the experiment's plan and bookkeeping (no model run) ------------------------------------
+
+
+def test_the_full_plan_covers_every_method_at_2x_and_4x():
+    from rope_lib.pretrained.experiment import METHODS, plan
+
+    settings = plan(quick=False, training_length=8192)
+    units = {tuple(u) for u in settings["units"]}
+    assert settings["training_length"] == 8192 and settings["bucket"] == 2048
+    for window in range(settings["windows"]):
+        assert ("plain", 1, 32768, window) in units  # causal: covers 16k too
+        for method in set(METHODS) - {"plain"}:
+            assert (method, 2, 16384, window) in units
+            assert (method, 4, 32768, window) in units
+    assert len(units) == len(settings["units"]) == settings["windows"] * (1 + 2 * 6)
+
+
+def test_bucket_means_and_summary():
+    from rope_lib.pretrained.experiment import bucket_means, summarize
+
+    losses = torch.arange(10, dtype=torch.float32)
+    assert bucket_means(losses, 4) == [1.5, 5.5, 8.5]
+    results = {
+        "units": {
+            "yarn/x2/16/window0": {"bucket_loss": [1.0, 3.0]},
+            "yarn/x2/16/window1": {"bucket_loss": [2.0, 5.0]},
+        }
+    }
+    summary = summarize(results)["yarn/x2/16"]
+    assert summary["mean"] == [1.5, 4.0] and summary["std"] == [0.5, 1.0]
+    assert summary["min"] == [1.0, 3.0] and summary["max"] == [2.0, 5.0]
