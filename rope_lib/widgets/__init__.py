@@ -9,6 +9,10 @@ Every widget is a class with
     .update(**values)   recompute and change the artists in place (set_data and friends), then
                         draw; the controls call it, and so do the tests and the benchmark
     .widget()   the controls, the readout and the figure's canvas in one LiveBox, to display
+All of them are subclasses of rope_lib.widgets.base.LiveWidget: a widget declares its
+controls as a table and writes its numbers (compute) and its drawing (build, draw); the
+base keeps the values, clamps and checks them, builds and syncs the controls, redraws in
+place and fills the readout.
 In a notebook with `%matplotlib widget` (ipympl) the canvas redraws in place in the browser;
 `static_png(figure)` gives the PNG shown beside it for readers without a kernel; `show_png(figure)`
 shows a finished figure as a PNG and closes it.
