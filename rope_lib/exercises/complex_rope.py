@@ -99,14 +99,12 @@ Q_M, K_N = Q * cmath.exp(1j * M * THETA_S), K * cmath.exp(1j * N * THETA_S)
 
 def _as_score(answer, name: str) -> float:
     """One real number; a complex one is the product itself, before its real part."""
-    if (
-        isinstance(answer, torch.Tensor)
-        and answer.is_complex()
-        or (
-            isinstance(answer, (complex, np.ndarray, np.generic))
-            and np.iscomplexobj(answer)
-        )
-    ):
+    if isinstance(answer, torch.Tensor):
+        product = answer.is_complex()
+    else:
+        product = isinstance(answer, (complex, np.ndarray, np.generic))
+        product = product and np.iscomplexobj(answer)
+    if product:
         raise NotYet(
             _("that is the complex product itself; the score is its real part (.real)")
         )
