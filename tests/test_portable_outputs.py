@@ -8,7 +8,7 @@ every stored output of every lesson, both editions, and names each cell that doe
 
 The rule: a number in scientific notation whose size is below 1e-5 (float32 round-off is about
 1e-7, float64 about 1e-16; a printed 0.0e+00 is round-off that happened to vanish here) must
-stand right after a bound word ("below", "under", "<", "低于" ...). The other half of the
+stand right after a bound word ("below", "within", "<", "低于" ...). The other half of the
 promise, a number printed to more digits than are stable (an ill-conditioned fit, a long
 float32 sum), cannot be seen in the text: `make test` re-runs every notebook under nbval with
 torch's plain kernels and two threads (ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=2) for it.
@@ -30,7 +30,7 @@ NOTEBOOKS = sorted(
     ]
 )
 SCIENTIFIC = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?[eE][-+]?\d+(?![\w.])")
-BOUND_WORD = re.compile(r"(?:below|under|<|≤|低于|小于|不到)\s*$")
+BOUND_WORD = re.compile(r"(?:below|under|within|to|<|≤|低于|小于|不到|在)\s*$")
 SMALLEST_VALUE = 1e-5
 #: Lines whose tiny numbers are values, not round-off: (lesson file, text in the line, why).
 GENUINE_VALUES = [
@@ -116,6 +116,8 @@ def test_the_rule_catches_what_it_is_for():
     assert not round_off_lines("largest difference below 1e-12")
     assert not round_off_lines("largest difference < 1e-06")
     assert not round_off_lines("最大差异低于 1e-6")
+    assert not round_off_lines("closed form, within 1e-12: True")
+    assert not round_off_lines("对称偏置 = 因果偏置，误差在 1e-6 以内：True")
     assert not round_off_lines("base 1e+06, wavelength 6.3e+04, slope 3.9e-03")
     assert not round_off_lines("exp(-μΔ) 1.929e-22", "06_alibi.ipynb")
     assert round_off_lines("exp(-μΔ) 1.929e-22", "01_sinusoidal.ipynb")
