@@ -4,7 +4,7 @@ Loss per position past SmolLM2-135M's training length (8,192 tokens) on Python's
 plain RoPE and zero-shot PI, NTK, dynamic NTK, YaRN (with and without its attention factor) and
 Llama 3 scaling at factors 2 and 4 (16,384 and 32,768 tokens), over several windows of the text.
 Writes DIR/results.json after every window; run it again to continue an interrupted run.
---quick: the same steps on 2 windows of 128 tokens (under a minute), for CI.
+--quick: the same steps on 2 windows of 64 tokens (under a minute), for CI.
 """
 
 from __future__ import annotations

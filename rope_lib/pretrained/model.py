@@ -24,12 +24,31 @@ The layout names the row order of W_q and W_k: "interleaved" for the file's orde
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from .. import apply_rope, rope_frequencies
 from .gguf import LlamaConfig, load_weights, qk_rows
+
+
+@contextmanager
+def _no_random_init():
+    """nn.Linear and nn.Embedding draw random weights when built (about 3 s for 135M numbers)
+    that from_gguf would overwrite at once: skip the drawing (transformers' no_init_weights
+    does the same). Building on the meta device instead costs more: its first use imports
+    torch's Python reference kernels, 5-10 s here."""
+    names = ("kaiming_uniform_", "uniform_", "normal_")
+    saved = {name: getattr(nn.init, name) for name in names}
+    for name in names:
+        setattr(nn.init, name, lambda tensor, *args, **kwargs: tensor)
+    try:
+        yield
+    finally:
+        for name, function in saved.items():
+            setattr(nn.init, name, function)
 
 
 class RMSNorm(nn.Module):
@@ -218,7 +237,7 @@ class Llama(nn.Module):
         if layout not in ("interleaved", "half"):
             raise ValueError(f"layout must be 'interleaved' or 'half', got {layout!r}")
         config, w = load_weights(path, cache=cache)
-        with torch.device("meta"):  # no random initialization: every weight is assigned
+        with _no_random_init():  # every weight is assigned below
             model = cls(config, layout)
         order = (
             (lambda t, heads: qk_rows(t, heads, "half"))
