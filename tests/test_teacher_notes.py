@@ -611,6 +611,8 @@ def _wrong_answers():
                 half_to_interleaved(w_half.T).T,
             ),
             (complex_rope, "check_meta_layout_weights", half_to_interleaved(w_half)),
+            # exercise 3 without the conjugate: Re[(2 + i) e^(1.4i) (1 - 3i) e^(0.6i)]
+            (complex_rope, "check_complex_score", 2.4657528),
         ],
         "05_rope_in_practice": [
             (complex_rope, "check_slow_pairs", 35),
