@@ -375,3 +375,16 @@ def test_bucket_means_and_summary():
     summary = summarize(results)["yarn/x2/16"]
     assert summary["mean"] == [1.5, 4.0] and summary["std"] == [0.5, 1.0]
     assert summary["min"] == [1.0, 3.0] and summary["max"] == [2.0, 5.0]
+
+
+def test_the_forward_stays_on_the_models_device():
+    """On the meta device, a tensor made on the CPU by mistake would fail the forward."""
+    model = Llama(TINY).to("meta")
+    model.set_rope("yarn", factor=2.0)
+    tokens = torch.zeros(2, 5, dtype=torch.long, device="meta")
+    logits = model(tokens)
+    assert logits.device.type == "meta" and logits.shape == (2, 5, 50)
+    model.set_rope("dynamic", factor=2.0)
+    assert (
+        model(torch.zeros(1, 40, dtype=torch.long, device="meta")).device.type == "meta"
+    )

@@ -33,6 +33,19 @@ from torch import nn
 from .. import apply_rope, rope_frequencies
 from .gguf import LlamaConfig, load_weights, qk_rows
 
+GGUF_NAMES = {  # our name in layer i: llama.cpp's name in block i ("blk.{i}.{name}.weight")
+    "attention_norm": "attn_norm",
+    "attention.wq": "attn_q",
+    "attention.wk": "attn_k",
+    "attention.wv": "attn_v",
+    "attention.wo": "attn_output",
+    "ffn_norm": "ffn_norm",
+    "ffn.w_gate": "ffn_gate",
+    "ffn.w_up": "ffn_up",
+    "ffn.w_down": "ffn_down",
+}
+"""Besides these: token_embd (the embedding E, also the output head) and output_norm."""
+
 
 @contextmanager
 def _no_random_init():
@@ -179,6 +192,7 @@ class Llama(nn.Module):
             )
         if (
             tokens.numel()
+            and tokens.device.type != "meta"  # no values there to check
             and not 0 <= int(tokens.min()) <= int(tokens.max()) < self.config.vocab_size
         ):
             raise ValueError(
@@ -239,27 +253,16 @@ class Llama(nn.Module):
         config, w = load_weights(path, cache=cache)
         with _no_random_init():  # every weight is assigned below
             model = cls(config, layout)
-        order = (
-            (lambda t, heads: qk_rows(t, heads, "half"))
-            if layout == "half"
-            else (lambda t, heads: t)
-        )
         state = {
             "embedding.weight": w["token_embd.weight"],
             "norm.weight": w["output_norm.weight"],
         }
         for i in range(config.n_layers):
-            g, p = (lambda name: w[f"blk.{i}.{name}.weight"]), f"layers.{i}."
-            state |= {
-                p + "attention_norm.weight": g("attn_norm"),
-                p + "attention.wq.weight": order(g("attn_q"), config.n_heads),
-                p + "attention.wk.weight": order(g("attn_k"), config.n_kv_heads),
-                p + "attention.wv.weight": g("attn_v"),
-                p + "attention.wo.weight": g("attn_output"),
-                p + "ffn_norm.weight": g("ffn_norm"),
-                p + "ffn.w_gate.weight": g("ffn_gate"),
-                p + "ffn.w_up.weight": g("ffn_up"),
-                p + "ffn.w_down.weight": g("ffn_down"),
-            }
+            for ours, theirs in GGUF_NAMES.items():
+                state[f"layers.{i}.{ours}.weight"] = w[f"blk.{i}.{theirs}.weight"]
+            if layout == "half":  # transformers' row order for W_q and W_k
+                for name, heads in (("wq", config.n_heads), ("wk", config.n_kv_heads)):
+                    key = f"layers.{i}.attention.{name}.weight"
+                    state[key] = qk_rows(state[key], heads, "half")
         model.load_state_dict(state, assign=True)
         return model.eval()
