@@ -62,7 +62,8 @@ def decay_bound_constant(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
     """max_i |h_{i+1} - h_i| with h_i = q_i conj(k_i) over interleaved pairs and h_{d/2} = 0.
 
     q, k: [..., head_dim] real vectors (pairs (2i, 2i+1)); returns [...] float64. Multiplied by
-    (head_dim/2) * long_term_decay_bound(r) it bounds |(R_m q) . (R_n k)| for r = m - n.
+    (head_dim/2) * long_term_decay_bound(r) it bounds |(R_m q) . (R_n k)| for r = m - n
+    (RoFormer, Su et al. 2021, section 3.4.3).
     """
     require_float_tensor("q", q)
     require_float_tensor("k", k)
@@ -82,6 +83,7 @@ def pair_turns(length: float, head_dim: int, base: float = 10000.0) -> torch.Ten
 
     float64 [head_dim/2]. Above 1: the pair wraps (many positions share its angle); well below 1:
     within that length the pair barely moves, so it tells nearby positions apart hardly at all.
+    (theta_i = base ** (-2i/d), RoFormer, Su et al. 2021, eq. 15.)
     """
     require_even("head_dim", head_dim)
     base = require_positive_float("base", base)
@@ -98,7 +100,8 @@ def angle_error(
     positions.to(dtype) * inv_frequencies(head_dim, base).to(dtype), the product rounded to `dtype`.
     The exact angle is position * base ** (-2i/head_dim) in float64. bfloat16 keeps 8 significant
     bits, so an integer position between 2048 and 4096 is rounded to a multiple of 16: pair 0
-    (1 rad per position) is then off by up to 8 radians.
+    (1 rad per position) is then off by up to 8 radians. (Why transformers and Meta's LLaMA
+    compute the angles in float32: m theta_i with theta_i = base ** (-2i/d), RoFormer eq. 15.)
     """
     require_even("head_dim", head_dim)
     base = require_positive_float("base", base)
@@ -137,7 +140,8 @@ def rope_cost_per_token(
     Bytes: RoPE reads and writes the rotated vectors and reads d cos/sin values; attention reads
     the cached keys and values, 2 * context * d * n_kv_heads values.
     Returns a dict with rope_flops, attention_flops, flops_ratio, rope_bytes, attention_bytes,
-    bytes_ratio (ratios are RoPE / attention).
+    bytes_ratio (ratios are RoPE / attention). (RoFormer, Su et al. 2021, section 3.4.2, gives
+    the same pairwise form as the efficient way to compute the rotation.)
     """
     require_even("head_dim", head_dim)
     require_positive_int("n_heads", n_heads)

@@ -33,7 +33,8 @@ from .rotary import inv_frequencies
 def from_polar(length, angle) -> torch.Tensor:
     """The 2D vector (length cos(angle), length sin(angle)), float64, shape [..., 2].
 
-    `angle` is in radians, measured counter-clockwise from the x axis.
+    `angle` is in radians, measured counter-clockwise from the x axis: (r cos a, r sin a), the
+    polar form RoFormer's 2D derivation starts from (Su et al. 2021, section 3.4.1).
     """
     r = as_real_float64("length", length)
     a = as_real_float64("angle", angle)
@@ -84,7 +85,8 @@ def polar_score(q_length, q_angle, k_length, k_angle, m, n, theta) -> torch.Tens
     """The one-pair RoPE score in polar form: |q| |k| cos(phi_q - phi_k + (m - n) theta), float64.
 
     q' points at phi_q + m theta and k' at phi_k + n theta; a dot product is the product of the
-    lengths times the cosine of the angle between, and that angle only sees m - n.
+    lengths times the cosine of the angle between, and that angle only sees m - n (RoFormer,
+    Su et al. 2021, section 3.4.1).
     """
     names = ("q_length", "q_angle", "k_length", "k_angle", "m", "n", "theta")
     args = [
@@ -130,6 +132,8 @@ def rope_by_steps(
                          (a view works on the transposed Q: only the last, contiguous dim is split)
       5. "Q_rot", "K_rot" x cos - y sin, x sin + y cos, stacked back and viewed as d_head
       6. "scores"        Q_rot K_rot^T / sqrt(d_head):          [batch, n_heads, len, len]
+
+    (RoFormer, Su et al. 2021, eq. 14-16; the pairs interleaved, as in Meta's LLaMA.)
     """
     batch, length, d_head = _check_steps_inputs(Q, K, n_heads)
     steps = {}
@@ -185,7 +189,8 @@ def rotation_from_polar() -> PolarRotation:
     A vector (x, y) = (r cos phi, r sin phi) turned counter-clockwise by alpha keeps its length
     and points at phi + alpha: (r cos(phi + alpha), r sin(phi + alpha)). The angle-sum formulas
     give r cos phi cos alpha - r sin phi sin alpha = x cos alpha - y sin alpha, and likewise
-    y' = x sin alpha + y cos alpha: the matrix [[cos, -sin], [sin, cos]].
+    y' = x sin alpha + y cos alpha: the matrix [[cos, -sin], [sin, cos]] (RoFormer, Su et al.
+    2021, eq. 13).
     """
     import sympy as sp
 
@@ -225,7 +230,8 @@ def score_derivation() -> ScoreDerivation:
     Steps (as a common derivation writes them): rotate q by m theta and k by n theta; multiply out the two
     products of sums into eight terms; group them by q1 k1, q2 k2, q1 k2, q2 k1; each group's
     coefficient is cos(m theta - n theta) or +-sin(m theta - n theta) by the angle-difference
-    formulas; so the score is the closed form, and `difference` simplifies to 0.
+    formulas; so the score is the closed form, and `difference` simplifies to 0 (RoFormer, Su et al. 2021,
+    section 3.4.1).
     """
     import sympy as sp
 

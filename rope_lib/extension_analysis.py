@@ -48,7 +48,8 @@ def check_frequencies(name: str, inv_freq) -> torch.Tensor:
 def wavelengths(inv_freq: torch.Tensor) -> torch.Tensor:
     """lambda_i = 2 pi / theta_i: how many tokens pair i needs for one full turn.
 
-    inv_freq: a tensor of finite frequencies > 0; the result has its shape (float32 at least)."""
+    inv_freq: a tensor of finite frequencies > 0; the result has its shape (float32 at least).
+    (Peng et al. 2023, arXiv:2309.00071, section 3: the wavelength of dimension d.)"""
     inv_freq = check_frequencies("inv_freq", inv_freq)
     if not inv_freq.is_floating_point():
         inv_freq = inv_freq.to(torch.float32)
@@ -97,7 +98,8 @@ def first_pair_longer_than(inv_freq: torch.Tensor, length: float) -> int:
     """min{i : 2 pi / theta_i > length}: the first pair whose wavelength does not fit into
     `length` (len(inv_freq) when every wavelength fits). A common write-up of YaRN computes this
     cut-off as its first step ("corr_dim"); YaRN's upper correction bound with beta_slow = 1 is
-    the same idea. inv_freq: a 1-D tensor of frequencies > 0; length: a finite number > 0."""
+    the same idea (Peng et al. 2023, arXiv:2309.00071). inv_freq: a 1-D tensor of frequencies
+    > 0; length: a finite number > 0."""
     inv_freq = check_frequencies("inv_freq", inv_freq)
     if inv_freq.dim() != 1:
         raise ValueError(
@@ -151,7 +153,8 @@ def pair_regimes(
 ) -> torch.Tensor:
     """Per pair, an index into REGIMES: 0 "extrapolated" (frequency kept, implied_ramp >= 1-tol),
     2 "interpolated" (frequency divided by s, implied_ramp <= tol), 1 "blended" (in between).
-    int64 [head_dim/2]."""
+    int64 [head_dim/2]. (Peng et al. 2023, arXiv:2309.00071, "NTK-by-parts": gamma = 1 keeps
+    theta_i, gamma = 0 gives theta_i / s.)"""
     tol = require_number("tol", tol)
     if not 0 <= tol < 0.5:
         raise ValueError(f"tol must be in [0, 0.5), got {tol}")
