@@ -230,8 +230,8 @@ def score_derivation() -> ScoreDerivation:
     Steps (as a common derivation writes them): rotate q by m theta and k by n theta; multiply out the two
     products of sums into eight terms; group them by q1 k1, q2 k2, q1 k2, q2 k1; each group's
     coefficient is cos(m theta - n theta) or +-sin(m theta - n theta) by the angle-difference
-    formulas; so the score is the closed form, and `difference` simplifies to 0 (RoFormer, Su et al. 2021,
-    section 3.4.1).
+    formulas; so the score is the closed form, and `difference` simplifies to 0 (RoFormer, Su et
+    al. 2021, section 3.4.1).
     """
     import sympy as sp
 
