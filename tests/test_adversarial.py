@@ -1198,3 +1198,20 @@ def test_reversed_bounds_warn_where_transformers_warns():
         )
     with pytest.raises(ValueError, match="low"):
         rope_lib.extension_analysis.ramp_by_pair(5.0, 2.0, 8)
+
+
+def test_attention_and_mrope_read_batch_positions_by_rank_too():
+    # the same rule in PositionalSelfAttention and in each axis of apply_mrope
+    gen = torch.Generator().manual_seed(6)
+    block = rope_lib.PositionalSelfAttention(8, 2, "rope")  # 2 heads, batch 2
+    x = torch.randn(2, 5, 8, generator=gen)
+    positions = torch.randint(0, 40, (2, 5), generator=gen)
+    with torch.no_grad():
+        together = block(x, positions)
+        apart = torch.cat([block(x[b : b + 1], positions[b]) for b in range(2)])
+    torch.testing.assert_close(together, apart)
+    q = torch.randn(2, 2, 5, 8, generator=gen)  # batch == heads
+    ids = torch.stack([positions, positions + 1, positions + 2])  # [3, batch, seq]
+    got = rope_lib.apply_mrope(q, ids, [2, 1, 1])
+    want = rope_lib.apply_mrope(q, ids[:, :, None, :], [2, 1, 1])  # [3, batch, 1, seq]
+    torch.testing.assert_close(got, want, rtol=0, atol=0)
