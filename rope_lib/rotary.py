@@ -169,13 +169,13 @@ def _default_inv_freq(width: int, base: float, dtype, device) -> torch.Tensor:
     """pair_frequencies(width, base), kept for the next call (a few small kernels less per
     apply_rope). Callers must not modify the result."""
     key = (width, base, dtype, device)
-    if key not in _DEFAULT_INV_FREQ:
+    inv_freq = _DEFAULT_INV_FREQ.get(key)
+    if inv_freq is None:
         if len(_DEFAULT_INV_FREQ) > 64:
             _DEFAULT_INV_FREQ.clear()
-        _DEFAULT_INV_FREQ[key] = pair_frequencies(
-            width, base, dtype=dtype, device=device
-        )
-    return _DEFAULT_INV_FREQ[key]
+        inv_freq = pair_frequencies(width, base, dtype=dtype, device=device)
+        _DEFAULT_INV_FREQ[key] = inv_freq
+    return inv_freq
 
 
 def _check_rotary_dim(rotary_dim, head_dim: int) -> int:
@@ -248,8 +248,10 @@ def apply_rope(
     cos, sin = angles.cos(), angles.sin()
     if attention_factor != 1.0:
         cos, sin = cos * attention_factor, sin * attention_factor
-    rotated = rotate_pairs(x[..., :r], cos, sin, layout)
-    return rotated if r == x.shape[-1] else torch.cat([rotated, x[..., r:]], dim=-1)
+    if r == x.shape[-1]:
+        return rotate_pairs(x, cos, sin, layout)
+    # partial rotary: rotate the first r coordinates, pass the others through
+    return torch.cat([rotate_pairs(x[..., :r], cos, sin, layout), x[..., r:]], dim=-1)
 
 
 def _check_pairs(x) -> torch.Tensor:
