@@ -388,3 +388,23 @@ def test_the_forward_stays_on_the_models_device():
     assert (
         model(torch.zeros(1, 40, dtype=torch.long, device="meta")).device.type == "meta"
     )
+
+
+def test_the_quick_run_evaluates_every_unit_once_and_resumes(gguf_path, tmp_path):
+    """`python -m rope_lib.pretrained --quick` end to end: every unit of the quick plan in
+    results.json with finite losses per bucket, each method's settings reaching the model
+    (the extension methods differ from plain RoPE past the pretended L), and a second run
+    that finds everything done."""
+    from rope_lib.pretrained.experiment import plan, run, unit_key
+
+    results = run(tmp_path, quick=True, quiet=True)
+    units = plan(quick=True, training_length=8192)["units"]
+    assert set(results["units"]) == {unit_key(*u) for u in units}
+    losses = {k: v["bucket_loss"] for k, v in results["units"].items()}
+    assert all(np.isfinite(v).all() and len(v) > 1 for v in losses.values())
+    plain = losses[unit_key("plain", 1, 64, 0)]
+    for key, value in losses.items():
+        if key.endswith("/window0") and not key.startswith("plain/"):
+            assert value[-1] != plain[-1], key
+    again = run(tmp_path, quick=True, quiet=True)
+    assert again["units"] == results["units"]

@@ -130,6 +130,33 @@ def summarize(results: dict) -> dict:
     return summary
 
 
+def _stored_units(results_path: Path, header: dict) -> dict:
+    """The units already in results_path (a resumed run), if it was made with header."""
+    if not results_path.is_file():
+        return {}
+    stored = json.loads(results_path.read_text())
+    if {k: stored.get(k) for k in header} != header:
+        raise ValueError(
+            f"{results_path} was made with other settings or another text; "
+            "choose another --out or delete it"
+        )
+    return stored.get("units", {})
+
+
+def _rope_settings(method: str, factor, L: int) -> tuple[str, dict]:
+    """(rope_type, params) of a method at a factor, with L as the training length (quick
+    pretends a shorter one)."""
+    rope_type, params = METHODS[method]
+    params = dict(params)
+    if method != "plain":
+        params["factor"] = float(factor)
+        if rope_type == "dynamic":
+            params["max_position_embeddings"] = L
+        elif rope_type in ("yarn", "llama3"):
+            params["original_max_position_embeddings"] = L
+    return rope_type, params
+
+
 def run(out_dir, quick: bool = False, device: str = "cpu", quiet: bool = False) -> dict:
     """Evaluate every unit of plan(quick) not yet in out_dir/results.json; return results."""
     out = Path(out_dir)
@@ -146,15 +173,7 @@ def run(out_dir, quick: bool = False, device: str = "cpu", quiet: bool = False) 
         "settings": {k: v for k, v in settings.items() if k != "units"},
         "quick": quick,
     }
-    results = {**header, "units": {}}
-    if results_path.is_file():
-        stored = json.loads(results_path.read_text())
-        if {k: stored.get(k) for k in header} != header:
-            raise ValueError(
-                f"{results_path} was made with other settings or another text; "
-                "choose another --out or delete it"
-            )
-        results["units"] = stored.get("units", {})
+    results = {**header, "units": _stored_units(results_path, header)}
     todo = [u for u in settings["units"] if unit_key(*u) not in results["units"]]
     windows = {
         L * stage["factor"]: text_windows(ids, L * stage["factor"], stage["windows"])
@@ -164,18 +183,7 @@ def run(out_dir, quick: bool = False, device: str = "cpu", quiet: bool = False) 
     bar.update(len(settings["units"]) - len(todo))
     start = time.perf_counter()
     for method, factor, length, window in todo:
-        rope_type, params = METHODS[method]
-        params = dict(params)
-        if method != "plain":
-            params["factor"] = float(factor)
-            # L as the training length (quick pretends a shorter one)
-            key = (
-                "max_position_embeddings"
-                if rope_type == "dynamic"
-                else "original_max_position_embeddings"
-            )
-            if rope_type in ("dynamic", "yarn", "llama3"):
-                params[key] = L
+        rope_type, params = _rope_settings(method, factor, L)
         model.set_rope(rope_type, **params)
         bar.set_postfix_str(f"{method} x{factor} {length}")
         tokens = windows[length][window].to(device)
