@@ -225,9 +225,8 @@ def apply_rope(
                 GPT-NeoX, Phi and GLM do (r = int(head_dim * partial_rotary_factor)). inv_freq
                 is then [rotary_dim/2], by default inv_frequencies(rotary_dim, base).
 
-    Returns a tensor of x's shape, dtype and device. Angles are computed in float32 (float64,
-    from float64 frequencies, for float64 x), as transformers and Meta's reference do, whatever
-    the input dtype.
+    Returns a tensor of x's shape, dtype and device. Angles are computed in float32 (float64 for
+    float64 x), as transformers and Meta's reference do, whatever the input dtype.
     """
     check_x(x)
     check_layout(layout)
@@ -237,10 +236,9 @@ def apply_rope(
     if r == 0:  # nothing rotated
         return x.clone()
     dtype = angle_dtype(x.dtype)
-    if inv_freq is None:
-        theta = _default_inv_freq(
-            r, require_positive_float("base", base), dtype, x.device
-        )
+    if inv_freq is None:  # theta_i = base ** (-2i / r)
+        base = require_positive_float("base", base)
+        theta = _default_inv_freq(r, base, dtype, x.device)
     else:
         theta = check_inv_freq("inv_freq", inv_freq, r // 2, x.device)
 
