@@ -153,7 +153,7 @@ def rotate_pairs(
     float64; the rotation runs in cos.dtype and the result has x's dtype. Unchecked (the public
     entries check). Differentiable in x and in the angles. When no gradient flows to the angles
     the same rotation comes from _fast_rotation.rotate_fast, which arranges it for the CPU cache:
-    on benchmarks/bench_rope.py's shapes it takes 1.3 to 7 times less time than these three
+    on benchmarks/bench_rope.py's shapes it takes up to 7 times less time than these three
     lines (measured on a 2-core EPYC); float32 apply_rope costs about 1.2x (interleaved) and 1.5x
     (half) of a copy.
     """
