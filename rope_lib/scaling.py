@@ -523,6 +523,3 @@ def rope_frequencies(rope_type: str, head_dim: int, base: float = 10000.0, **par
         return torch.zeros(0), 1.0
     params = ROPE_VALIDATION_FUNCTIONS[rope_type](width, base, params, rope_type)
     return ROPE_FREQUENCY_FUNCTIONS[rope_type](width, base, params)
-
-
-from .extension_analysis import REGIMES, first_pair_longer_than, implied_ramp, pair_regimes, ramp_by_pair, wavelengths  # TEMP re-export for exercises/widgets  # noqa: E402, F401, I001  # fmt: skip

@@ -9,16 +9,10 @@ import math
 import numpy as np
 import torch
 
+from ..extension_analysis import first_pair_longer_than, pair_regimes, ramp_by_pair
 from ..language import N_, _
 from ..rotary import inv_frequencies
-from ..scaling import (
-    first_pair_longer_than,
-    pair_regimes,
-    ramp_by_pair,
-    rope_frequencies,
-    yarn_correction_range,
-    yarn_get_mscale,
-)
+from ..scaling import rope_frequencies, yarn_correction_range, yarn_get_mscale
 from . import NotYet, Word, close, either, exercise
 from .answers import as_count, as_indices, as_number, as_numbers, as_tensor, describe
 
