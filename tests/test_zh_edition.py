@@ -266,7 +266,9 @@ def test_a_changed_english_code_cell_is_named():
         if c["cell_type"] == "code" and re.search(r"\b0\.5\b", _source(c))
     )
     changed = [dict(c) for c in english]
-    changed[index]["source"] = re.sub(r"\b0\.5\b", "0.25", _source(english[index]), 1)
+    changed[index]["source"] = re.sub(
+        r"\b0\.5\b", "0.25", _source(english[index]), count=1
+    )
     problems = out_of_step(lesson, changed, chinese)
     assert len(problems) == 1, problems
     assert f"cell {index} (code)" in problems[0] and "'0.25'" in problems[0], problems[
