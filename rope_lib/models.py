@@ -668,7 +668,7 @@ def model_summary(name: str) -> str:
     lengths L and L' are the entry's trained_length and context_length."""
     entry = _entry(name)
     if entry.config is None:
-        return f"ALiBi, {entry.alibi_heads} heads"
+        return _("ALiBi, {heads} heads").format(heads=entry.alibi_heads)
     layers = model_layers(name)
     kinds = []
     for layer in layers:
@@ -679,7 +679,11 @@ def model_summary(name: str) -> str:
         if text not in kinds:
             kinds.append(text)
     nope = sum(not layer.uses_rope for layer in layers)
-    extra = f"; NoPE {nope}/{len(layers)} layers" if nope else ""
+    extra = (
+        _("; NoPE {nope}/{layers} layers").format(nope=nope, layers=len(layers))
+        if nope
+        else ""
+    )
     return f"{' | '.join(kinds)}{extra}"
 
 
