@@ -350,13 +350,18 @@ def test_the_full_plan_covers_every_method_at_2x_and_some_at_4x():
     units = {tuple(u) for u in settings["units"]}
     assert len(units) == len(settings["units"])  # no unit twice
     assert settings["training_length"] == 8192 and settings["bucket"] == 2048
-    for window in range(3):
+    for window in range(2):
         assert ("plain", 1, 16384, window) in units
         for method in set(METHODS) - {"plain"}:
             assert (method, 2, 16384, window) in units
-    for method in ("dynamic_ntk", "yarn", "llama3"):
+    for method in ("dynamic_ntk", "yarn"):
         assert (method, 4, 32768, 0) in units
     assert ("plain", 1, 32768, 0) in units
+    passkey = {tuple(u) for u in settings["passkey_units"]}
+    for method, factor in (("plain", 1), ("dynamic_ntk", 2), ("yarn", 2)):
+        for depth in settings["passkey"]["depths"]:
+            assert (method, factor, 16384, depth, 0) in passkey
+    assert ("plain", 1, 8192, 0.5, 0) in passkey
     quick = plan(quick=True, training_length=8192)
     assert {u[2] for u in quick["units"]} == {64} and len(quick["units"]) == 14
 

@@ -5,8 +5,13 @@ model.py   Llama: RMSNorm, grouped-query attention through rope_lib.apply_rope w
 gguf.py    the file (smollm2_path), its hyper-parameters and float32 weights, the row order
            of W_q / W_k (qk_rows), the tokenizer; caches in ~/.cache/rope-notebooks/
 text.py    real English with no download: Python's documentation (pydoc_data.topics)
+passkey.py passkey retrieval prompts, judged as greedy decoding would in one forward pass
+pairs.py   the size of q and k per frequency pair, the pairs' wavelengths
+attention_maps.py  explicit attention weights, their decay with distance, attention sinks
 experiment.py and `python -m rope_lib.pretrained`: loss per position past the training
-           length, plain RoPE against zero-shot PI, NTK, dynamic NTK, YaRN, Llama 3
+           length (plain RoPE against zero-shot PI, NTK, dynamic NTK, YaRN, Llama 3),
+           passkey retrieval, pairs, decay and sinks; results.json's schema
+figures.py the figures of a results folder (`python -m rope_lib.pretrained.figures DIR`)
 """
 
 from .gguf import LlamaConfig, load_tokenizer, load_weights, qk_rows, smollm2_path

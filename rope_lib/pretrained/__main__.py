@@ -1,10 +1,12 @@
-"""python -m rope_lib.pretrained --out DIR [--quick] [--device cpu|cuda|mps]
+"""python -m rope_lib.pretrained --out DIR [--quick] [--device cpu|cuda|mps] [--offset N]
 
-Loss per position past SmolLM2-135M's training length (8,192 tokens) on Python's documentation:
-plain RoPE and zero-shot PI, NTK, dynamic NTK, YaRN (with and without its attention factor) and
-Llama 3 scaling at factors 2 and 4 (16,384 and 32,768 tokens), over several windows of the text.
-Writes DIR/results.json after every window; run it again to continue an interrupted run.
---quick: the same steps on 2 windows of 64 tokens (under a minute), for CI.
+SmolLM2-135M on Python's documentation, zero-shot: the loss per position past its training
+length (8,192 tokens) for plain RoPE and PI, NTK, dynamic NTK, YaRN (with and without its
+attention factor) and Llama 3 scaling at factors 2 and 4 (16,384 and 32,768 tokens); passkey
+retrieval by length, depth and method; the size of q and k per frequency pair, attention by
+distance and the attention sinks, by layer. Writes DIR/results.json after every unit; run it
+again to continue an interrupted run. --quick: the same steps at tiny sizes (under a minute),
+for CI. --offset N: read the text from its token N on (other windows, same text).
 """
 
 from __future__ import annotations
@@ -31,14 +33,27 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--threads", type=int, default=None, help="torch threads (default: torch's)"
     )
+    parser.add_argument(
+        "--offset",
+        type=int,
+        default=0,
+        help="read the text from this token on, wrapping around (other windows)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     if args.threads is not None:
         torch.set_num_threads(args.threads)
-    results = run(args.out, quick=args.quick, device=args.device, quiet=args.quiet)
+    results = run(
+        args.out,
+        quick=args.quick,
+        device=args.device,
+        quiet=args.quiet,
+        offset=args.offset,
+    )
+    seconds = ", ".join(f"{part} {s:.0f} s" for part, s in results["seconds"].items())
     print(
-        f"{len(results['units'])} window(s) evaluated, {results['wall_seconds']:.0f} s this "
-        f"run; results in {args.out}/results.json"
+        f"done: {results['wall_seconds']:.0f} s this run; the units took {seconds}; "
+        f"results in {args.out}/results.json"
     )
     return 0
 

@@ -1,19 +1,53 @@
-"""Loss per position past the training length, on real text, zero-shot (no fine-tune).
+"""SmolLM2-135M on real text, zero-shot (no fine-tune): past its training length, and inside.
 
-    run(out_dir, quick=False, device="cpu") -> results, also written to out_dir/results.json
+    run(out_dir, quick=False, device="cpu", offset=0) -> results, also out_dir/results.json
 
-SmolLM2-135M was trained on 8,192 tokens (L). For each method below, at factor s, windows of
-s * L tokens of Python's documentation are run through the model and the next-token loss of
-every position is kept as the mean over buckets of positions (2,048 wide): the plain model's
-loss should rise past L, the extension methods should hold it (or pay for it everywhere).
-Plain RoPE runs on the same windows as the methods (FULL says which methods and how many
-windows at each factor). Every method is set on the model with rope_frequencies' names
-(METHODS); dynamic NTK recomputes its base for the window's length.
+SmolLM2-135M was trained on 8,192 tokens (L). Four parts, each made of units (one forward pass
+or a few) that are written to results.json as soon as each is done:
 
-Resumable: each (method, factor, length, window) is one unit, written to results.json as soon
-as it is done; a second run with the same --out skips the units already there. The text's
-token ids are fingerprinted: a results.json made from another text (another Python's
-documentation) is refused rather than mixed.
+loss     For each method (METHODS) at factor s, windows of s * L tokens of Python's
+         documentation go through the model; the next-token loss of every position is kept
+         as its mean over buckets of 2,048 positions. Plain RoPE should break past L, the
+         extension methods hold the loss (or pay for it everywhere). Dynamic NTK recomputes
+         its base for the window's length.
+passkey  Passkey retrieval (passkey.py): is the key said back by greedy decoding, by prompt
+         length, depth of the key and method.
+pairs    The size of q and k per frequency pair, by layer (pairs.py), on windows of 2,048
+         tokens, plain RoPE.
+decay    Mean attention weight by distance, by layer, and sinks: the share of attention on
+sinks    the first token(s), by layer and head (attention_maps.py), same windows.
+
+FULL and QUICK below say what is run. --quick pretends L = 32 and uses tiny sizes: every step
+of the full run in under a minute, numbers that say nothing about the model.
+
+results.json (keys sorted; "x2" is the factor, window w the w-th window of that length):
+    model, quick, source {text, licence, python, tokens, sha256_16}   what was run, on what
+    settings      FULL or QUICK as run, with training_length and offset filled in
+    units         loss: {"<method>/x<factor>/<length>/window<w>":
+                         {"bucket_loss": [mean loss per bucket of positions], "seconds"}}
+                  (plain RoPE is "plain/x1/...": it runs on every stage's windows)
+    summary       loss: {"<method>/x<factor>/<length>": {"windows": count, "mean", "std",
+                         "min", "max": [per bucket, over the windows]}}
+    passkey       {"units": {"<method>/x<factor>/<length>/depth<d>/trial<t>":
+                         {"retrieved": bool, "key": int, "said": the greedy answer's text up
+                          to its first wrong token, "tokens": prompt + answer, "seconds"}},
+                   "summary": {"<method>/x<factor>/<length>": {"depths": [d ...],
+                         "retrieved": [share of trials retrieved, per depth]}}}
+    pairs         {"wavelength": [2 pi / theta_i, per pair i], "q_rms", "k_rms":
+                   [per layer [per pair]], "seconds"}       (pair i: theta_i = b^(-2i/d))
+    decay         {"edges": distance bin edges (bin b: edges[b] <= m - n < edges[b+1]),
+                   "mean_weight": [per layer [per bin]], "uniform": [per bin], "seconds"}
+    sinks         {"first_token", "first_4_tokens": [per layer, mean over heads],
+                   "first_token_by_head": [per layer [per head]], "uniform_first_token",
+                   "uniform_first_4_tokens": what evenly spread attention gives, "seconds"}
+    seconds       the sum of the units' seconds per part (loss, passkey, pairs, decay, sinks)
+pairs, decay and sinks are means over the probe windows. Every part that has not run yet is
+absent (a run in progress), or empty.
+
+Resumable: a second run with the same --out skips the units already there (and drops those
+its plan no longer has). The text's token ids are fingerprinted: a results.json made from
+another text (another Python's documentation) or with other BASIS settings (another --offset)
+is refused rather than mixed.
 """
 
 from __future__ import annotations
@@ -26,8 +60,16 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from .attention_maps import (
+    attention_weights,
+    decay_by_distance,
+    sink_share,
+    uniform_attention,
+)
 from .gguf import load_tokenizer, smollm2_path
 from .model import Llama
+from .pairs import pair_rms, wavelengths
+from .passkey import greedy_answer, passkey_number, passkey_prompt
 from .text import documentation_tokens, text_source, text_windows
 
 METHODS = {
@@ -36,10 +78,7 @@ METHODS = {
     "pi": ("linear", {}),  # Position Interpolation (Chen et al. 2023)
     "ntk": ("ntk", {}),  # NTK-aware base change (bloc97 2023)
     "dynamic_ntk": ("dynamic", {}),  # dynamic NTK (emozilla 2023)
-    "yarn": (
-        "yarn",
-        {},
-    ),  # YaRN with its attention factor 0.1 ln s + 1 (Peng et al. 2023)
+    "yarn": ("yarn", {}),  # with its attention factor 0.1 ln s + 1 (Peng et al. 2023)
     "yarn_no_attention_factor": ("yarn", {"attention_factor": 1.0}),
     "llama3": (
         "llama3",
@@ -48,48 +87,77 @@ METHODS = {
 }
 
 ALL = list(METHODS)
+EXTENDED = ["plain", "dynamic_ntk", "yarn"]
 FULL = {
-    "stages": [  # each stage: windows of factor * L tokens; plain RoPE runs in every stage
-        {"factor": 2, "methods": ALL, "windows": 3},
-        {
-            "factor": 4,
-            "methods": ["plain", "dynamic_ntk", "yarn", "llama3"],
-            "windows": 1,
-        },
+    "stages": [  # loss: windows of factor * L tokens; plain RoPE runs in every stage
+        {"factor": 2, "methods": ALL, "windows": 2},
+        {"factor": 4, "methods": EXTENDED, "windows": 1},
     ],
     "bucket": 2048,
     "training_length": None,  # the model's own: 8,192
+    "passkey": {
+        "stages": [  # prompt lengths in tokens; the methods at factor 2
+            {"length": 8192, "methods": ["plain"]},
+            {"length": 16384, "methods": EXTENDED},
+        ],
+        "factor": 2,
+        "depths": [0.1, 0.5, 0.9],
+        "trials": 1,
+    },
+    "probe": {"length": 2048, "windows": 2},  # pairs, decay, sinks
+    "offset": 0,
 }
-"""The full run, sized for about 45 minutes on 2 CPU cores. Measured cost per window
-(transformers, 2 threads): about 70 s at 16,384 tokens; attention grows with the square of
-the length, so about 4 minutes at 32,768 (estimated): 21 windows at 2x (25 min) and 4 at 4x
-(about 15 min). Every method at 4x with 3 windows would take about 100 minutes."""
+"""The full run, sized for about 45 minutes on 2 CPU cores (measured: see the README)."""
 
 QUICK = {
     "stages": [{"factor": 2, "methods": ALL, "windows": 2}],
     "bucket": 16,
     "training_length": 32,
+    "passkey": {
+        "stages": [
+            {"length": 128, "methods": ["plain"]},
+            {"length": 160, "methods": EXTENDED},
+        ],
+        "factor": 2,
+        "depths": [0.25, 0.75],
+        "trials": 1,
+    },
+    "probe": {"length": 64, "windows": 1},
+    "offset": 0,
 }
-"""quick: 2 windows; the training length L is pretended to be 32 tokens (the frequencies
-are set as if the model had been trained on 32), so that windows of 64 tokens exercise
-every step of the full run in seconds. Its numbers say nothing about the model."""
+"""quick: the training length L is pretended to be 32 tokens (the frequencies are set as if
+the model had been trained on 32), so that windows of 64 tokens exercise every step."""
 
 
-def plan(quick: bool, training_length: int) -> dict:
-    """The settings and the list of units [method, factor, length, window] to evaluate."""
+def plan(quick: bool, training_length: int, offset: int = 0) -> dict:
+    """The settings and the lists of units: "units" [method, factor, length, window] for
+    the loss, "passkey_units" [method, factor, length, depth, trial]."""
     settings = json.loads(json.dumps(QUICK if quick else FULL))  # a deep copy
     L = settings["training_length"] = settings["training_length"] or training_length
+    settings["offset"] = offset
     settings["units"] = [
         [method, 1 if method == "plain" else stage["factor"], L * stage["factor"], w]
         for stage in settings["stages"]
         for w in range(stage["windows"])
         for method in stage["methods"]
     ]
+    keys = settings["passkey"]
+    settings["passkey_units"] = [
+        [method, 1 if method == "plain" else keys["factor"], stage["length"], depth, t]
+        for stage in keys["stages"]
+        for method in stage["methods"]
+        for depth in keys["depths"]
+        for t in range(keys["trials"])
+    ]
     return settings
 
 
 def unit_key(method: str, factor: float, length: int, window: int) -> str:
     return f"{method}/x{factor}/{length}/window{window}"
+
+
+def passkey_key(method, factor, length, depth, trial) -> str:
+    return f"{method}/x{factor}/{length}/depth{depth}/trial{trial}"
 
 
 def bucket_means(losses: torch.Tensor, bucket: int) -> list[float]:
@@ -101,18 +169,9 @@ def bucket_means(losses: torch.Tensor, bucket: int) -> list[float]:
     ]
 
 
-def _fingerprint(ids: torch.Tensor) -> str:
-    return hashlib.sha256(ids.numpy().astype("<i4").tobytes()).hexdigest()[:16]
-
-
-def _progress(total: int, quiet: bool):
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, disable=quiet, unit="window", desc="loss by position")
-
-
 def summarize(results: dict) -> dict:
-    """For each (method, factor, length): per bucket, mean, std, min, max over windows."""
+    """Loss: for each (method, factor, length), per bucket, mean, std, min, max over
+    windows."""
     groups: dict[str, list] = {}
     for key, unit in results["units"].items():
         method, factor, length, _ = key.split("/")
@@ -130,17 +189,32 @@ def summarize(results: dict) -> dict:
     return summary
 
 
-def _stored_units(results_path: Path, header: dict) -> dict:
-    """The units already in results_path (a resumed run), if it was made with header."""
-    if not results_path.is_file():
-        return {}
-    stored = json.loads(results_path.read_text())
-    if {k: stored.get(k) for k in header} != header:
-        raise ValueError(
-            f"{results_path} was made with other settings or another text; "
-            "choose another --out or delete it"
-        )
-    return stored.get("units", {})
+def summarize_passkey(units: dict) -> dict:
+    """For each (method, factor, length): the depths and the share retrieved at each."""
+    groups: dict[str, dict] = {}
+    for key, unit in units.items():
+        method, factor, length, depth, _ = key.split("/")
+        depth = float(depth.removeprefix("depth"))
+        group = groups.setdefault(f"{method}/{factor}/{length}", {})
+        group.setdefault(depth, []).append(unit["retrieved"])
+    return {
+        name: {
+            "depths": sorted(by_depth),
+            "retrieved": [float(np.mean(by_depth[d])) for d in sorted(by_depth)],
+        }
+        for name, by_depth in sorted(groups.items())
+    }
+
+
+def _significant(values, digits: int = 4):
+    """Nested lists of floats rounded to `digits` significant digits, for results.json."""
+    if isinstance(values, list):
+        return [_significant(v, digits) for v in values]
+    return float(f"{values:.{digits}g}")
+
+
+def _fingerprint(ids: torch.Tensor) -> str:
+    return hashlib.sha256(ids.numpy().astype("<i4").tobytes()).hexdigest()[:16]
 
 
 def _rope_settings(method: str, factor, L: int) -> tuple[str, dict]:
@@ -157,50 +231,241 @@ def _rope_settings(method: str, factor, L: int) -> tuple[str, dict]:
     return rope_type, params
 
 
-def run(out_dir, quick: bool = False, device: str = "cpu", quiet: bool = False) -> dict:
-    """Evaluate every unit of plan(quick) not yet in out_dir/results.json; return results."""
+def _cost(length: int) -> float:
+    """A forward pass's seconds, about: measured 70 s at 16,384 tokens and 8 s at 4,096 on
+    2 threads, a + b n for the linear layers and the attention (for the progress bar)."""
+    return length * (1.2e-3 + 1.9e-7 * length)
+
+
+# --- the parts: each function computes one unit ----------------------------------------------
+
+
+def loss_unit(model, tokens, bucket: int) -> dict:
+    losses = model.token_losses(tokens.to(model.embedding.weight.device)).cpu()
+    return {"bucket_loss": bucket_means(losses, bucket)}
+
+
+def passkey_unit(model, tokenizer, length: int, depth: float, key: int) -> dict:
+    prompt, answer = passkey_prompt(tokenizer, length, depth, key)
+    said = greedy_answer(model, prompt, answer)
+    return {
+        "retrieved": torch.equal(said, answer),
+        "key": key,
+        "said": tokenizer.decode(said),
+        "tokens": len(prompt) + len(answer),
+    }
+
+
+def _mean_over_windows(model, windows, measure) -> list:
+    """[measure(q, k) for every layer], averaged over the windows."""
+    per_window = [
+        [measure(q, k) for _, q, k in model.layer_qk(tokens)] for tokens in windows
+    ]
+    return _significant(np.mean(np.array(per_window, dtype=float), 0).tolist())
+
+
+def pairs_unit(model, windows) -> dict:
+    config, layout = model.config, model.layout
+    return {
+        "wavelength": _significant(wavelengths(config.head_dim, config.rope_base)),
+        "q_rms": _mean_over_windows(
+            model, windows, lambda q, k: pair_rms(q, layout).tolist()
+        ),
+        "k_rms": _mean_over_windows(
+            model, windows, lambda q, k: pair_rms(k, layout).tolist()
+        ),
+    }
+
+
+def decay_unit(model, windows) -> dict:
+    uniform = decay_by_distance(uniform_attention(windows[0].shape[-1]))
+    weights = _mean_over_windows(
+        model,
+        windows,
+        lambda q, k: decay_by_distance(attention_weights(q, k))["mean_weight"],
+    )
+    return {
+        "edges": uniform["edges"],
+        "mean_weight": weights,
+        "uniform": _significant(uniform["mean_weight"]),
+    }
+
+
+def sinks_unit(model, windows) -> dict:
+    uniform = uniform_attention(windows[0].shape[-1])
+    by_head = _mean_over_windows(
+        model, windows, lambda q, k: sink_share(attention_weights(q, k))[0].tolist()
+    )
+    first_4 = _mean_over_windows(
+        model,
+        windows,
+        lambda q, k: float(sink_share(attention_weights(q, k), 4).mean()),
+    )
+    return {
+        "first_token": _significant(np.mean(by_head, 1).tolist()),
+        "first_4_tokens": first_4,
+        "first_token_by_head": by_head,
+        "uniform_first_token": _significant(float(sink_share(uniform))),
+        "uniform_first_4_tokens": _significant(float(sink_share(uniform, 4))),
+    }
+
+
+# --- the run ----------------------------------------------------------------------------------
+
+
+BASIS = ("training_length", "bucket", "offset", "probe")
+"""The settings a unit's value depends on, besides its key: a results.json made with others
+is refused; one made with other lists of units (a cut plan) is resumed."""
+
+
+def _stored(results_path: Path, header: dict, settings: dict) -> dict:
+    """The units that results_path already holds (a resumed run) and that the plan in
+    settings still has, if results_path was made from the same model, text and BASIS."""
+    if not results_path.is_file():
+        return {}
+    stored = json.loads(results_path.read_text())
+    same = [stored.get(k) == header[k] for k in ("model", "source", "quick")]
+    same += [stored["settings"].get(k) == settings[k] for k in BASIS]
+    if not all(same):
+        raise ValueError(
+            f"{results_path} was made with other settings or another text; "
+            "choose another --out or delete it"
+        )
+    loss = {unit_key(*u) for u in settings["units"]}
+    keys = {passkey_key(*u) for u in settings["passkey_units"]}
+    passkey = stored.get("passkey", {}).get("units", {})
+    return {p: stored[p] for p in ("pairs", "decay", "sinks") if p in stored} | {
+        "units": {k: v for k, v in stored.get("units", {}).items() if k in loss},
+        "passkey": {"units": {k: v for k, v in passkey.items() if k in keys}},
+    }
+
+
+def _write(results: dict, results_path: Path) -> None:
+    results["summary"] = summarize(results)
+    results["passkey"]["summary"] = summarize_passkey(results["passkey"]["units"])
+    parts = {"loss": results["units"].values(), "passkey": results["passkey"]["units"]}
+    parts["passkey"] = parts["passkey"].values()
+    parts.update({p: [results[p]] for p in ("pairs", "decay", "sinks") if p in results})
+    results["seconds"] = {
+        part: round(sum(unit["seconds"] for unit in units), 1)
+        for part, units in parts.items()
+    }
+    tmp = results_path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
+    tmp.replace(results_path)  # a reader never sees half a file
+
+
+def _todo(settings, results, model, tokenizer, ids, L):
+    """[(store, key, cost, label, rope (method, factor), compute)] of the units not done."""
+    units = []
+    probe = settings["probe"]
+    device = model.embedding.weight.device
+    windows = [
+        w.to(device) for w in text_windows(ids, probe["length"], probe["windows"])
+    ]
+    for part, compute in (
+        ("pairs", pairs_unit),
+        ("decay", decay_unit),
+        ("sinks", sinks_unit),
+    ):
+        cost = 2 * _cost(probe["length"]) * probe["windows"]
+        units.append(
+            (
+                results,
+                part,
+                cost,
+                part,
+                ("plain", 1),
+                lambda c=compute: c(model, windows),
+            )
+        )
+    texts = {
+        L * s["factor"]: text_windows(ids, L * s["factor"], s["windows"])
+        for s in settings["stages"]
+    }
+    for method, factor, length, w in settings["units"]:
+        units.append(
+            (
+                results["units"],
+                unit_key(method, factor, length, w),
+                _cost(length),
+                f"loss {method} x{factor} {length}",
+                (method, factor),
+                lambda n=length, w=w: loss_unit(model, texts[n][w], settings["bucket"]),
+            )
+        )
+    for method, factor, length, depth, trial in settings["passkey_units"]:
+        # the same key for every method; another --offset draws other keys
+        key = passkey_number(f"{settings['offset']}/{length}/{depth}/{trial}")
+        units.append(
+            (
+                results["passkey"]["units"],
+                passkey_key(method, factor, length, depth, trial),
+                _cost(length),
+                f"passkey {method} x{factor} {length}",
+                (method, factor),
+                lambda n=length, d=depth, k=key: passkey_unit(
+                    model, tokenizer, n, d, k
+                ),
+            )
+        )
+    # the cheapest first: an interrupted run has the most units (sorted() is stable)
+    return sorted((u for u in units if u[1] not in u[0]), key=lambda u: u[2])
+
+
+def run(
+    out_dir,
+    quick: bool = False,
+    device: str = "cpu",
+    quiet: bool = False,
+    offset: int = 0,
+) -> dict:
+    """Evaluate every unit of plan(quick) not yet in out_dir/results.json; return results.
+
+    offset: the text is read from its token `offset` on, wrapping around to its start, so
+    that every window is another stretch of the same documentation.
+    """
+    if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+        raise ValueError(f"offset must be an int >= 0, got {offset!r}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     results_path = out / "results.json"
     path = smollm2_path()
     model = Llama.from_gguf(path).to(device)
-    ids = documentation_tokens(load_tokenizer(path))
-    settings = plan(quick, model.config.context_length)
+    tokenizer = load_tokenizer(path)
+    text = documentation_tokens(tokenizer)
+    ids = torch.roll(text, -(offset % len(text)))
+    settings = plan(quick, model.config.context_length, offset)
     L = settings["training_length"]
     header = {
         "model": path.name,
-        "source": text_source() | {"tokens": len(ids), "sha256_16": _fingerprint(ids)},
-        "settings": {k: v for k, v in settings.items() if k != "units"},
+        "source": text_source()
+        | {"tokens": len(text), "sha256_16": _fingerprint(text)},
+        "settings": {k: v for k, v in settings.items() if not k.endswith("units")},
         "quick": quick,
     }
-    results = {**header, "units": _stored_units(results_path, header)}
-    todo = [u for u in settings["units"] if unit_key(*u) not in results["units"]]
-    windows = {
-        L * stage["factor"]: text_windows(ids, L * stage["factor"], stage["windows"])
-        for stage in settings["stages"]
-    }
-    bar = _progress(len(settings["units"]), quiet)
-    bar.update(len(settings["units"]) - len(todo))
+    results = {"units": {}, "passkey": {"units": {}}}
+    results.update(_stored(results_path, header, settings) | header)
+    todo = _todo(settings, results, model, tokenizer, ids, L)
+    from tqdm.auto import tqdm
+
+    bar = tqdm(
+        total=sum(u[2] for u in todo),
+        disable=quiet,
+        desc="SmolLM2 experiments",
+        bar_format="{l_bar}{bar}| [{elapsed}<{remaining}] {postfix}",
+    )
     start = time.perf_counter()
-    for method, factor, length, window in todo:
+    for store, key, cost, label, (method, factor), compute in todo:
         rope_type, params = _rope_settings(method, factor, L)
         model.set_rope(rope_type, **params)
-        bar.set_postfix_str(f"{method} x{factor} {length}")
-        tokens = windows[length][window].to(device)
+        bar.set_postfix_str(label)
         begun = time.perf_counter()
         with torch.inference_mode():
-            losses = model.token_losses(tokens).cpu()
-        results["units"][unit_key(method, factor, length, window)] = {
-            "bucket_loss": bucket_means(losses, settings["bucket"]),
-            "seconds": round(time.perf_counter() - begun, 1),
-        }
-        results["summary"] = summarize(results)
-        tmp = results_path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
-        tmp.replace(results_path)  # a reader never sees half a file
-        bar.update(1)
+            store[key] = compute() | {"seconds": round(time.perf_counter() - begun, 1)}
+        _write(results, results_path)
+        bar.update(cost)
     bar.close()
-    results["summary"] = summarize(results)
-    results_path.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
+    _write(results, results_path)
     results["wall_seconds"] = time.perf_counter() - start
     return results

@@ -93,7 +93,8 @@ class Attention(nn.Module):
         self.wv = nn.Linear(config.dim, config.n_kv_heads * d, bias=False)
         self.wo = nn.Linear(config.n_heads * d, config.dim, bias=False)
 
-    def forward(self, x, positions, inv_freq, attention_factor):
+    def rotated_qkv(self, x, positions, inv_freq, attention_factor):
+        """q, k rotated by RoPE and v: [batch, n_heads or n_kv_heads, n, head_dim]."""
         batch, n, _ = x.shape
         q = self.wq(x).view(batch, n, self.n_heads, self.head_dim).transpose(1, 2)
         k = self.wk(x).view(batch, n, self.n_kv_heads, self.head_dim).transpose(1, 2)
@@ -101,9 +102,12 @@ class Attention(nn.Module):
         rope = dict(
             inv_freq=inv_freq, attention_factor=attention_factor, layout=self.layout
         )
-        q, k = apply_rope(q, positions, **rope), apply_rope(k, positions, **rope)
+        return apply_rope(q, positions, **rope), apply_rope(k, positions, **rope), v
+
+    def forward(self, x, positions, inv_freq, attention_factor):
+        q, k, v = self.rotated_qkv(x, positions, inv_freq, attention_factor)
         out = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
-        return self.wo(out.transpose(1, 2).reshape(batch, n, -1))
+        return self.wo(out.transpose(1, 2).flatten(2))
 
 
 class SwiGLU(nn.Module):
@@ -177,8 +181,8 @@ class Llama(nn.Module):
         config = self.config
         return rope_frequencies(rope_type, config.head_dim, config.rope_base, **params)
 
-    def hidden_states(self, tokens: torch.Tensor) -> torch.Tensor:
-        """The last layer's output after the final RMSNorm, [batch, n, dim]."""
+    def _checked(self, tokens) -> torch.Tensor:
+        """tokens as [batch, n] integer ids in [0, V), or a ValueError/TypeError."""
         if not isinstance(tokens, torch.Tensor):
             raise TypeError(
                 f"tokens must be a torch.Tensor, got {type(tokens).__name__}"
@@ -198,15 +202,35 @@ class Llama(nn.Module):
             raise ValueError(
                 f"tokens must lie in [0, {self.config.vocab_size}), got ids out of range"
             )
-        n = tokens.shape[1]
-        positions = torch.arange(n, device=tokens.device)
+        return tokens
+
+    def _rope(self, n: int, device) -> tuple:
+        """(positions, inv_freq, attention_factor) for a sequence of n tokens."""
         inv_freq, attention_factor = self._frequencies(
             self.rope_type, self.rope_params, n
         )
+        return torch.arange(n, device=device), inv_freq.to(device), attention_factor
+
+    def hidden_states(self, tokens: torch.Tensor) -> torch.Tensor:
+        """The last layer's output after the final RMSNorm, [batch, n, dim]."""
+        tokens = self._checked(tokens)
+        rope = self._rope(tokens.shape[1], tokens.device)
         h = self.embedding(tokens)
         for layer in self.layers:
-            h = layer(h, positions, inv_freq.to(h.device), attention_factor)
+            h = layer(h, *rope)
         return self.norm(h)
+
+    def layer_qk(self, tokens: torch.Tensor):
+        """For probing: yield (layer index, q, k) layer by layer, q [batch, n_heads, n, d]
+        and k [batch, n_kv_heads, n, d] rotated by RoPE as that layer's attention sees them.
+        The forward pass above never keeps them; this runs it once more beside them."""
+        tokens = self._checked(tokens)
+        rope = self._rope(tokens.shape[1], tokens.device)
+        h = self.embedding(tokens)
+        for i, layer in enumerate(self.layers):
+            q, k, _ = layer.attention.rotated_qkv(layer.attention_norm(h), *rope)
+            yield i, q, k
+            h = layer(h, *rope)
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         """Next-token logits [batch, n, V] (tied output head: h E^T)."""
