@@ -251,3 +251,63 @@ def sinusoidal_at(positions, d_model: int, base: float = 10000.0) -> torch.Tenso
     require_even("d_model", d_model)
     base = require_positive_float("base", base)
     return sinusoids(as_real_float64("positions", positions), d_model, base)
+
+
+#: The optimizers train_learned_table offers, with their learning rates.
+TABLE_OPTIMIZERS = {"SGD": 0.5, "Adam": 0.01, "AdamW": 0.01}
+
+
+def train_learned_table(
+    train_len: int,
+    steps: int,
+    optimizer: str = "Adam",
+    *,
+    max_len: int = 16,
+    d_model: int = 8,
+    batch: int = 4,
+    weight_decay: float = 0.1,
+    init_std: float = 0.02,
+    seed: int = 0,
+) -> torch.Tensor:
+    """A learned position table trained on sequences of train_len tokens only: the table
+    after every step, float64 [steps + 1, max_len, d_model] (index 0: its random start).
+
+    A LearnedPositionEmbedding(max_len, d_model, init_std) and a random target
+    [batch, train_len, d_model] are drawn from `seed` (the global random state is left as it
+    was); each step adds the table to zeros, takes the mean squared error against the target
+    and steps the optimizer: "SGD" (lr 0.5), "Adam" (lr 0.01) or "AdamW" (lr 0.01, decoupled
+    weight decay `weight_decay`, Loshchilov & Hutter 2019). Rows train_len .. max_len - 1 take
+    part in no forward pass, so their gradient is zero: SGD and Adam leave them as they
+    started, AdamW multiplies them by (1 - lr * weight_decay) at every step.
+    """
+    require_positive_int("train_len", train_len)
+    require_positive_int("steps", steps, minimum=0)
+    require_positive_int("max_len", max_len)
+    if train_len > max_len:
+        raise ValueError(
+            f"train_len must be <= max_len = {max_len} (the table's rows), got {train_len}"
+        )
+    if optimizer not in TABLE_OPTIMIZERS:
+        raise ValueError(
+            f"optimizer must be one of {tuple(TABLE_OPTIMIZERS)}, got {optimizer!r}"
+        )
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        learned = LearnedPositionEmbedding(max_len, d_model, init_std).double()
+        target = torch.randn(batch, train_len, d_model).double()
+    lr = TABLE_OPTIMIZERS[optimizer]
+    make = {
+        "SGD": lambda p: torch.optim.SGD(p, lr=lr),
+        "Adam": lambda p: torch.optim.Adam(p, lr=lr),
+        "AdamW": lambda p: torch.optim.AdamW(p, lr=lr, weight_decay=weight_decay),
+    }[optimizer]
+    opt = make(learned.parameters())
+    tables = [learned.table.detach().clone()]
+    inputs = torch.zeros_like(target)
+    for _ in range(steps):
+        loss = (learned(inputs) - target).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        tables.append(learned.table.detach().clone())
+    return torch.stack(tables)

@@ -1,5 +1,5 @@
-"""The widgets and figures of the sinusoidal, rotation, RoPE-complex and ALiBi lessons in
-Chinese: Chinese control descriptions, readouts and figure words with their numbers, no
+"""The widgets and figures of the sinusoidal, learned-table, rotation, RoPE-complex and
+ALiBi lessons in Chinese: Chinese control descriptions, readouts and figure words with their numbers, no
 missing glyph, no word outside its figure, and English again after set_language("en")."""
 
 import re
@@ -13,7 +13,16 @@ import pytest  # noqa: E402
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 
 from rope_lib.language import cjk_font, language  # noqa: E402
-from rope_lib.widgets import LIVE_TEXT, alibi, clock_dials, rotation, sinusoidal  # noqa: E402
+from rope_lib.widgets import (  # noqa: E402
+    LIVE_TEXT,
+    alibi,
+    clock_dials,
+    complex_plane,
+    learned,
+    rotation,
+    sinusoidal,
+)
+from rope_lib.widgets.base import plain_text  # noqa: E402
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 WIDGETS = {
@@ -21,9 +30,11 @@ WIDGETS = {
     "rotate_pair": rotation.RotatePairWidget,
     "clock_dials": clock_dials.ClockDials,
     "alibi": alibi.AlibiWidget,
+    "learned_table": learned.LearnedTableWidget,
+    "complex_plane": complex_plane.ComplexPlaneWidget,
 }
 # the control descriptions that are names or symbols, the same in every language
-SYMBOLS = {"m", "n", "|q|", "|k|", "d_model"}
+SYMBOLS = {"m", "n", "L", "|q|", "|k|", "d_model"}
 # for each widget, a value inside each control's range, away from its default (in an
 # order the ranges allow: the query's range follows the sequence length)
 MOVES = {
@@ -33,6 +44,8 @@ MOVES = {
     ),
     "clock_dials": dict(position=321, base=500000.0),
     "alibi": dict(heads=12, head=10, seq_len=64, query=40, scores="random"),
+    "learned_table": dict(optimizer="AdamW", L=6, steps=120, m=17),
+    "complex_plane": dict(m=14, n=3, theta=0.36),
 }
 
 
@@ -131,7 +144,7 @@ def test_widget_in_chinese_has_chinese_controls_and_draws(name):
         assert_inside(widget.figure, name)
         assert repr(widget.widget()) != LIVE_TEXT
         assert CJK.search(repr(widget.widget()))
-    assert widget.figure.get_size_inches().tolist() == [6.4, 3.3]
+    assert widget.figure.get_size_inches().tolist() == list(widget.FIGSIZE)
 
 
 def test_rotation_readout_in_chinese_keeps_its_numbers():
@@ -198,6 +211,7 @@ STATIC = {
     "rotation thumbnail": rotation.thumbnail,
     "clock dials thumbnail": clock_dials.thumbnail,
     "alibi thumbnail": alibi.thumbnail,
+    "complex plane thumbnail": complex_plane.thumbnail,
     "polar rotation": rotation.polar_rotation_figure,
     "frequency figure": lambda: rotation.frequency_figure([1.0, 0.3], [0.5, 0.8], 7),
 }
@@ -235,7 +249,7 @@ def test_english_again_after_chinese():
         "angle k",
         "shift",
     ]
-    assert widget.readout.value.startswith("<b>q'·k' = ")
+    assert plain_text(widget.readout.value).startswith("q'·k' = ")
     assert "closed form" in widget.readout.value
     assert widget.ax_plane.get_title() == "q, k faded; q', k' solid"
     assert repr(widget.widget()) == LIVE_TEXT

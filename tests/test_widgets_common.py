@@ -93,6 +93,7 @@ import pytest  # noqa: E402
 
 import rope_lib.widgets  # noqa: E402
 from rope_lib.widgets import LIVE_TEXT  # noqa: E402
+from rope_lib.widgets.base import TIGHT_LINES  # noqa: E402
 
 
 def lesson_widgets():
@@ -195,6 +196,8 @@ def test_under_ipympl_no_widget_sends_messages_while_idle():
         "rotation.rotate_pair",
         "clock_dials.clock_dials",
         "context_extension.wavelength_cutoffs",
+        "learned.learned_table",
+        "complex_plane.complex_plane",
     } <= set(result)
     for name, r in result.items():
         assert r["shown"] == 0 and r["moved"] == 0, (name, r)
@@ -208,13 +211,15 @@ def test_under_ipympl_no_widget_sends_messages_while_idle():
 def test_live_figures_and_controls_fit_the_projector(factory, steps):
     import ipywidgets as w
 
+    from rope_lib.widgets import SCREEN_HEIGHT, SCREEN_WIDTH, SIDE_GAP
+
     widget = factory()
     width, height = widget.figure.get_size_inches()
     assert widget.figure.dpi == 100 and width <= 6.4 + 1e-9 and height <= 3.3 + 1e-9
     box = widget.widget()
     assert box._repr_mimebundle_()["text/plain"] == LIVE_TEXT and repr(box) == LIVE_TEXT
-    # the controls: at most two rows (HBoxes of one VBox), every control in them, the canvas
-    # last; the readout beside them (or one short line under them), at most four lines
+    # the controls: rows (HBoxes of one VBox) holding every control, the readout beside
+    # or under them, the canvas after them
     controls = {id(c) for c in widget.controls.values()}
 
     def boxes(node):
@@ -234,10 +239,44 @@ def test_live_figures_and_controls_fit_the_projector(factory, steps):
     ]
     assert len(panels) == 1
     rows = [r for r in panels[0].children if isinstance(r, w.HBox)]
-    assert 1 <= len(rows) <= 2
     assert {id(c) for r in rows for c in r.children} >= controls
     assert widget.readout in list(boxes(box)) and box.children[-1] is not panels[0]
-    assert widget.readout.value.count("<br>") <= 3
+    # what the projector's screen holds (673 x 359 CSS px under JupyterLab's bars; the
+    # browser tests measure it): a control row is about 32 px, a readout line 17 px
+    lines = widget.readout.value.count("<br>") + 1
+    figure_px = (round(width * 100), round(height * 100))
+    if widget.BESIDE == "side":
+        column = int(widget.READOUT_WIDTH.removesuffix("px"))
+        assert column + SIDE_GAP + figure_px[0] <= SCREEN_WIDTH
+        assert figure_px[1] <= SCREEN_HEIGHT - 10
+        assert 32 * len(rows) + 17 * lines <= SCREEN_HEIGHT - 10, (len(rows), lines)
+        assert widget.READOUT == TIGHT_LINES  # lines 17 px apart, not ipywidgets' 28
+    else:
+        assert 1 <= len(rows) <= 3
+        under = 17 * lines if widget.BESIDE == "below" else 0
+        assert 32 * len(rows) + under + figure_px[1] <= SCREEN_HEIGHT, (
+            len(rows),
+            lines,
+        )
+        assert figure_px[0] <= SCREEN_WIDTH
+    plt.close(widget.figure)
+
+
+def test_a_side_widget_brings_its_style_and_touches_nothing_else():
+    import ipywidgets as w
+
+    from rope_lib.widgets import SIDE_CSS
+    from rope_lib.widgets.rotation import RotatePairWidget
+
+    widget = RotatePairWidget()
+    box = widget.widget()
+    styles = [c for c in box.children if isinstance(c, w.HTML) and c.value == SIDE_CSS]
+    assert len(styles) == 1 and "rope-side" in box._dom_classes
+    # every rule of the style sheet is scoped to the widget's own class
+    rules = SIDE_CSS.removeprefix("<style>").removesuffix("</style>").split("}")
+    for rule in filter(str.strip, rules):
+        selectors = rule.split("{")[0].split(",")
+        assert all(sel.strip().startswith(".rope-side ") for sel in selectors), rule
     plt.close(widget.figure)
 
 
@@ -261,8 +300,10 @@ def test_the_course_style_is_applied_on_import_and_pngs_are_dpi_100():
 
 
 @pytest.mark.parametrize(
-    "name", ["alibi", "clock_dials", "context_extension", "rotation", "sinusoidal"]
-)
+    "name",
+    ["alibi", "clock_dials", "complex_plane", "context_extension", "rotation",
+     "sinusoidal"],
+)  # fmt: skip
 def test_thumbnails_are_at_most_6_4_in_wide(name):
     module = importlib.import_module(f"rope_lib.widgets.{name}")
     fig = module.thumbnail()

@@ -2,7 +2,9 @@
 
 Every widget is a class with
     .figure     a matplotlib Figure whose artists are created once (at most 6.4 x 3.3 in at
-                dpi 100: it fits a projector's output area together with its controls)
+                dpi 100; with its controls above it or in a column beside it, the whole
+                widget fits the projector's SCREEN_WIDTH x SCREEN_HEIGHT CSS px, what
+                JupyterLab shows of a notebook at 1280x720 and 150% zoom)
     .controls   dict name -> ipywidgets control (sliders, dropdowns, buttons)
     .readout    an ipywidgets.HTML with the numbers the picture shows (short: it sits beside
                 the controls)
@@ -118,26 +120,47 @@ def _live_box_class():
 _LIVE_BOX = None
 
 
+#: The projector's output area (CSS px at 1280x720, 150% zoom, file browser closed) and the
+#: height of the notebook's part of the screen under JupyterLab's bars: a live widget, its
+#: controls and its picture together, fits SCREEN_WIDTH x SCREEN_HEIGHT.
+SCREEN_WIDTH, SCREEN_HEIGHT = 673, 359
+#: Controls beside the figure (beside="side"): the gap between the column and the canvas.
+SIDE_GAP = 6
+#: In a side column a slider's value box is as wide as its text (ipywidgets gives it at
+#: least 72 px, a third of the column): the track keeps the room. A style sheet in the
+#: widget itself (an HTML widget), scoped to its own class, so that it travels with the
+#: widget and touches nothing else on the page.
+SIDE_CSS = (
+    "<style>.rope-side .widget-readout, .rope-side .jupyter-widget-readout "
+    "{min-width: 32px; max-width: 64px;}</style>"
+)
+
+
 def live_box(
     rows, readout, figure, readout_width: str = "200px", beside: str = "controls"
 ):
-    """Controls, readout and figure in one LiveBox: at most two rows of controls with the
-    readout beside them, the canvas below.
+    """Controls, readout and figure in one LiveBox.
 
-    rows: a list of one or two lists of controls; the readout (readout_width wide) stands
-    right of all the rows (beside="controls"), at the end of the last row (beside="last
-    row"), or, for a widget whose controls fill both rows, as one short line under them
-    (beside="below")."""
+    rows: lists of controls, one list per row. beside says where the readout (readout_width
+    wide) goes and where the canvas is:
+      "controls"   right of all the rows, the canvas below (one to three rows);
+      "last row"   at the end of the last row, the canvas below;
+      "below"      one short line under the rows, the canvas below;
+      "side"       the rows, then the readout, in one column readout_width wide, left of
+                   the canvas: a tall figure and long sliders on the projector's 480 px.
+    """
     global _LIVE_BOX
     import ipywidgets as w
 
-    if not 1 <= len(rows) <= 2:
+    if beside not in ("controls", "last row", "below", "side"):
         raise ValueError(
-            f"a live widget has one or two rows of controls, got {len(rows)}"
+            f'beside must be "controls", "last row", "below" or "side", got {beside!r}'
         )
-    if beside not in ("controls", "last row", "below"):
+    most = 12 if beside == "side" else 3
+    if not 1 <= len(rows) <= most:
         raise ValueError(
-            f'beside must be "controls", "last row" or "below", got {beside!r}'
+            f"a live widget with beside={beside!r} has 1 to {most} rows of controls, "
+            f"got {len(rows)}"
         )
     if _LIVE_BOX is None:
         _LIVE_BOX = _live_box_class()
@@ -148,6 +171,20 @@ def live_box(
         rows[-1].append(readout)
     row_layout = w.Layout(flex_flow="row nowrap", align_items="center")
     controls = w.VBox([w.HBox(row, layout=row_layout) for row in rows])
+    if beside == "side":
+        readout.layout.margin = "4px 0 0 4px"
+        readout.layout.width = "auto"
+        column = w.VBox(
+            [controls, readout],
+            layout=w.Layout(width=readout_width, flex="0 0 auto", overflow="hidden"),
+        )
+        canvas = canvas_widget(figure)
+        canvas.layout.margin = f"0 0 0 {SIDE_GAP}px"
+        side = w.HBox([column, canvas], layout=w.Layout(align_items="flex-start"))
+        style = w.HTML(SIDE_CSS, layout=w.Layout(height="0px", margin="0"))
+        box = _LIVE_BOX([side, style])
+        box.add_class("rope-side")
+        return box
     if beside == "below":
         readout.layout.margin = "0"
         return _LIVE_BOX([controls, readout, canvas_widget(figure)])
@@ -247,6 +284,9 @@ class Redrawer:
 
 __all__ = [
     "LIVE_TEXT",
+    "SCREEN_HEIGHT",
+    "SCREEN_WIDTH",
+    "SIDE_GAP",
     "MAX_WIDTH",
     "LIVE_SIZE",
     "Redrawer",

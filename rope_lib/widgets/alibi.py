@@ -53,9 +53,11 @@ class AlibiWidget(LiveWidget):
         Control("seq_len", N_("seq len"), "int", 2, MAX_SEQ_LEN),
         Control("scores", N_("scores"), "choice", options=SCORES, option_label=_),
     )
-    ROWS = (("heads", "head", "scores"), ("seq_len", "query"))
-    CONTROL_SIZE = ("205px", "58px")
-    READOUT = TIGHT_LINES
+    # the controls in a column left of the figure: long sliders, and the picture on the
+    # projector's screen with them
+    ROWS = (("heads",), ("head",), ("seq_len",), ("query",), ("scores",))
+    BESIDE, READOUT_WIDTH, READOUT = "side", "232px", TIGHT_LINES
+    FIGSIZE = (4.3, 3.3)
     CLAMP = True
 
     def __init__(
@@ -74,12 +76,13 @@ class AlibiWidget(LiveWidget):
 
     # ------------------------------------------------------------------ the figure, once
     def build(self, figure):
-        # fixed panel positions (figure fractions, 640 x 330 px): no layout engine at each draw
-        # (the bias panel is square: 0.31 x 640 = 0.60 x 330 px)
-        self.ax_slopes = figure.add_axes((0.085, 0.18, 0.09, 0.60))
-        self.ax_bias = figure.add_axes((0.275, 0.18, 0.31, 0.60))
-        ax_cbar = figure.add_axes((0.595, 0.18, 0.016, 0.60))
-        self.ax_attn = figure.add_axes((0.795, 0.18, 0.19, 0.60))
+        # fixed panel positions (figure fractions, 430 x 330 px): no layout engine at each draw.
+        # Above, the bias matrix (square: 0.26 x 430 = 0.34 x 330 px) with its colour bar
+        # and the slopes; below, across, where the query looks.
+        self.ax_bias = figure.add_axes((0.2, 0.56, 0.26, 0.34))
+        ax_cbar = figure.add_axes((0.47, 0.56, 0.016, 0.34))
+        self.ax_slopes = figure.add_axes((0.73, 0.56, 0.24, 0.34))
+        self.ax_attn = figure.add_axes((0.2, 0.14, 0.77, 0.22))
         self._build_slopes(self.ax_slopes)
         self._build_bias(self.ax_bias, ax_cbar)
         self._build_attention(self.ax_attn)

@@ -44,11 +44,13 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..language import _
-from . import LIVE_SIZE, Redrawer, compact, live_box, live_figure
+from . import LIVE_SIZE, Redrawer, compact, label_px, live_box, live_figure
 
 #: A readout of several lines, 1.3 high (a widget's HTML would space them 28 px apart):
 #: with its figure the widget fits the projector's 480 px.
 TIGHT_LINES = '<div style="line-height: 1.3">{}</div>'
+#: The kinds of Control that are sliders.
+SLIDER_KINDS = ("int", "float", "log", "select")
 #: What plain_text() writes for the readouts' HTML entities.
 ENTITIES = (("&rarr;", "->"), ("&middot;", "*"), ("&times;", "x"), ("&gt;", ">"))
 _UNCHANGED = object()  # the static key before the first draw
@@ -178,7 +180,14 @@ class LiveWidget:
 
     Class attributes: CONTROLS (the table), ROWS (control names per row of widget()),
     CONTROL_SIZE (a control's width and its label's), READOUT_WIDTH and BESIDE (see
-    live_box), READOUT ("{}" or TIGHT_LINES), CLAMP (keep values in their ranges).
+    live_box), READOUT ("{}" or TIGHT_LINES), CLAMP (keep values in their ranges), FIGSIZE
+    (the live figure's size in inches, at most LIVE_SIZE).
+
+    With BESIDE = "side" the controls and the readout stand in one column READOUT_WIDTH
+    wide, left of a figure at most (SCREEN_WIDTH - that - SIDE_GAP) px wide: every control
+    is as wide as the column (one per row, unless a row holds several), and the labels of
+    the controls that do not set their own label_width share the widest label's width, so
+    that the slider tracks line up and stay long.
     """
 
     CONTROLS: tuple[Control, ...] = ()
@@ -188,6 +197,7 @@ class LiveWidget:
     BESIDE = "below"
     READOUT = "{}"
     CLAMP = False
+    FIGSIZE = LIVE_SIZE
 
     def __init__(self, figure=None, **values):
         self.values = {c.name: c.default for c in self.CONTROLS}
@@ -195,7 +205,7 @@ class LiveWidget:
         self._syncing = False
         self._state = State()
         self._static_key = _UNCHANGED
-        self.figure = live_figure(LIVE_SIZE) if figure is None else figure
+        self.figure = live_figure(self.FIGSIZE) if figure is None else figure
         self.redraw = Redrawer(self.figure, self.build(self.figure))
         self.controls = {c.name: self._control(c) for c in self.CONTROLS}
         for name, control in self.controls.items():
@@ -240,10 +250,27 @@ class LiveWidget:
 
     def control_size(self, control: Control, description: str):
         """(width, label width) of a control; None: as it comes."""
+        if self.BESIDE == "side":
+            return self._side_size(control)
         return (
             control.width or self.CONTROL_SIZE[0],
             control.label_width or self.CONTROL_SIZE[1],
         )
+
+    def _side_size(self, control: Control):
+        """In a side column: the column's width shared by the controls of its row, and a
+        slider's label as wide as the widest slider label of the table (in the current
+        language), so that the tracks line up; a dropdown's label as wide as its text."""
+        row = next((r for r in self.ROWS if control.name in r), (control.name,))
+        column = int(self.READOUT_WIDTH.removesuffix("px")) - 4
+        width = control.width or f"{column // len(row) - 4}px"
+        if control.label_width:
+            return width, control.label_width
+        if control.kind in SLIDER_KINDS:
+            sliders = [c for c in self.CONTROLS if c.kind in SLIDER_KINDS]
+            widest = max(label_px(_(c.label)) for c in sliders if not c.label_width)
+            return width, f"{widest}px"
+        return width, f"{label_px(_(control.label))}px"
 
     # --- what the base does ----------------------------------------------------------------
     @property

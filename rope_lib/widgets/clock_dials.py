@@ -21,11 +21,11 @@ from matplotlib.transforms import Affine2D
 from .._checks import require_even
 from ..language import N_, _, _fig, cjk_font, get_language
 from ..rotary import inv_frequencies, rope_angles
-from .base import Control, LiveWidget
+from .base import TIGHT_LINES, Control, LiveWidget
 
 BASES = (10000.0, 500000.0)
 _CIRCLE = np.linspace(0.0, 2.0 * math.pi, 97)
-LABEL_SIZE = 0.3  # data units: about 11 pt in the live figure (a dial's radius is 1)
+LABEL_SIZE = 0.36  # data units: about 10 pt in the live figure (a dial's radius is 1)
 
 
 def _dial_centres(
@@ -89,6 +89,10 @@ class ClockDials(LiveWidget):
     """
 
     ROWS = (("position", "base"),)
+    # one row of controls, the two readout lines under it, dials 270 px high: all of it
+    # on the projector's screen
+    READOUT = TIGHT_LINES
+    FIGSIZE = (6.4, 2.7)
 
     def __init__(
         self,
@@ -102,7 +106,7 @@ class ClockDials(LiveWidget):
         self.CONTROLS = (
             Control(
                 "position", N_("position"), "int", 0, max_position,
-                width="380px", label_width="62px",
+                width="420px", label_width="62px",
             ),
             Control(
                 "base", N_("base"), "choice", options=BASES, convert=float,
@@ -122,7 +126,9 @@ class ClockDials(LiveWidget):
 
     def build(self, figure):
         columns = 4 if self.n_pairs > 4 else self.n_pairs
-        self.centres = _dial_centres(self.n_pairs, columns)
+        # spread across the figure's width (its height sets the dials' size): room for
+        # labels of about 11 pt
+        self.centres = _dial_centres(self.n_pairs, columns, dx=4.0)
         ax = figure.add_axes((0.0, 0.0, 1.0, 0.88))
         self.ax = ax
         self.hands = _draw_dials(ax, self.centres)
@@ -194,7 +200,7 @@ class ClockDials(LiveWidget):
                         first=start, last=stop - 1, values=values
                     )
                 )
-        return "m θ_i: " + "<br>".join(lines)
+        return TIGHT_LINES.format("m θ_i: " + "<br>".join(lines))
 
 
 def _steps() -> list[dict]:

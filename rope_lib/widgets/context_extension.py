@@ -31,7 +31,6 @@ from ..extension_analysis import (
 )
 from ..language import N_, _, _fig, get_language
 from ..scaling import rope_frequencies, yarn_correction_range
-from . import label_px
 from .base import TIGHT_LINES, Control, LiveWidget, plain_text
 from .style import integer_ticks
 
@@ -90,29 +89,19 @@ class WavelengthCutoffExplorer(LiveWidget):
     """Controls: "scale s", "L", "alpha", "beta", "base", "head_dim", "method"."""
 
     CONTROLS = (
-        Control("scale s", N_("scale s"), "float", 1.5, 32, 0.5, default=4.0,
-                label_width="52px"),
-        Control("L", "L", "select", options=LENGTHS, default=4096, label_width="14px"),
-        Control("alpha", "alpha", "float", 0.25, 3, 0.25, default=1.0,
-                label_width="40px"),
-        Control("beta", "beta", "float", 4, 64, 1, default=32.0, label_width="34px"),
-        Control("base", N_("base"), "select", options=BASES, default=10000.0,
-                label_width="36px"),
-        Control("head_dim", N_("head_dim"), "select", options=HEAD_DIMS, default=128,
-                label_width="66px"),
-        Control("method", N_("method"), "choice", options=METHODS, default="YaRN",
-                label_width="52px"),
-    )  # fmt: skip
-    # label widths measured for the English labels (CSS px, 13 px text)
-    ROWS = (("method", "scale s", "L", "base"), ("head_dim", "alpha", "beta"))
-    READOUT = TIGHT_LINES
-
-    def control_size(self, control, description):
-        # 160 px per control: four fit a row of the projector's 673 px output area; each
-        # label only as wide as its text: the slider's track keeps the rest
-        if description == control.name:
-            return "160px", control.label_width
-        return "160px", f"{label_px(description)}px"
+        Control("method", N_("method"), "choice", options=METHODS, default="YaRN"),
+        Control("scale s", N_("scale s"), "float", 1.5, 32, 0.5, default=4.0),
+        Control("L", "L", "select", options=LENGTHS, default=4096),
+        Control("base", N_("base"), "select", options=BASES, default=10000.0),
+        Control("head_dim", N_("head_dim"), "select", options=HEAD_DIMS, default=128),
+        Control("alpha", "alpha", "float", 0.25, 3, 0.25, default=1.0),
+        Control("beta", "beta", "float", 4, 64, 1, default=32.0),
+    )
+    # the controls in a column left of the figure, a short readout under them: long
+    # sliders, and the three panels on the projector's screen with them
+    ROWS = tuple((c.name,) for c in CONTROLS)
+    BESIDE, READOUT_WIDTH, READOUT = "side", "242px", TIGHT_LINES
+    FIGSIZE = (4.2, 3.3)
 
     def check(self, v):
         if not v["beta"] > v["alpha"]:
@@ -122,18 +111,26 @@ class WavelengthCutoffExplorer(LiveWidget):
 
     # --- figure, built once ---------------------------------------------------------------
     def build(self, fig):
-        # 640 x 330 px: three panels under a two-row legend; each panel's title names its y
-        # axis
+        # 430 x 330 px: three panels and the legend in a 2 x 2 grid; each panel's title
+        # names its y axis
         gs = fig.add_gridspec(
-            1, 3, left=0.075, right=0.985, bottom=0.15, top=0.70, wspace=0.42
+            2,
+            2,
+            left=0.13,
+            right=0.975,
+            bottom=0.12,
+            top=0.92,
+            wspace=0.42,
+            hspace=0.66,
         )
         self.ax_wave, self.ax_keep, self.ax_freq = (
-            fig.add_subplot(gs[0, i]) for i in range(3)
+            fig.add_subplot(gs[i // 2, i % 2]) for i in range(3)
         )
+        self.legend_slot = gs[1, 1]
         # Fixed positions for the axis labels, few ticks: matplotlib then skips measuring
         # every tick label on every draw (most of a redraw's cost). Pairs tick at integers.
         # (a CJK font's taller tick labels need the label a little lower)
-        label_y = -0.12 if get_language() == "en" else -0.14
+        label_y = -0.2 if get_language() == "en" else -0.23
         for ax in (self.ax_wave, self.ax_keep, self.ax_freq):
             ax.xaxis.set_label_coords(0.5, label_y)
             integer_ticks(ax.xaxis, nbins=4)
@@ -241,16 +238,19 @@ class WavelengthCutoffExplorer(LiveWidget):
             Line2D([], [], color="black", lw=1, ls=":", label="sL"),
         ]
         handles = regime_handles + guide_handles + list(self.method_lines.values())
+        slot = self.legend_slot.get_position(self.figure)
         self.figure.legend(
             handles=handles,
-            loc="upper center",
-            ncol=5,
+            loc="center",
+            bbox_to_anchor=(slot.x0 + slot.width / 2 - 0.03, slot.y0 + slot.height / 2),
+            ncol=2,
             frameon=False,
-            fontsize=11,
-            handlelength=1.6,
-            columnspacing=1.0,
-            handletextpad=0.4,
-            borderaxespad=0.2,
+            fontsize=9.5,
+            handlelength=1.2,
+            columnspacing=0.7,
+            handletextpad=0.3,
+            labelspacing=0.25,
+            borderaxespad=0.0,
         )
 
     # --- the numbers ------------------------------------------------------------------------
@@ -329,10 +329,38 @@ class WavelengthCutoffExplorer(LiveWidget):
             return _("Llama 3's smooth band = {pairs}").format(pairs=pairs)
         return _("{method} treats every pair alike").format(method=method)
 
+    def _counts(self) -> list[int]:
+        """How many pairs are extrapolated, blended, interpolated."""
+        return [int((self.state["regimes"] == k).sum()) for k in range(3)]
+
     def readout_html(self) -> str:
+        """The readout in the column beside the figure: short lines."""
+        v, st = self.values, self.state
+        counts = self._counts()
+        lines = (
+            _(
+                "<b>{method}</b>: s&middot;L = {sL:.0f}, attention factor {factor:.4f}"
+            ).format(
+                method=v["method"],
+                sL=float(v["scale s"]) * int(v["L"]),
+                factor=st["attention_factor"],
+            ),
+            _(
+                "extrapolated {extrapolated}, blended {blended}, interpolated {interpolated}"
+            ).format(extrapolated=counts[0], blended=counts[1], interpolated=counts[2]),
+            self._band(),
+            _("first pair with wavelength &gt; L: {first}").format(
+                first=first_pair_longer_than(st["inv_freq"], int(v["L"]))
+            ),
+        )
+        return TIGHT_LINES.format("<br>".join(lines))
+
+    def readout_text(self) -> str:
+        """The readout as plain text, two lines (for print and tests): what the compact
+        readout says, and the scale s, L and the logits' factor."""
         v, st = self.values, self.state
         s, L, factor = float(v["scale s"]), int(v["L"]), st["attention_factor"]
-        counts = [int((st["regimes"] == k).sum()) for k in range(3)]
+        counts = self._counts()
         line1 = _(
             "<b>{method}</b>, s = {s:.2f}, L = {L} &rarr; s&middot;L = {sL:.0f}; "
             "attention factor = {factor:.4f} (logits &times; {logits:.4f})"
@@ -350,11 +378,7 @@ class WavelengthCutoffExplorer(LiveWidget):
             band=self._band(),
             first=first_pair_longer_than(st["inv_freq"], L),
         )
-        return TIGHT_LINES.format(f"{line1}<br>{line2}")
-
-    def readout_text(self) -> str:
-        """The readout as plain text (for print and tests)."""
-        return plain_text(self.readout.value)
+        return plain_text(f"{line1}<br>{line2}")
 
 
 DEFAULTS = {c.name: c.default for c in WavelengthCutoffExplorer.CONTROLS}

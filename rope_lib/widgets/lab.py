@@ -88,8 +88,11 @@ class LabResultsWidget(LiveWidget):
     """Mean loss against evaluation window for the chosen schemes (bands: min..max over
     seeds), and RoPE with a scaling method applied zero-shot (dashed)."""
 
+    # the scheme buttons, then method, factor and the two readout lines in one row, the
+    # figure under them: all of it on the projector's screen
     ROWS = (("schemes",), ("method", "factor"))
-    READOUT = TIGHT_LINES
+    BESIDE, READOUT_WIDTH, READOUT = "last row", "335px", TIGHT_LINES
+    FIGSIZE = (6.4, 2.8)
 
     def __init__(
         self, results: dict, schemes=("rope", "alibi"), method="yarn", factor=None

@@ -36,7 +36,7 @@ from matplotlib.ticker import MaxNLocator
 from ..language import N_, _, _fig, get_language
 from ..multimodal import mrope_pair_axes, mrope_position_ids
 from ..vision import apply_2d_rope, patch_positions
-from .base import Control, LiveWidget, cumulative_steps, moves
+from .base import TIGHT_LINES, Control, LiveWidget, cumulative_steps, moves
 
 AXIS_COLORS = ("#4c72b0", "#dd8452", "#55a868")  # t, h, w
 TEXT_COLOR = "#d9d9d9"
@@ -68,9 +68,11 @@ class MropeWidget(LiveWidget):
         Control("cols", N_("cols W"), "int", 1, MAX_COLS),
         Control("token", N_("token"), "int", 0, lambda v: _n_tokens(v) - 1),
     )
-    ROWS = (("rows", "cols"), ("token",))
-    CONTROL_SIZE = ("190px", "55px")
-    READOUT_WIDTH, BESIDE = "250px", "controls"
+    ROWS = (("rows",), ("cols",), ("token",))
+    # the controls in a column left of the figure: long sliders, and the picture on the
+    # projector's screen with them
+    BESIDE, READOUT_WIDTH, READOUT = "side", "232px", TIGHT_LINES
+    FIGSIZE = (4.3, 3.3)
     CLAMP = True
 
     def __init__(self, rows: int = 2, cols: int = 3, token: int = 5):
@@ -82,7 +84,7 @@ class MropeWidget(LiveWidget):
         self.ax_pairs = [fig.add_subplot(grid[1]), fig.add_subplot(grid[2])]
         # a CJK font's taller text needs a little more room under the last strip
         bottom = 0.1 if get_language() == "en" else 0.125
-        fig.subplots_adjust(left=0.155, right=0.985, top=0.9, bottom=bottom)
+        fig.subplots_adjust(left=0.215, right=0.985, top=0.9, bottom=bottom)
         self._build_ids(self.ax_ids)
         self.sections = {
             "Qwen2-VL": (QWEN2_SECTION, False),
@@ -329,9 +331,11 @@ class PatchScoreWidget(LiveWidget):
         Control("col", N_("col"), "int", 0, lambda v: v["patches"] - 1),
         Control("convention", N_("model"), "choice", options=CONVENTIONS),
     )
-    ROWS = (("patches", "convention"), ("row", "col"))
-    CONTROL_SIZE = ("190px", "55px")
-    READOUT_WIDTH, BESIDE = "250px", "controls"
+    ROWS = (("patches",), ("row",), ("col",), ("convention",))
+    # the controls in a column left of the figure: long sliders, and the picture on the
+    # projector's screen with them
+    BESIDE, READOUT_WIDTH, READOUT = "side", "232px", TIGHT_LINES
+    FIGSIZE = (4.3, 3.3)
     CLAMP = True
 
     def __init__(
@@ -343,11 +347,11 @@ class PatchScoreWidget(LiveWidget):
         super().__init__(patches=patches, row=row, col=col, convention=convention)
 
     def build(self, fig):
-        grid = fig.add_gridspec(1, 3, width_ratios=(1.0, 0.05, 1.0), wspace=0.38)
+        grid = fig.add_gridspec(1, 3, width_ratios=(1.0, 0.06, 0.8), wspace=0.3)
         self.ax_map = fig.add_subplot(grid[0])
         self.ax_bar = fig.add_subplot(grid[1])
         self.ax_row = fig.add_subplot(grid[2])
-        fig.subplots_adjust(left=0.085, right=0.92, top=0.88, bottom=0.17)
+        fig.subplots_adjust(left=0.11, right=0.89, top=0.88, bottom=0.17)
 
         self.image = self.ax_map.imshow(
             np.zeros((2, 2)), cmap="viridis", interpolation="nearest"

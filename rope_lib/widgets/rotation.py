@@ -22,7 +22,7 @@ from matplotlib.ticker import MaxNLocator
 from ..derivation import closed_form_score, from_polar
 from ..language import N_, _, _fig
 from ..rotary import apply_rope
-from .base import Control, LiveWidget
+from .base import TIGHT_LINES, Control, LiveWidget
 
 Q_COLOR = "#1f77b4"
 K_COLOR = "#d62728"
@@ -199,16 +199,20 @@ class RotatePairWidget(LiveWidget):
         Control(name, label, kind, lo, hi, step, default=default)
         for name, (label, kind, lo, hi, step, default) in CONTROLS.items()
     )
-    ROWS = (("m", "n", "shift", "theta"), ("q_len", "q_angle", "k_len", "k_angle"))
-    CONTROL_SIZE = ("158px", "52px")
+    # the controls in a column left of the figure: long sliders, and the picture on the
+    # projector's screen with them
+    ROWS = tuple((name,) for name in ("m", "n", "shift", "theta", "q_len", "q_angle",
+                                      "k_len", "k_angle"))  # fmt: skip
+    BESIDE, READOUT_WIDTH, READOUT = "side", "232px", TIGHT_LINES
+    FIGSIZE = (4.3, 3.3)
 
     def build(self, figure):
-        # fixed positions (640 x 330 px): a square plane, the score beside it
-        ax_plane = figure.add_axes((0.01, 0.03, 0.40, 0.78))
-        ax_score = figure.add_axes((0.54, 0.17, 0.44, 0.64))
+        # fixed positions (430 x 330 px): a square plane, the score beside it
+        ax_plane = figure.add_axes((0.01, 0.08, 0.52, 0.68))
+        ax_score = figure.add_axes((0.645, 0.2, 0.315, 0.56))
         self.plane = _Plane(ax_plane, fontsize=12)
         ax_plane.set_title(_fig("q, k faded; q', k' solid"))
-        ax_score.set_title(_fig("q'·k' against m - n"))
+        ax_score.set_title(_fig("q'·k' against m - n"), fontsize=11)
         ax_score.set_xlabel("m - n")
         ax_score.axhline(0, color="0.85", lw=0.8, zorder=0)
         ax_score.set_xlim(OFFSETS[0] - 0.5, OFFSETS[-1] + 0.5)

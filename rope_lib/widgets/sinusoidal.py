@@ -23,7 +23,7 @@ import numpy as np
 
 from ..language import N_, _fig
 from ..sinusoidal import sinusoidal_at, sinusoidal_offset_dot
-from .base import Control, LiveWidget
+from .base import TIGHT_LINES, Control, LiveWidget
 from .style import integer_ticks
 
 K_MAX = 64  # the offset slider's range, -K_MAX .. K_MAX
@@ -49,8 +49,9 @@ class EncodingExplorer(LiveWidget):
         Control("d_model", "d_model", "int", 4, 128, 4),
         Control("base", N_("base"), "log", *BASE_EXPONENTS, readout_format=".0f"),
     )
-    ROWS = (("p", "k"), ("d_model", "base"))
-    READOUT_WIDTH, BESIDE = "235px", "controls"
+    ROWS = (("p",), ("k",), ("d_model",), ("base",))
+    BESIDE, READOUT_WIDTH, READOUT = "side", "246px", TIGHT_LINES
+    FIGSIZE = (4.2, 3.3)
 
     def __init__(
         self, p: int = 20, k: int = 5, d_model: int = 32, base: float = 10000.0
@@ -61,10 +62,10 @@ class EncodingExplorer(LiveWidget):
         super().__init__(p=p, k=k, d_model=d_model, base=base)
 
     def build(self, figure):
-        # A fixed layout, side by side (640 x 330 px): constrained layout would be recomputed
-        # at every draw (about 70 ms here).
-        self.ax_vec = figure.add_axes((0.085, 0.17, 0.37, 0.70))
-        self.ax_dot = figure.add_axes((0.59, 0.17, 0.375, 0.70))
+        # A fixed layout, one panel over the other (430 x 330 px): constrained layout would
+        # be recomputed at every draw (about 70 ms here).
+        self.ax_vec = figure.add_axes((0.12, 0.64, 0.85, 0.27))
+        self.ax_dot = figure.add_axes((0.12, 0.15, 0.85, 0.24))
         # Few texts, no legend boxes: text dominates the draw time (the tests and the benchmark
         # draw with Agg), so the colour key sits in the titles.
         ax = self.ax_vec

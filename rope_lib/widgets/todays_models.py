@@ -19,7 +19,7 @@ import numpy as np
 from ..language import N_, _, _fig
 from ..models import MODELS, model_curves
 from . import static_png  # noqa: F401
-from .base import Control, LiveWidget
+from .base import TIGHT_LINES, Control, LiveWidget
 
 CURVE_COLORS = ("#1f77b4", "#d62728")
 INF_ROW = 3e9  # where pairs of frequency 0 (infinite wavelength) are drawn
@@ -140,8 +140,10 @@ class ModelWavelengthExplorer(LiveWidget):
         ),
     )
     ROWS = (("model",),)
-    CONTROL_SIZE = ("270px", "45px")
-    READOUT_WIDTH, BESIDE = "360px", "controls"
+    # the model and the readout in a column left of the figure: all of it on the
+    # projector's screen
+    BESIDE, READOUT_WIDTH, READOUT = "side", "232px", TIGHT_LINES
+    FIGSIZE = (4.3, 3.3)
 
     def __init__(self, model: str = DEFAULT_MODEL):
         super().__init__(model=model)
@@ -151,7 +153,7 @@ class ModelWavelengthExplorer(LiveWidget):
         return self.values["model"]
 
     def build(self, figure):
-        ax = figure.add_axes((0.13, 0.16, 0.84, 0.72))
+        ax = figure.add_axes((0.19, 0.17, 0.78, 0.71))
         _style_axes(ax)
         self.ax = ax
         self.lines, _readout = draw_model(ax, self.model)
@@ -176,7 +178,7 @@ class ModelWavelengthExplorer(LiveWidget):
             for line, color in zip(self.lines["curves"], CURVE_COLORS)
             if line.get_label() != "_none"
         )
-        return f"{self.text}{keys}<br>" + _("solid: L, dashed: L'")
+        return TIGHT_LINES.format(f"{self.text}{keys}<br>" + _("solid: L, dashed: L'"))
 
     def readout_text(self) -> str:
         """The readout as plain text (what the static figure's caption prints)."""
