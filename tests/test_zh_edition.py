@@ -304,3 +304,241 @@ def test_comments_strings_and_fstring_fields():
     assert first_difference(
         multi, 'print(\n    f"{a:.3f} 与 "\n    f"""{b}\n弧度"""\n)'
     )
+
+
+# --- no English left in what the Chinese lessons print or draw --------------------------
+#: An exception's message is shown as Python, NumPy, torch or rope_lib raise it: the same
+#: text the learner's own session prints, in English in every edition (rope_lib's errors
+#: are part of its API). It runs from "SomethingError:" to the end of the line, plus the
+#: lines indented under it (or the one line after an error name that ends its line).
+ERROR_MESSAGE = re.compile(r"\b[A-Z]\w*(?:Error|Exception|Warning)\b\s*[:：]")
+#: A token holding one of these is code, a number or a formula, not a sentence:
+#: `inv_freq`, `x.shape[-2]`, `b=10000`, `128/128`, `'qk'`, `f(x`, `1e-6`, `cos/sin`.
+CODE_LIKE = re.compile(r"[_.=\[\]{}/\\<>^*|`'\"#@~$%&+]|[A-Za-z]\(|\d")
+LATIN_WORD = re.compile(r"[A-Za-z]+")
+#: What separates the Latin stretches of a Chinese line: Chinese characters and
+#: punctuation (a stretch is then split into tokens at its spaces).
+NOT_A_TOKEN_BUT_SPACE = re.compile(r"[\u3000-\u303f\uff00-\uffef\u4e00-\u9fff“”‘’]+")
+OPERATORS = {"=", "==", "!=", "<", ">", "<=", ">=", "->", "+", "-", "*", "**", "/", "@"}
+#: Latin words a Chinese output may show, each for a reason:
+ALLOWED_WORDS = frozenset(
+    # names of models, model families, papers and methods, which Chinese text writes
+    # in Latin letters too (RoPE, not 旋转位置编码, in a table of models)
+    "RoPE ALiBi YaRN NoPE NTK PI LongRoPE RoFormer RoPER VideoRoPE LLaMA Llama Meta "
+    "Qwen Gemma DeepSeek Mistral Nemo Phi mini Pythia NeoX GPT OSS BLOOM MPT GLM SmolLM "
+    "Command Cohere Scout VL Pixtral DINOv InternVL LLaVA BERT Transformer MLA GQA MLP "
+    "KV Instruct "
+    # libraries and optimizers, by their names, and the optimizer's usual abbreviations
+    # for learning rate and weight decay
+    "transformers torch PyTorch NumPy sympy JupyterLab Hugging Face vLLM SGD Adam "
+    "AdamW lr wd "
+    # Python's and torch's values as they print
+    "True False None nan inf tensor dtype "
+    # units and their abbreviations (tqdm's it/s too)
+    "rad nats fps it FLOPs "
+    # mathematics written in ASCII: functions, Greek letters spelled out, the terms of
+    # art Chinese papers leave in English (softmax, logit)
+    "max min sqrt cos sin exp ln log Re Im conj sum softmax logit logits Attn PE id ids "
+    "Delta theta lambda gamma phi alpha beta mu pi".split()
+)
+#: The course's notation letters (README): glued into a product with a capital (sL, HW)
+#: they are a formula (lower-case pairs would let "is" and "in" through).
+NOTATION = set("bdhiklmnqrstvwxyHLTW")
+
+
+def _output_texts(cell: dict):
+    """The text a learner reads in a code cell's outputs: streams and plain-text results
+    (not the text/plain of an image, which is only its repr)."""
+    for output in cell.get("outputs", []):
+        if output["output_type"] == "stream":
+            yield "".join(output["text"])
+        elif "text/plain" in output.get("data", {}):
+            if not any(kind.startswith("image/") for kind in output["data"]):
+                yield "".join(output["data"]["text/plain"])
+
+
+def _without_error_messages(text: str) -> list[str]:
+    lines, kept, inside, next_line = text.split("\n"), [], False, False
+    for line in lines:
+        if inside and (next_line or line.startswith((" ", "\t"))):
+            next_line = False
+            continue
+        inside = False
+        found = ERROR_MESSAGE.search(line)
+        if found:
+            inside, next_line = True, not line[found.end() :].strip()
+            line = line[: found.start()]
+        kept.append(line)
+    return kept
+
+
+def _code_words(cells: list[dict]) -> set[str]:
+    """The lesson's own code words: the one-word strings of its code cells ('dog',
+    'interleaved', the keys of the lab's results) and the words its prose writes as code
+    (`(kept, blended, interpolated)`, `truncate: false`). Variable names do not count
+    (`pair`, `error` and `ratio` are English words too), nor words inside a sentence of a
+    string or an f-string."""
+    words = set()
+    for cell in cells:
+        source = _source(cell)
+        if cell["cell_type"] == "markdown":
+            for span in re.findall(r"`([^`]+)`", source):
+                words.update(re.findall(r"[A-Za-z_]\w*", span))
+            continue
+        lines = source.splitlines()
+        python = "\n".join("" if ln.lstrip()[:1] in "%!" else ln for ln in lines)
+        tree = ast.parse(python)
+        in_fstring = {
+            id(part)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.JoinedStr)
+            for part in node.values
+        }
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and id(node) not in in_fstring
+                and re.fullmatch(r"[A-Za-z_][\w-]*", node.value)
+            ):
+                words.update({node.value, *node.value.split("-")})
+    return words
+
+
+def english_words(line: str, allowed: set[str]) -> list[str]:
+    """The English words of `line` that are not code, numbers, formulas, names or units.
+
+    A word is code when its token holds code characters (CODE_LIKE), is written in
+    CamelCase (a class: GPTNeoXRotaryEmbedding), or stands beside an operator or an
+    index or a shape, as in `gram == gram.T`, `delta = 1`, `** steps`,
+    `scores [2, 3, 5, 5]`, `positions (2, 5)`."""
+    found = []
+    for segment in NOT_A_TOKEN_BUT_SPACE.split(line):
+        tokens = segment.split()
+        for k, token in enumerate(tokens):
+            if CODE_LIKE.search(token) or re.search(r"[a-z][A-Z]", token):
+                continue
+            before = tokens[k - 1] if k else ""
+            after = tokens[k + 1] if k + 1 < len(tokens) else ""
+            if (
+                before in OPERATORS
+                or after in OPERATORS
+                or re.match(r"\[|\(\d", after)  # an index or a shape
+            ):
+                continue
+            for word in LATIN_WORD.findall(token):
+                if (
+                    word not in allowed
+                    and word not in ALLOWED_WORDS
+                    and len(word) > 1  # a variable, an item (a), GPT-J, Command A
+                    and not (
+                        len(word) <= 3 and set(word) <= NOTATION and not word.islower()
+                    )  # a product of notation letters, sL
+                ):
+                    found.append(word)
+    return found
+
+
+def english_left(cells: list[dict], extra: set[str] = frozenset()) -> list[str]:
+    """Every output line of a Chinese lesson with English words in it, by cell."""
+    from rope_lib.scaling import ROPE_FREQUENCY_FUNCTIONS  # rope types, as configs say
+
+    allowed = _code_words(cells) | set(ROPE_FREQUENCY_FUNCTIONS) | set(extra)
+    found = []
+    for index, cell in enumerate(cells):
+        for text in _output_texts(cell):
+            for line in _without_error_messages(text):
+                if words := english_words(line, allowed):
+                    found.append(f"cell {index}: {words} in {line.strip()[:100]!r}")
+    return found
+
+
+#: matplotlib calls and keywords whose strings a figure draws.
+FIGURE_TEXT_CALLS = {
+    "set_title",
+    "set_xlabel",
+    "set_ylabel",
+    "suptitle",
+    "supxlabel",
+    "supylabel",
+    "text",
+    "annotate",
+    "set_label",
+}
+FIGURE_TEXT_KEYWORDS = {"label", "title", "xlabel", "ylabel"}
+
+
+def english_in_figures(cells: list[dict]) -> list[str]:
+    """English words in the strings a Chinese lesson's code gives matplotlib to draw
+    (titles, axis labels, legend labels, texts): the PNGs themselves hold no text to
+    read back."""
+    allowed = _code_words(cells)
+    found = []
+    for index, cell in enumerate(cells):
+        if cell["cell_type"] != "code":
+            continue
+        lines = _source(cell).splitlines()
+        python = "\n".join("" if ln.lstrip()[:1] in "%!" else ln for ln in lines)
+        for node in ast.walk(ast.parse(python)):
+            if not isinstance(node, ast.Call):
+                continue
+            drawn = [k.value for k in node.keywords if k.arg in FIGURE_TEXT_KEYWORDS]
+            name = getattr(node.func, "attr", getattr(node.func, "id", ""))
+            if name in FIGURE_TEXT_CALLS:
+                drawn += node.args
+            for argument in drawn:
+                for part in ast.walk(argument):
+                    if isinstance(part, ast.Constant) and isinstance(part.value, str):
+                        text = re.sub(r"\$[^$]*\$", "", part.value)  # mathtext
+                        if words := english_words(text, allowed):
+                            found.append(f"cell {index}: {words} in {part.value!r}")
+    return found
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_chinese_outputs_leave_no_english(lesson):
+    cells = _cells(ZH / lesson)
+    found = english_left(cells) + english_in_figures(cells)
+    assert not found, f"{lesson}: English in the Chinese lesson:\n" + "\n".join(found)
+
+
+def test_the_english_check_catches_sentences_and_lets_code_through():
+    allowed = {"qk"}
+    for line in (
+        "max |by hand - theta|: below 1e-6",
+        "angle error in bfloat16 (rad)     pair 0   pair 1",
+        "BLOOM 176B (ALiBi)   2048  ALiBi, 112 heads",
+        "未收录：Phi-3 mini 128k: LongRoPE with 48 searched factors per list",
+        "extrapolated 21 个维度对：0..20",
+    ):
+        assert english_words(line, allowed), line
+    for line in (
+        "max |rope_lib - b^(-2i/r)|：低于 1e-7（float32 对 float64）",
+        "第 0-4 层 sliding_attention: default，底数 10000",
+        "还不对：'sinusoidal'：应为 ['input', 'qk', 'scores'] 之一",
+        "Llama 3.1 8B     8192   131072  llama3 b=500000 128/128",
+        "PI 之后 L' = sL 处的覆盖率：True；softmax 缩放 x 1.8739",
+        "训练 rope（现场）:   0%|          | 0/150 [00:00<?, ?it/s]",
+    ):
+        assert not english_words(line, allowed | {"rope", "llama3", "default"}), line
+    text = (
+        "rope_lib，d = 63： ValueError：\n    d_model must be even, got 63\n"
+        "NotImplementedError:\nModule [M] is missing the required forward function\n"
+        "(c) RuntimeError: The size of tensor a (4) must match ...\n"
+        "but this is English"
+    )
+    kept = _without_error_messages(text)
+    assert [english_words(line, set()) for line in kept] == [
+        [],
+        [],
+        [],
+        ["but", "this", "is", "English"],
+    ]
+    figure = {
+        "cell_type": "code",
+        "source": 'ax.set_title("位置 m")\nax.plot(x, label="the slow pairs")\n',
+        "outputs": [],
+    }
+    assert english_in_figures([figure]) == [
+        "cell 0: ['the', 'slow', 'pairs'] in 'the slow pairs'"
+    ]
