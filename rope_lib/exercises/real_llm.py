@@ -16,6 +16,7 @@ environment variable ROPE_LLM_RESULTS, or the committed notebooks/llm_results/
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -74,8 +75,10 @@ def _by_head(w, heads: int, inner: tuple[int, int]):
     return w.reshape(heads, *inner, columns).transpose(1, 2).reshape(rows, columns)
 
 
+@functools.cache
 def _wk_forms():
-    """The file's W_k, the right answer and the usual slips, all float64."""
+    """The file's W_k, the right answer and the usual slips, all float64 (made once: the
+    checker may be called many times; a missing file raises, and is not cached)."""
     try:
         w = file_wk().to(torch.float64)
     except FileNotFoundError:

@@ -29,7 +29,6 @@ from matplotlib.ticker import FuncFormatter
 
 from ..exercises.real_llm import METHOD_NAMES, load_results, loss_groups
 from ..language import N_, _, _fig
-from . import live_figure
 from .base import TIGHT_LINES, Control, LiveWidget, cumulative_steps, moves
 from .style import integer_ticks
 
@@ -43,9 +42,9 @@ METHOD_COLORS = {
     "yarn_no_attention_factor": "#ff7f0e",
     "llama3": "#17becf",
 }
-#: The live figures' size (inches at dpi 100): low enough for a row of controls and the
-#: readout above it on the projector's screen.
-FIGSIZE = (6.4, 2.6)
+#: The live figures' size (inches at dpi 100): under one row of controls and readout, on
+#: the projector's screen (rope_lib.widgets.SCREEN_HEIGHT).
+FIGSIZE = (6.4, 2.8)
 Q_COLOR, K_COLOR = "#1f77b4", "#ff7f0e"
 
 
@@ -123,38 +122,51 @@ class LossCurveWidget(LiveWidget):
     """Loss per position bucket of one method at one factor, against plain RoPE on the
     same windows and the plain model's loss inside L (dashed)."""
 
-    ROWS = (("method", "factor"),)
-    READOUT = TIGHT_LINES
+    # the controls and the two readout lines in one row, the figure under them
+    BESIDE, READOUT_WIDTH, READOUT = "last row", "300px", TIGHT_LINES
+    FIGSIZE = FIGSIZE
 
-    def __init__(self, results: dict, method: str = "yarn", factor: int = 2):
+    def __init__(self, results: dict, method: str = "yarn", factor: int | None = None):
         self.data = LossResults(results)
-        self.CONTROLS = (
-            Control("method", N_("method"), "choice", options=tuple(self.data.methods),
-                    option_label=method_label),
-            Control("factor", N_("factor s"), "choice",
-                    options=tuple(self.data.factors), convert=int),
+        factors = tuple(self.data.factors)
+        factor = factors[0] if factor is None else factor
+        method_control = Control(
+            "method", N_("method"), "choice", options=tuple(self.data.methods),
+            option_label=method_label,
         )  # fmt: skip
-        super().__init__(figure=live_figure(FIGSIZE), method=method, factor=factor)
+        factor_control = Control(
+            "factor", N_("factor s"), "choice", options=factors, convert=int
+        )
+        # a run at one factor only (the committed one): no factor control to move
+        several = len(factors) > 1
+        self.CONTROLS = (
+            (method_control, factor_control) if several else (method_control,)
+        )
+        self.ROWS = (("method", "factor"),) if several else (("method",),)
+        self.factor = factor
+        values = dict(method=method, factor=factor) if several else dict(method=method)
+        super().__init__(**values)
 
     def control_size(self, control, description):
         if control.name == "method":
-            return "330px", "62px"
-        return "160px", "70px"
+            return ("250px" if len(self.ROWS[0]) > 1 else "330px"), "62px"
+        return "110px", "70px"
 
     # ------------------------------------------------------------------ numbers
     def compute(self, v):
         data = self.data
-        curve = data.curve(v["method"], v["factor"])
-        plain = data.curve("plain", v["factor"])
+        factor = v.get("factor", self.factor)
+        curve = data.curve(v["method"], factor)
+        plain = data.curve("plain", factor)
         return {
             "method": v["method"],
-            "factor": v["factor"],
+            "factor": factor,
             "curve": curve,
             "plain": plain,
             "inside": None if curve is None else data.inside(curve),
             "last": None if curve is None else data.last(curve),
             "plain_last": data.last(plain),
-            "end": v["factor"] * data.L,
+            "end": factor * data.L,
         }
 
     # ------------------------------------------------------------------ drawing
@@ -204,25 +216,18 @@ class LossCurveWidget(LiveWidget):
         s, data = self.state, self.data
         label = method_label(s["method"])
         if s["curve"] is None:
-            ran = ", ".join(method_label(m) for m in data.methods_at(s["factor"])[1:])
-            line1 = _("{label} was not run at ×{factor} (the run has: {ran})").format(
-                label=label, factor=s["factor"], ran=ran
+            line1 = _("{label} was not run at ×{factor}").format(
+                label=label, factor=s["factor"]
             )
         else:
             line1 = _(
-                "{label} ×{factor}: {inside:.2f} inside L, {last:.2f} in the last "
-                "bucket (to {end:,} tokens)"
+                "{label} ×{factor}: {inside:.2f} inside L, {last:.2f} at the end"
             ).format(
-                label=label,
-                factor=s["factor"],
-                inside=s["inside"],
-                last=s["last"],
-                end=s["end"],
+                label=label, factor=s["factor"], inside=s["inside"], last=s["last"]
             )
-        line2 = _(
-            "plain RoPE, same windows: {plain:.2f} in the last bucket; dashed: "
-            "{yardstick:.2f}, plain inside L"
-        ).format(plain=s["plain_last"], yardstick=data.yardstick())
+        line2 = _("plain RoPE {plain:.2f} at the end; dashed {yardstick:.2f}").format(
+            plain=s["plain_last"], yardstick=data.yardstick()
+        )
         return f"{line1}<br>{line2}"
 
 
@@ -262,7 +267,8 @@ class PairNormWidget(LiveWidget):
     with the pairs slower than L shaded."""
 
     ROWS = (("layer",),)
-    READOUT = TIGHT_LINES
+    BESIDE, READOUT_WIDTH, READOUT = "last row", "300px", TIGHT_LINES
+    FIGSIZE = FIGSIZE
 
     def __init__(self, results: dict, layer: int = 12):
         self.data = PairResults(results)
@@ -270,10 +276,10 @@ class PairNormWidget(LiveWidget):
             Control("layer", N_("layer"), "int", 0, self.data.layers - 1, 1,
                     default=layer),
         )  # fmt: skip
-        super().__init__(figure=live_figure(FIGSIZE), layer=layer)
+        super().__init__(layer=layer)
 
     def control_size(self, control, description):
-        return "420px", "62px"
+        return "330px", "62px"
 
     def compute(self, v):
         d, layer = self.data, v["layer"]
@@ -325,19 +331,12 @@ class PairNormWidget(LiveWidget):
 
     def readout_text(self) -> str:
         s, d = self.state, self.data
-        line1 = _(
-            "layer {layer}: largest q in pair {q} ({q_wave:,.0f} tokens), largest k in "
-            "pair {k} ({k_wave:,.0f})"
-        ).format(
-            layer=s["layer"],
-            q=s["largest_q"],
-            q_wave=d.wavelength[s["largest_q"]],
-            k=s["largest_k"],
-            k_wave=d.wavelength[s["largest_k"]],
+        line1 = _("largest q in pair {q}, largest k in pair {k}").format(
+            q=s["largest_q"], k=s["largest_k"]
         )
-        line2 = _(
-            "the {slow} pairs slower than L carry {share:.0%} of the sum of |q_i| |k_i|"
-        ).format(slow=int(d.slow.sum()), share=s["slow_share"])
+        line2 = _("{slow} slow pairs (λ > L): {share:.0%} of Σ|q_i||k_i|").format(
+            slow=int(d.slow.sum()), share=s["slow_share"]
+        )
         return f"{line1}<br>{line2}"
 
 
@@ -460,14 +459,15 @@ def attention_figure(results: dict) -> Figure:
     return figure
 
 
-def passkey_rows(results: dict) -> list[tuple[str, int, list[float]]]:
-    """(method, prompt length, share retrieved per depth) for every passkey group, in the
-    order: shorter prompts first, plain RoPE first, then the methods' order."""
+def passkey_rows(results: dict) -> list[tuple[str, int, dict]]:
+    """(method, prompt length, {depth: share retrieved}) for every passkey group, shorter
+    prompts first, then plain RoPE first and the methods in METHOD_NAMES' order."""
     order = {m: i for i, m in enumerate(METHOD_NAMES)}
     rows = []
     for key, group in results["passkey"]["summary"].items():
         method, _factor, length = key.split("/")
-        rows.append((method, int(length), list(group["retrieved"])))
+        shares = dict(zip(group["depths"], group["retrieved"]))
+        rows.append((method, int(length), shares))
     return sorted(rows, key=lambda r: (r[1], order.get(r[0], len(order)), r[0]))
 
 
@@ -475,20 +475,14 @@ def passkey_rows(results: dict) -> list[tuple[str, int, list[float]]]:
 
 
 def _loss_steps() -> list[dict]:
-    """A learner's session: every method at factor 2, factor 4 (some methods missing
-    there), back to 2."""
-    start = dict(method="yarn", factor=2)
-    m = moves(
-        ("method", "pi", "ntk", "dynamic_ntk", "yarn_no_attention_factor", "llama3"),
-        ("factor", 4), ("method", "yarn", "pi", "dynamic_ntk"), ("factor", 2),
-        ("method", "yarn"),
-    )  # fmt: skip
-    return cumulative_steps(start, m)
+    """A learner's session: every method (at factor 2, which every run has)."""
+    methods = ("pi", "ntk", "dynamic_ntk", "yarn_no_attention_factor", "llama3", "yarn")
+    return cumulative_steps(dict(method="yarn"), moves(("method", *methods, "pi")))
 
 
 def _loss_widget() -> LossCurveWidget:
     """The widget as the lesson builds it, on the results the lesson reads."""
-    return LossCurveWidget(load_results(), method="yarn", factor=2)
+    return LossCurveWidget(load_results(), method="yarn")
 
 
 def _pair_widget() -> PairNormWidget:
