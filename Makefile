@@ -89,6 +89,15 @@ execute: $(STAMP)
 experiments: $(STAMP)
 	$(BIN)/python -m rope_lib.lab --seed 0 --out notebooks/lab_results
 
+# The real LLM (lesson 11): SmolLM2-135M past its training length on Python's documentation
+# (loss by position per method, passkey retrieval, pair sizes, attention by distance, sinks)
+# into notebooks/llm_results/ (results.json + figures). Resumable: run it again to continue.
+# OMP_WAIT_POLICY=PASSIVE: on a shared machine, torch's threads sleep instead of spinning.
+.PHONY: llm-experiments
+llm-experiments: $(STAMP)
+	OMP_WAIT_POLICY=PASSIVE $(BIN)/python -m rope_lib.pretrained --threads 2 --out notebooks/llm_results
+	$(BIN)/python -m rope_lib.pretrained.figures notebooks/llm_results
+
 # rope_lib's Chinese words: extract the messages marked in the code, merge them into
 # rope_lib/locale/zh/LC_MESSAGES/rope_lib.po (new ones untranslated), compile rope_lib.mo.
 translations: $(STAMP)

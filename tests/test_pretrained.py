@@ -13,6 +13,7 @@ moves the logits by more than 1 (checked below).
 from __future__ import annotations
 
 import copy
+import json
 
 import numpy as np
 import pytest
@@ -20,7 +21,21 @@ import torch
 
 from rope_lib import half_to_interleaved, interleaved_to_half, rope_frequencies
 from rope_lib.pretrained import Llama, LlamaConfig, qk_rows, text_windows
+from rope_lib.pretrained.attention_maps import (
+    attention_weights,
+    decay_by_distance,
+    distance_edges,
+    sink_share,
+    uniform_attention,
+)
 from rope_lib.pretrained.gguf import smollm2_path
+from rope_lib.pretrained.pairs import pair_rms, wavelengths
+from rope_lib.pretrained.passkey import (
+    greedy_answer,
+    greedy_decode,
+    passkey_number,
+    passkey_prompt,
+)
 from rope_lib.pretrained.text import documentation_text
 
 TOLERANCE = (
@@ -340,6 +355,178 @@ def test_rope_frequencies_reach_the_attention():
     assert np.isfinite(scaled.numpy()).all()
 
 
+# --- passkey retrieval, pairs, attention maps -------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tokenizer(gguf_path):
+    from rope_lib.pretrained import load_tokenizer
+
+    return load_tokenizer(gguf_path)
+
+
+def test_a_passkey_prompt_is_the_text_it_says(tokenizer):
+    """The ids joined piece by piece are what the whole text tokenizes to; the length is
+    within one filler sentence of the target; the key sits at the asked depth."""
+    from rope_lib.pretrained.passkey import FILLER
+
+    filler = len(tokenizer(FILLER, add_special_tokens=False)["input_ids"])
+    for length, depth in ((300, 0.0), (300, 0.5), (1000, 0.9), (1000, 1.0)):
+        prompt, answer = passkey_prompt(tokenizer, length, depth, 68048)
+        text = tokenizer.decode(prompt)
+        assert tokenizer(text, add_special_tokens=False)["input_ids"] == prompt.tolist()
+        assert length - filler < len(prompt) + len(answer) <= length
+        assert tokenizer.decode(answer) == " 68048" and len(answer) == 6
+        assert text.endswith("What is the pass key? The pass key is")
+        before, after = text.split("The pass key is 68048.")
+        fillers = before.count("The grass"), after.count("The grass")
+        assert fillers[0] == round(depth * sum(fillers))
+
+
+def test_passkey_numbers_are_the_same_on_every_machine():
+    # the first key of the committed full run (random.Random hashes a str seed with SHA-512)
+    assert passkey_number("0/8192/0.1/0") == 36724
+    assert passkey_number("a") == passkey_number("a") != passkey_number("b")
+
+
+def test_greedy_answer_is_what_greedy_decoding_says(ours, reference, tokenizer):
+    """One forward pass over prompt + answer judges as greedy decoding does: against our
+    token-by-token decode and transformers' generate (do_sample=False), for the true key
+    (retrieved) and for a key with a wrong third digit (cut after its first wrong token)."""
+    prompt, answer = passkey_prompt(tokenizer, 200, 0.5, 68048)
+    decoded = greedy_decode(ours, prompt, len(answer))
+    with torch.inference_mode():
+        generated = reference.generate(
+            prompt[None], max_new_tokens=len(answer), do_sample=False
+        )[0, len(prompt) :]
+    assert torch.equal(decoded, generated) and torch.equal(decoded, answer)
+    assert torch.equal(greedy_answer(ours, prompt, answer), answer)
+    wrong = answer.clone()
+    wrong[3] = answer[3] + 1 if answer[3] < answer.max() else answer[3] - 1
+    said = greedy_answer(ours, prompt, wrong)
+    assert len(said) == 4 and torch.equal(said, decoded[:4])
+
+
+def test_the_attention_weights_are_transformers_eager_attentions(
+    ours, reference, tokens
+):
+    """layer_qk + attention_weights on the file's interleaved rows give, layer by layer,
+    the softmax weights transformers' eager attention returns on its half-layout rows;
+    times v they are the forward pass's own attention output."""
+    short = tokens[:64]
+    reference.set_attn_implementation("eager")
+    try:
+        with torch.inference_mode():
+            theirs = reference(short[None], output_attentions=True).attentions
+    finally:
+        reference.set_attn_implementation("sdpa")
+    with torch.inference_mode():
+        for layer, q, k in ours.layer_qk(short):
+            weights = attention_weights(q, k)
+            assert (weights - theirs[layer]).abs().max() < 1e-5, layer
+    sums = weights.sum(-1)
+    assert (sums - 1).abs().max() < 1e-5 and weights.triu(1).abs().max() == 0
+    v = torch.randn(1, 3, 64, 64)
+    fused = torch.nn.functional.scaled_dot_product_attention(
+        q, k, v, is_causal=True, enable_gqa=True
+    )
+    assert (weights @ v.repeat_interleave(3, 1) - fused).abs().max() < 1e-4
+
+
+def test_pair_sizes_do_not_depend_on_the_layout_or_the_rotation(
+    gguf_path, ours, tokens
+):
+    """pair_rms of the interleaved model's q equals that of the half-layout model (rows
+    permuted by qk_rows) read with layout="half", and of q before its rotation."""
+    half = Llama.from_gguf(gguf_path, layout="half")
+    short = tokens[:32]
+    with torch.inference_mode():
+        ours_qk = [(q, k) for _, q, k in ours.layer_qk(short)][:3]
+        half_qk = [(q, k) for _, q, k in half.layer_qk(short)][:3]
+        x = ours.layers[0].attention_norm(ours.embedding(short))
+        unrotated = ours.layers[0].attention.wq(x).unflatten(-1, (9, 64))
+    for (q, k), (q_half, k_half) in zip(ours_qk, half_qk):
+        assert torch.allclose(pair_rms(q), pair_rms(q_half, "half"), rtol=1e-4)
+        assert torch.allclose(pair_rms(k), pair_rms(k_half, "half"), rtol=1e-4)
+    assert torch.allclose(pair_rms(ours_qk[0][0]), pair_rms(unrotated), rtol=1e-4)
+    x = torch.tensor([[3.0, 4.0, 0.0, 1.0], [0.0, 0.0, 1.0, 0.0]])
+    assert pair_rms(x).tolist() == pytest.approx([(25 / 2) ** 0.5, 1.0])
+    assert pair_rms(x, "half").tolist() == pytest.approx([5**0.5, (17 / 2) ** 0.5])
+
+
+def test_wavelengths_are_two_pi_over_the_frequencies():
+    inv_freq, _ = rope_frequencies("default", 64, 100000.0)
+    waves = torch.tensor(wavelengths(64, 100000.0), dtype=torch.float64)
+    assert torch.allclose(waves, 2 * torch.pi / inv_freq.double(), rtol=1e-6)
+    assert int((waves > 8192).sum()) == 12  # pairs 20-31 never turn once within L
+
+
+def test_decay_and_sinks_on_weights_known_by_hand():
+    """Uniform attention gives 1 / (m + 1) averaged by hand; attention that always looks
+    at the token itself has all its weight at distance 0; a sink on token 0 is found."""
+    from rope_lib.pretrained.attention_maps import SINK_TOKENS
+
+    n = 12
+    assert distance_edges(n) == [0, 1, 2, 4, 8, 12]
+    uniform = decay_by_distance(uniform_attention(n))
+    assert uniform["edges"] == distance_edges(n - SINK_TOKENS)
+    # bin [4, 8): keys j >= 4 at distance 4..7 from queries m = j + d <= 11
+    by_hand = [1 / (j + d + 1) for d in range(4, 8) for j in range(4, n - d)]
+    assert uniform["mean_weight"][3] == pytest.approx(np.mean(by_hand))
+    itself = torch.eye(n)[None].repeat(2, 1, 1)
+    assert decay_by_distance(itself)["mean_weight"] == [1.0, 0.0, 0.0, 0.0]
+    sink = torch.zeros(n, n)
+    sink[:, 0] = 1.0
+    assert float(sink_share(sink)) == 1.0 and float(sink_share(itself).mean()) == 0.0
+    expected = np.mean([1 / (m + 1) for m in range(SINK_TOKENS, n)])
+    assert float(sink_share(uniform_attention(n))) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    "call, error, name",
+    [
+        (lambda tok: passkey_prompt(tok, 200, 0.5, 123), ValueError, "key"),
+        (lambda tok: passkey_prompt(tok, 200, 1.5, 12345), ValueError, "depth"),
+        (lambda tok: passkey_prompt(tok, 200, "0.5", 12345), TypeError, "depth"),
+        (lambda tok: passkey_prompt(tok, 40, 0.5, 12345), ValueError, "length"),
+        (lambda tok: passkey_prompt(tok, 200.0, 0.5, 12345), TypeError, "length"),
+        (lambda tok: passkey_number(5), TypeError, "seed"),
+        (lambda tok: greedy_decode(None, torch.tensor([1]), 0), ValueError, "steps"),
+        (
+            lambda tok: greedy_answer(None, torch.tensor([]), torch.tensor([1])),
+            ValueError,
+            "prompt",
+        ),
+        (lambda tok: pair_rms(torch.zeros(3, 5)), ValueError, "x"),
+        (lambda tok: pair_rms(torch.zeros(3, 4), "diagonal"), ValueError, "layout"),
+        (lambda tok: pair_rms([1.0, 2.0]), TypeError, "x"),
+        (lambda tok: wavelengths(63, 1e4), ValueError, "head_dim"),
+        (lambda tok: wavelengths(64, 1.0), ValueError, "base"),
+        (
+            lambda tok: attention_weights(
+                torch.zeros(1, 3, 4, 8), torch.zeros(1, 2, 4, 8)
+            ),
+            ValueError,
+            "k",
+        ),
+        (
+            lambda tok: attention_weights(
+                torch.zeros(3, 4, 8), torch.zeros(1, 1, 4, 8)
+            ),
+            ValueError,
+            "q",
+        ),
+        (lambda tok: decay_by_distance(torch.zeros(5, 4)), ValueError, "weights"),
+        (lambda tok: sink_share(torch.zeros(8, 8), first=5), ValueError, "first"),
+        (lambda tok: distance_edges(1), ValueError, "n"),
+        (lambda tok: uniform_attention(0), ValueError, "n"),
+    ],
+)
+def test_wrong_probe_inputs_raise_naming_the_argument(call, error, name, tokenizer):
+    with pytest.raises(error, match=rf"\b{name}\b.*got"):
+        call(tokenizer)
+
+
 # --- the experiment's plan and bookkeeping (no model run) ------------------------------------
 
 
@@ -354,14 +541,13 @@ def test_the_full_plan_covers_every_method_at_2x_and_some_at_4x():
         assert ("plain", 1, 16384, window) in units
         for method in set(METHODS) - {"plain"}:
             assert (method, 2, 16384, window) in units
-    for method in ("dynamic_ntk", "yarn"):
-        assert (method, 4, 32768, 0) in units
-    assert ("plain", 1, 32768, 0) in units
+    assert {("plain", 1, 32768, 0), ("yarn", 4, 32768, 0)} < units
     passkey = {tuple(u) for u in settings["passkey_units"]}
+    assert len(passkey) == len(settings["passkey_units"])
     for method, factor in (("plain", 1), ("dynamic_ntk", 2), ("yarn", 2)):
-        for depth in settings["passkey"]["depths"]:
-            assert (method, factor, 16384, depth, 0) in passkey
-    assert ("plain", 1, 8192, 0.5, 0) in passkey
+        for depth in (0.1, 0.9):  # the key far from the question (> L) and near it
+            assert (method, factor, 12288, depth, 0) in passkey
+    assert ("plain", 1, 8192, 0.5, 0) in passkey  # within L
     quick = plan(quick=True, training_length=8192)
     assert {u[2] for u in quick["units"]} == {64} and len(quick["units"]) == 14
 
@@ -398,18 +584,53 @@ def test_the_forward_stays_on_the_models_device():
 def test_the_quick_run_evaluates_every_unit_once_and_resumes(gguf_path, tmp_path):
     """`python -m rope_lib.pretrained --quick` end to end: every unit of the quick plan in
     results.json with finite losses per bucket, each method's settings reaching the model
-    (the extension methods differ from plain RoPE past the pretended L), and a second run
-    that finds everything done."""
-    from rope_lib.pretrained.experiment import plan, run, unit_key
+    (the extension methods differ from plain RoPE past the pretended L), every passkey
+    unit judged, pairs, decay and sinks of every layer; a second run that finds everything
+    done; a cut plan resumed with what it keeps; another --offset refused."""
+    from rope_lib.pretrained import experiment
+    from rope_lib.pretrained.__main__ import main
+    from rope_lib.pretrained.experiment import passkey_key, plan, run, unit_key
 
-    results = run(tmp_path, quick=True, quiet=True)
-    units = plan(quick=True, training_length=8192)["units"]
-    assert set(results["units"]) == {unit_key(*u) for u in units}
+    assert main(["--out", str(tmp_path), "--quick", "--quiet"]) == 0
+    results = json.loads((tmp_path / "results.json").read_text())
+    settings = plan(quick=True, training_length=8192)
+    assert set(results["units"]) == {unit_key(*u) for u in settings["units"]}
     losses = {k: v["bucket_loss"] for k, v in results["units"].items()}
     assert all(np.isfinite(v).all() and len(v) > 1 for v in losses.values())
     plain = losses[unit_key("plain", 1, 64, 0)]
     for key, value in losses.items():
         if key.endswith("/window0") and not key.startswith("plain/"):
             assert value[-1] != plain[-1], key
+    passkey = results["passkey"]
+    assert set(passkey["units"]) == {passkey_key(*u) for u in settings["passkey_units"]}
+    for unit in passkey["units"].values():
+        assert unit["retrieved"] == (unit["said"] == f" {unit['key']}")
+    assert set(passkey["summary"]) == {
+        "plain/x1/128",
+        "plain/x1/160",
+        "yarn/x2/160",
+        "dynamic_ntk/x2/160",
+    }
+    layers = 30
+    assert np.array(results["pairs"]["q_rms"]).shape == (layers, 32)
+    assert np.array(results["pairs"]["k_rms"]).shape == (layers, 32)
+    decay = results["decay"]
+    assert np.array(decay["mean_weight"]).shape == (layers, len(decay["edges"]) - 1)
+    assert np.array(results["sinks"]["first_token_by_head"]).shape == (layers, 9)
+    assert set(results["seconds"]) == {"loss", "passkey", "pairs", "decay", "sinks"}
+
     again = run(tmp_path, quick=True, quiet=True)
     assert again["units"] == results["units"]
+    assert again["passkey"]["units"] == passkey["units"]
+
+    cut = json.loads(json.dumps(experiment.QUICK))
+    cut["stages"][0]["windows"] = 1
+    cut["passkey"]["stages"] = cut["passkey"]["stages"][:1]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(experiment, "QUICK", cut)
+        resumed = run(tmp_path, quick=True, quiet=True)
+    kept = {k: v for k, v in results["units"].items() if k.endswith("window0")}
+    assert resumed["units"] == kept  # the same seconds: nothing was run again
+    assert set(resumed["passkey"]["summary"]) == {"plain/x1/128"}
+    with pytest.raises(ValueError, match="other settings"):
+        run(tmp_path, quick=True, quiet=True, offset=7)

@@ -74,16 +74,23 @@ def plot_loss(results: dict):
 
 
 def plot_passkey(results: dict):
-    """Passkey retrieval: one row per (method, length), one column per depth; green
-    retrieved, red not (the share of trials when there are several)."""
+    """Passkey retrieval: one row per (method, length), one column per depth of the key;
+    green retrieved, red not (the share of trials when there are several), blank: not run."""
     summary = results["passkey"]["summary"]
-    names = sorted(summary, key=lambda n: (int(n.split("/")[2]), n != "plain"))
-    depths = results["settings"]["passkey"]["depths"]
-    table = np.array([summary[n]["retrieved"] for n in names])
-    fig, ax = _figure(height=0.9 + 0.42 * len(names))
+    names = sorted(
+        summary, key=lambda n: (int(n.split("/")[2]), n.split("/")[0] != "plain")
+    )
+    depths = sorted({d for name in names for d in summary[name]["depths"]})
+    table = np.full((len(names), len(depths)), np.nan)
+    for i, name in enumerate(names):
+        for depth, share in zip(summary[name]["depths"], summary[name]["retrieved"]):
+            table[i, depths.index(depth)] = share
+    fig, ax = _figure(height=1.3 + 0.42 * len(names))
     ax.imshow(table, cmap="RdYlGn", vmin=0, vmax=1, aspect="auto")
     for (i, j), value in np.ndenumerate(table):
-        ax.text(j, i, f"{value:.0%}", ha="center", va="center", fontsize=11)
+        if not np.isnan(value):
+            text = "yes" if value == 1 else "no" if value == 0 else f"{value:.0%}"
+            ax.text(j, i, text, ha="center", va="center")
     rows = []
     for name in names:
         method, factor, length = name.split("/")
@@ -91,9 +98,9 @@ def plot_passkey(results: dict):
         rows.append(f"{LABELS[method]}{scale}, {int(length):,} tokens")
     ax.set_yticks(range(len(names)), rows)
     ax.set_xticks(range(len(depths)), [f"{d:.0%}" for d in depths])
-    ax.set_xlabel("depth of the key in the filler")
     L = results["settings"]["training_length"]
-    ax.set_title(f"passkey retrieved by greedy decoding (L = {L:,})")
+    ax.set_xlabel(f"depth of the key in the filler (L = {L:,})")
+    ax.set_title("passkey said back by greedy decoding?")
     fig.tight_layout()
     return fig
 
