@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 # JupyterLab refuses to run as root unless told to; CI and these machines run as root.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: lab lab-zh zh-font smollm2 translations test test-lib test-nbval test-portable test-browser execute experiments images benchmark benchmark-browser clean
+.PHONY: lab lab-zh zh-font smollm2 translations test test-lib test-nbval test-portable test-browser test-slides execute experiments images benchmark benchmark-browser clean
 
 $(STAMP): pyproject.toml constraints.txt
 	rm -rf $(VENV)
@@ -69,6 +69,12 @@ test-lib: $(STAMP)
 
 test-browser: $(STAMP)
 	OMP_NUM_THREADS=1 $(BIN)/python -m pytest tests/browser
+
+# Every slide of every lesson, in both editions, at the projector's size (1280x720 at 150%
+# zoom): each cell whole on the screen, each widget live on its slide. `make test` walks the
+# English lessons' slideshows; the teacher notes name this one.
+test-slides: $(STAMP)
+	OMP_NUM_THREADS=1 ROPE_BROWSER_SLIDES=all $(BIN)/python -m pytest tests/browser/test_slideshow.py
 
 test-nbval: $(STAMP)
 	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist loadfile notebooks --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
