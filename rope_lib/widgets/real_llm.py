@@ -172,7 +172,7 @@ class LossCurveWidget(LiveWidget):
     # ------------------------------------------------------------------ drawing
     def build(self, figure):
         data = self.data
-        ax = figure.add_axes((0.09, 0.2, 0.89, 0.68))
+        ax = figure.add_axes((0.1, 0.18, 0.87, 0.72))
         low, high = data.limits()
         pad = 0.06 * (high - low or 1.0)
         ax.set_ylim(low - pad, high + pad)
@@ -295,7 +295,7 @@ class PairNormWidget(LiveWidget):
 
     def build(self, figure):
         d = self.data
-        ax = figure.add_axes((0.09, 0.2, 0.89, 0.62))
+        ax = figure.add_axes((0.11, 0.18, 0.87, 0.7))
         pairs = np.arange(len(d.wavelength))
         ax.set_xlim(-0.7, len(pairs) - 0.3)
         ax.set_ylim(0, 1.12)
@@ -370,8 +370,8 @@ def loss_figure(results: dict) -> Figure:
         ax.set_xlim(0, factor * data.L)
         ax.set_xticks(np.arange(0, factor * data.L + 1, data.L))
         ax.xaxis.set_major_formatter(FuncFormatter(_tokens))
-        ax.set_title(_fig("×{factor}: windows of {n:,}").format(
-            factor=factor, n=factor * data.L
+        ax.set_title(_fig("every method at s = {factor}, plain RoPE black").format(
+            factor=factor
         ))  # fmt: skip
         ax.set_xlabel(_fig("position (tokens)"))
     axes[0].set_ylabel(_fig("loss (nats)"))
@@ -384,7 +384,7 @@ def loss_figure(results: dict) -> Figure:
         handlelength=1.4,
         columnspacing=0.9,
     )
-    figure.subplots_adjust(left=0.09, right=0.98, top=0.92, bottom=0.33, wspace=0.06)
+    figure.subplots_adjust(left=0.09, right=0.96, top=0.92, bottom=0.3, wspace=0.06)
     return figure
 
 
