@@ -211,7 +211,7 @@ def test_under_ipympl_no_widget_sends_messages_while_idle():
 def test_live_figures_and_controls_fit_the_projector(factory, steps):
     import ipywidgets as w
 
-    from rope_lib.widgets import SCREEN_HEIGHT, SCREEN_WIDTH, SIDE_GAP
+    from rope_lib.widgets import CANVAS_MARGINS, SCREEN_HEIGHT, SCREEN_WIDTH, SIDE_GAP
 
     widget = factory()
     width, height = widget.figure.get_size_inches()
@@ -247,7 +247,7 @@ def test_live_figures_and_controls_fit_the_projector(factory, steps):
     figure_px = (round(width * 100), round(height * 100))
     if widget.BESIDE == "side":
         column = int(widget.READOUT_WIDTH.removesuffix("px"))
-        assert column + SIDE_GAP + figure_px[0] <= SCREEN_WIDTH
+        assert column + SIDE_GAP + figure_px[0] + CANVAS_MARGINS <= SCREEN_WIDTH
         assert figure_px[1] <= SCREEN_HEIGHT - 10
         assert 32 * len(rows) + 17 * lines <= SCREEN_HEIGHT - 10, (len(rows), lines)
         assert widget.READOUT == TIGHT_LINES  # lines 17 px apart, not ipywidgets' 28
@@ -258,7 +258,7 @@ def test_live_figures_and_controls_fit_the_projector(factory, steps):
             len(rows),
             lines,
         )
-        assert figure_px[0] <= SCREEN_WIDTH
+        assert figure_px[0] + CANVAS_MARGINS <= SCREEN_WIDTH
     plt.close(widget.figure)
 
 

@@ -124,8 +124,10 @@ _LIVE_BOX = None
 #: height of the notebook's part of the screen under JupyterLab's bars: a live widget, its
 #: controls and its picture together, fits SCREEN_WIDTH x SCREEN_HEIGHT.
 SCREEN_WIDTH, SCREEN_HEIGHT = 673, 359
-#: Controls beside the figure (beside="side"): the gap between the column and the canvas.
-SIDE_GAP = 6
+#: Controls beside the figure (beside="side"): the gap between the column and the canvas
+#: (ipympl's canvas keeps 4 px of its own on each side: CANVAS_MARGINS in all), so that
+#: column + SIDE_GAP + figure + CANVAS_MARGINS <= SCREEN_WIDTH.
+SIDE_GAP, CANVAS_MARGINS = 0, 8
 #: In a side column a slider's value box is as wide as its text (ipywidgets gives it at
 #: least 72 px, a third of the column): the track keeps the room. A style sheet in the
 #: widget itself (an HTML widget), scoped to its own class, so that it travels with the
@@ -176,11 +178,15 @@ def live_box(
         readout.layout.width = "auto"
         column = w.VBox(
             [controls, readout],
-            layout=w.Layout(width=readout_width, flex="0 0 auto", overflow="hidden"),
+            layout=w.Layout(
+                width=readout_width, flex="0 0 auto", overflow="hidden", margin="0"
+            ),
         )
         canvas = canvas_widget(figure)
         canvas.layout.margin = f"0 0 0 {SIDE_GAP}px"
-        side = w.HBox([column, canvas], layout=w.Layout(align_items="flex-start"))
+        side = w.HBox(
+            [column, canvas], layout=w.Layout(align_items="flex-start", margin="0")
+        )
         style = w.HTML(SIDE_CSS, layout=w.Layout(height="0px", margin="0"))
         box = _LIVE_BOX([side, style])
         box.add_class("rope-side")
@@ -286,6 +292,7 @@ __all__ = [
     "LIVE_TEXT",
     "SCREEN_HEIGHT",
     "SCREEN_WIDTH",
+    "CANVAS_MARGINS",
     "SIDE_GAP",
     "MAX_WIDTH",
     "LIVE_SIZE",

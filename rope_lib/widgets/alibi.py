@@ -57,7 +57,7 @@ class AlibiWidget(LiveWidget):
     # projector's screen with them
     ROWS = (("heads",), ("head",), ("seq_len",), ("query",), ("scores",))
     BESIDE, READOUT_WIDTH, READOUT = "side", "232px", TIGHT_LINES
-    FIGSIZE = (4.3, 3.3)
+    FIGSIZE = (4.25, 3.3)
     CLAMP = True
 
     def __init__(
@@ -76,8 +76,8 @@ class AlibiWidget(LiveWidget):
 
     # ------------------------------------------------------------------ the figure, once
     def build(self, figure):
-        # fixed panel positions (figure fractions, 430 x 330 px): no layout engine at each draw.
-        # Above, the bias matrix (square: 0.26 x 430 = 0.34 x 330 px) with its colour bar
+        # fixed panel positions (figure fractions, 425 x 330 px): no layout engine at each draw.
+        # Above, the bias matrix (square: 0.26 x 425 = 0.335 x 330 px) with its colour bar
         # and the slopes; below, across, where the query looks.
         self.ax_bias = figure.add_axes((0.2, 0.56, 0.26, 0.34))
         ax_cbar = figure.add_axes((0.47, 0.56, 0.016, 0.34))

@@ -71,14 +71,14 @@ class ComplexPlaneWidget(LiveWidget):
     )
     ROWS = (("m",), ("n",), ("theta",))
     BESIDE, READOUT_WIDTH, READOUT = "side", "232px", TIGHT_LINES
-    FIGSIZE = (4.3, 2.75)
+    FIGSIZE = (4.25, 2.75)
 
     def __init__(self, q=Q, k=K, **values):
         self.q, self.k = tuple(map(float, q)), tuple(map(float, k))
         super().__init__(**values)
 
     def build(self, figure):
-        # two square planes side by side (430 x 275 px), fixed positions
+        # two square planes side by side (425 x 275 px), fixed positions
         ax_turn = figure.add_axes((0.01, 0.02, 0.47, 0.74))
         ax_score = figure.add_axes((0.52, 0.02, 0.47, 0.74))
         self.plane = _Plane(ax_turn, limit=LIMIT, fontsize=11)

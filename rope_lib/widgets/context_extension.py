@@ -101,7 +101,7 @@ class WavelengthCutoffExplorer(LiveWidget):
     # sliders, and the three panels on the projector's screen with them
     ROWS = tuple((c.name,) for c in CONTROLS)
     BESIDE, READOUT_WIDTH, READOUT = "side", "242px", TIGHT_LINES
-    FIGSIZE = (4.2, 3.3)
+    FIGSIZE = (4.15, 3.3)
 
     def check(self, v):
         if not v["beta"] > v["alpha"]:
@@ -111,7 +111,7 @@ class WavelengthCutoffExplorer(LiveWidget):
 
     # --- figure, built once ---------------------------------------------------------------
     def build(self, fig):
-        # 430 x 330 px: three panels and the legend in a 2 x 2 grid; each panel's title
+        # 415 x 330 px: three panels and the legend in a 2 x 2 grid; each panel's title
         # names its y axis
         gs = fig.add_gridspec(
             2,

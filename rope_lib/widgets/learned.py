@@ -52,7 +52,7 @@ class LearnedTableWidget(LiveWidget):
     )  # fmt: skip
     ROWS = (("optimizer",), ("L",), ("steps",), ("m",))
     BESIDE, READOUT_WIDTH, READOUT = "side", "232px", TIGHT_LINES
-    FIGSIZE = (4.3, 3.3)
+    FIGSIZE = (4.25, 3.3)
 
     def __init__(self, **values):
         self._trained = {}  # (optimizer, L) -> every step's table

@@ -72,7 +72,7 @@ class MropeWidget(LiveWidget):
     # the controls in a column left of the figure: long sliders, and the picture on the
     # projector's screen with them
     BESIDE, READOUT_WIDTH, READOUT = "side", "232px", TIGHT_LINES
-    FIGSIZE = (4.3, 3.3)
+    FIGSIZE = (4.25, 3.3)
     CLAMP = True
 
     def __init__(self, rows: int = 2, cols: int = 3, token: int = 5):
@@ -335,7 +335,7 @@ class PatchScoreWidget(LiveWidget):
     # the controls in a column left of the figure: long sliders, and the picture on the
     # projector's screen with them
     BESIDE, READOUT_WIDTH, READOUT = "side", "232px", TIGHT_LINES
-    FIGSIZE = (4.3, 3.3)
+    FIGSIZE = (4.25, 3.3)
     CLAMP = True
 
     def __init__(

@@ -204,10 +204,10 @@ class RotatePairWidget(LiveWidget):
     ROWS = tuple((name,) for name in ("m", "n", "shift", "theta", "q_len", "q_angle",
                                       "k_len", "k_angle"))  # fmt: skip
     BESIDE, READOUT_WIDTH, READOUT = "side", "232px", TIGHT_LINES
-    FIGSIZE = (4.3, 3.3)
+    FIGSIZE = (4.25, 3.3)
 
     def build(self, figure):
-        # fixed positions (430 x 330 px): a square plane, the score beside it
+        # fixed positions (425 x 330 px): a square plane, the score beside it
         ax_plane = figure.add_axes((0.01, 0.08, 0.52, 0.68))
         ax_score = figure.add_axes((0.645, 0.2, 0.315, 0.56))
         self.plane = _Plane(ax_plane, fontsize=12)

@@ -50,8 +50,8 @@ class EncodingExplorer(LiveWidget):
         Control("base", N_("base"), "log", *BASE_EXPONENTS, readout_format=".0f"),
     )
     ROWS = (("p",), ("k",), ("d_model",), ("base",))
-    BESIDE, READOUT_WIDTH, READOUT = "side", "246px", TIGHT_LINES
-    FIGSIZE = (4.2, 3.3)
+    BESIDE, READOUT_WIDTH, READOUT = "side", "250px", TIGHT_LINES
+    FIGSIZE = (4.05, 3.3)
 
     def __init__(
         self, p: int = 20, k: int = 5, d_model: int = 32, base: float = 10000.0
@@ -62,7 +62,7 @@ class EncodingExplorer(LiveWidget):
         super().__init__(p=p, k=k, d_model=d_model, base=base)
 
     def build(self, figure):
-        # A fixed layout, one panel over the other (430 x 330 px): constrained layout would
+        # A fixed layout, one panel over the other (405 x 330 px): constrained layout would
         # be recomputed at every draw (about 70 ms here).
         self.ax_vec = figure.add_axes((0.12, 0.64, 0.85, 0.27))
         self.ax_dot = figure.add_axes((0.12, 0.15, 0.85, 0.24))

@@ -143,7 +143,7 @@ class ModelWavelengthExplorer(LiveWidget):
     # the model and the readout in a column left of the figure: all of it on the
     # projector's screen
     BESIDE, READOUT_WIDTH, READOUT = "side", "232px", TIGHT_LINES
-    FIGSIZE = (4.3, 3.3)
+    FIGSIZE = (4.25, 3.3)
 
     def __init__(self, model: str = DEFAULT_MODEL):
         super().__init__(model=model)
