@@ -55,10 +55,23 @@ def _source(cell) -> str:
     return "".join(cell["source"])
 
 
+#: What the live cells make (the model, its tokenizer and file): a cell that uses one of
+#: them runs the model, not results.json.
+LIVE = {"model", "half", "tokenizer", "weights", "ids"}
+
+
+def _names(source: str) -> set[str]:
+    import ast
+
+    lines = [s for s in source.splitlines() if not s.lstrip().startswith(("%", "!"))]
+    tree = ast.parse("\n".join(lines))
+    return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+
+
 def claim_cells() -> list[str]:
     """The code cells that read results, not the live model: the imports, then every code
-    cell from section 4 on, but the widget cells (they need a browser) and exercise 1 (it
-    reads the model file's weights)."""
+    cell from section 4 on that uses none of LIVE and shows no widget (that needs a
+    browser)."""
     cells = json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]
     start = next(
         i
@@ -67,11 +80,14 @@ def claim_cells() -> list[str]:
     )
     code = [_source(c) for c in cells if c["cell_type"] == "code"]
     later = [
-        _source(c)
+        # a widget cell builds its widget (the next cell draws it), without showing it
+        "\n".join(
+            line
+            for line in _source(c).splitlines()
+            if not line.rstrip().endswith(".widget()")
+        )
         for c in cells[start:]
-        if c["cell_type"] == "code"
-        and ".widget()" not in _source(c)
-        and "weights[" not in _source(c)
+        if c["cell_type"] == "code" and not _names(_source(c)) & LIVE
     ]
     return [code[0]] + later
 
@@ -85,35 +101,64 @@ def run_claims(results: dict, folder: Path, monkeypatch) -> dict:
     monkeypatch.setattr("IPython.display.display", lambda *a, **k: None)
     namespace = {"display": lambda *a, **k: None}
     try:
-        for source in claim_cells():
+        for number, source in enumerate(claim_cells()):
             lines = [s for s in source.splitlines() if not s.lstrip().startswith("%")]
-            exec(compile("\n".join(lines), str(NOTEBOOK), "exec"), namespace)
+            code = compile("\n".join(lines), f"<claim cell {number}>", "exec")
+            try:
+                exec(code, namespace)
+            except AssertionError as error:
+                import traceback
+
+                line = traceback.extract_tb(error.__traceback__)[-1].lineno
+                raise AssertionError(
+                    f"a claim fails on these results: {lines[line - 1].strip()}"
+                ) from None
     finally:
         plt.close("all")
     return namespace
 
 
 def one_window(results: dict, window: int) -> dict | None:
-    """The results of one text window alone: the loss summary recomputed from that
-    window's units (None when the run has no such window at factor 2)."""
+    """The results of one text window alone, every method on it: None when some method
+    did not run on that window (methods are compared on the same text only)."""
     units = {
-        k: v for k, v in results["units"].items() if k.endswith(f"/window{window}")
+        k: u for k, u in results["units"].items() if k.endswith(f"/window{window}")
     }
-    factors = {k.split("/")[1] for k in units if not k.startswith("plain/")}
-    if "x2" not in factors:
+    methods = {k.split("/")[0] for k in results["units"]}
+    if {k.split("/")[0] for k in units} != methods:
         return None
     single = copy.deepcopy(results)
-    summary = {}
-    for key, unit in units.items():
-        group = key.rsplit("/", 1)[0]
-        loss = unit["bucket_loss"]
-        zero = [0.0] * len(loss)
-        summary[group] = dict(windows=1, mean=loss, std=zero, min=loss, max=loss)
-    # a stage with fewer windows (x4) keeps its own: it has no window `window`
-    for group, stats in results["summary"].items():
-        summary.setdefault(group, stats)
-    single["summary"] = summary
+    single["units"] = {
+        k.replace(f"/window{window}", "/window0"): u for k, u in units.items()
+    }
     return single
+
+
+def perturbed(results: dict, seed: int) -> dict:
+    """The results moved about as much as another stretch of text moves them: the loss of
+    each bucket of each window by N(0, 0.15) nats for every method alike (a harder or an
+    easier stretch: the spread between windows in the issue's runs), plus N(0, 0.02) for
+    each method on its own; each q/k size, attention weight and sink share by a factor
+    e^N(0, 0.1)."""
+    rng = np.random.default_rng(seed)
+    out = copy.deepcopy(results)
+    text: dict = {}  # (length, window) -> the text's own noise per bucket
+    for key, unit in out["units"].items():
+        _method, _factor, length, window = key.split("/")
+        loss = np.asarray(unit["bucket_loss"])
+        common = text.setdefault((length, window), rng.normal(0, 0.15, loss.shape))
+        unit["bucket_loss"] = (loss + common + rng.normal(0, 0.02, loss.shape)).tolist()
+    for part, names in (
+        ("pairs", ("q_rms", "k_rms")),
+        ("decay", ("mean_weight",)),
+        ("sinks", ("first_token",)),
+    ):
+        for name in names:
+            values = np.asarray(out[part][name], dtype=float)
+            values = values * np.exp(rng.normal(0, 0.1, values.shape))
+            top = 1.0 if part == "sinks" else np.inf
+            out[part][name] = np.minimum(values, top).tolist()
+    return out
 
 
 def test_the_claims_hold_on_the_committed_results(tmp_path, monkeypatch):
@@ -127,6 +172,15 @@ def test_the_claims_hold_on_each_text_window_alone(case, tmp_path, monkeypatch):
     if single is None:
         pytest.skip(f"the run has no window {case} at factor 2")
     run_claims(single, tmp_path / f"window{case}", monkeypatch)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_claims_hold_with_the_numbers_moved_by_their_spread(
+    seed, tmp_path, monkeypatch
+):
+    run_claims(
+        perturbed(committed_results(), seed), tmp_path / f"moved{seed}", monkeypatch
+    )
 
 
 def test_the_claims_hold_on_other_results_when_given(tmp_path, monkeypatch):
@@ -144,11 +198,10 @@ def test_the_claims_can_fail(tmp_path, monkeypatch):
     # plain RoPE that does not break past L: claim 1 must say so
     results = copy.deepcopy(committed_results())
     L, bucket = results["settings"]["training_length"], results["settings"]["bucket"]
-    for key, stats in results["summary"].items():
+    for key, unit in results["units"].items():
         if key.startswith("plain/"):
-            inside = float(np.mean(stats["mean"][: L // bucket]))
-            for name in ("mean", "min", "max"):
-                stats[name] = [inside] * len(stats[name])
+            inside = float(np.mean(unit["bucket_loss"][: L // bucket]))
+            unit["bucket_loss"] = [inside] * len(unit["bucket_loss"])
     with pytest.raises(AssertionError):
         run_claims(results, tmp_path / "doctored", monkeypatch)
 
@@ -251,14 +304,16 @@ def test_the_slips_are_what_their_messages_say():
 
 
 def _last_buckets(results: dict) -> dict:
-    """Each method's mean loss in the last bucket at factor 2, from the windows' units."""
+    """Each method's loss in the last bucket at factor 2, the mean over the windows every
+    method ran on, from the windows' units."""
     L = results["settings"]["training_length"]
     by_method: dict = {}
     for key, unit in results["units"].items():
-        method, factor, length, _ = key.split("/")
+        method, _factor, length, window = key.split("/")
         if int(length) == 2 * L:
-            by_method.setdefault(method, []).append(unit["bucket_loss"][-1])
-    return {m: float(np.mean(v)) for m, v in by_method.items()}
+            by_method.setdefault(method, {})[window] = unit["bucket_loss"][-1]
+    shared = set.intersection(*(set(w) for w in by_method.values()))
+    return {m: float(np.mean([w[i] for i in shared])) for m, w in by_method.items()}
 
 
 def test_best_method_is_read_from_the_results_the_lesson_reads(tmp_path, monkeypatch):
@@ -274,8 +329,9 @@ def test_best_method_is_read_from_the_results_the_lesson_reads(tmp_path, monkeyp
     # another folder, another answer: the checker follows ROPE_LLM_RESULTS
     doctored = copy.deepcopy(results)
     other = next(m for m in last if m not in (best, "plain"))
-    L = results["settings"]["training_length"]
-    doctored["summary"][f"{other}/x2/{2 * L}"]["mean"][-1] = 0.5
+    for key, unit in doctored["units"].items():
+        if key.startswith(other + "/"):
+            unit["bucket_loss"][-1] = 0.5
     (tmp_path / "results.json").write_text(json.dumps(doctored))
     monkeypatch.setenv("ROPE_LLM_RESULTS", str(tmp_path))
     assert ex.check_best_method(other).ok
@@ -350,13 +406,33 @@ def test_checker_messages_in_chinese_keep_the_numbers(check, answer):
 def test_loss_widget_says_the_numbers_of_the_results():
     results = committed_results()
     data = widgets.LossResults(results)
-    w = widgets.LossCurveWidget(results, method="yarn", factor=2)
+    w = widgets.LossCurveWidget(results, method="yarn")
     try:
-        summary = results["summary"][f"yarn/x2/{2 * data.L}"]
-        assert f"{summary['mean'][-1]:.2f} at the end" in w.readout_text()
-        inside = np.mean(summary["mean"][: data.L // data.bucket])
+        # YaRN over its own windows, plain RoPE and the yardstick on the same windows,
+        # from the units
+        L, bucket = data.L, data.bucket
+        yarn = [
+            u["bucket_loss"]
+            for k, u in results["units"].items()
+            if k.startswith("yarn/")
+        ]
+        windows = [
+            k.rsplit("/", 1)[1] for k in results["units"] if k.startswith("yarn/")
+        ]
+        plain = [
+            results["units"][f"plain/x1/{2 * L}/{w}"]["bucket_loss"] for w in windows
+        ]
+        end, inside = (
+            np.mean([y[-1] for y in yarn]),
+            np.mean([y[: L // bucket] for y in yarn]),
+        )
+        assert f"{end:.2f} at the end" in w.readout_text()
         assert f"{inside:.2f} inside L" in w.readout_text()
-        assert np.allclose(w.line.get_ydata(), summary["mean"])
+        assert (
+            f"dashed {np.mean([p[: L // bucket] for p in plain]):.2f}"
+            in w.readout_text()
+        )
+        assert np.allclose(w.line.get_ydata(), np.mean(yarn, 0))
         readouts = {w.readout_text()}
         for method in data.methods:
             w.update(method=method)
@@ -365,7 +441,7 @@ def test_loss_widget_says_the_numbers_of_the_results():
         # a run at one factor has no factor control; with several, a method not run
         # at x4 is said so, its curve hidden
         assert ("factor" in w.controls) == (len(data.factors) > 1)
-        missing = [m for m in data.methods if data.curve(m, 4) is None]
+        missing = [m for m in data.methods if not data.windows(m, 4)]
         if 4 in data.factors and missing:
             w.update(method=missing[0], factor=4)
             assert "was not run at ×4" in w.readout_text()

@@ -298,14 +298,36 @@ METHOD_NAMES = {
 }
 
 
-def loss_groups(results: dict) -> dict:
-    """{(method, factor, length): summary} from results['summary'] (keys
-    "method/x{factor}/{length}")."""
-    groups = {}
-    for key, summary in results["summary"].items():
-        method, factor, length = key.split("/")
-        groups[method, int(float(factor[1:])), int(length)] = summary
-    return groups
+def window_losses(results: dict) -> dict:
+    """{(method, factor): {window: [mean loss per bucket]}} from results['units'] (keys
+    "method/x{factor}/{length}/window{w}"); plain RoPE, which runs on the windows of every
+    factor, is filed under each factor it ran at (by its window length)."""
+    L = results["settings"]["training_length"]
+    runs: dict = {}
+    for key, unit in results["units"].items():
+        method, _factor, length, window = key.split("/")
+        factor = int(length) // L
+        window = int(window.removeprefix("window"))
+        runs.setdefault((method, factor), {})[window] = unit["bucket_loss"]
+    return runs
+
+
+def shared_windows(runs: dict, factor: int) -> list[int]:
+    """The windows every method ran on at a factor: where they can be compared."""
+    sets = [set(w) for (m, f), w in runs.items() if f == factor]
+    return sorted(set.intersection(*sets)) if sets else []
+
+
+def last_buckets(results: dict, factor: int = 2) -> dict:
+    """Each method's loss in the last bucket at a factor, the mean over the windows every
+    method ran on (so that all are compared on the same text)."""
+    runs = window_losses(results)
+    shared = shared_windows(runs, factor)
+    return {
+        m: float(np.mean([w[i][-1] for i in shared]))
+        for (m, f), w in runs.items()
+        if f == factor
+    }
 
 
 def _method_name(answer, names):
@@ -345,10 +367,14 @@ def _read_method(answer, name: str) -> dict:
         results = load_results()
         L = results["settings"]["training_length"]
         bucket = results["settings"]["bucket"]
-        groups = loss_groups(results)
-        at_2x = {m: s for (m, f, n), s in groups.items() if n == 2 * L}
-        last = {m: s["mean"][-1] for m, s in at_2x.items()}
-        inside = {m: float(np.mean(s["mean"][: L // bucket])) for m, s in at_2x.items()}
+        runs = window_losses(results)
+        shared = shared_windows(runs, 2)
+        at_2x = {m: [w[i] for i in shared] for (m, f), w in runs.items() if f == 2}
+        last = {m: float(np.mean([b[-1] for b in rows])) for m, rows in at_2x.items()}
+        inside = {
+            m: float(np.mean([b[: L // bucket] for b in rows]))
+            for m, rows in at_2x.items()
+        }
     except (OSError, KeyError, TypeError, ValueError, IndexError) as error:
         raise NotYet(
             _(
@@ -404,4 +430,5 @@ def _best(losses: dict) -> str:
 )
 def check_best_method(answer):
     """The method (a key of METHOD_NAMES, e.g. 'yarn', or its name) with the lowest mean
-    loss in the last bucket of the 2L windows, in the results the lesson reads."""
+    loss in the last bucket of the 2L windows, over the windows every method ran on, in
+    the results the lesson reads."""

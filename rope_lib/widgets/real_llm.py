@@ -27,7 +27,12 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
-from ..exercises.real_llm import METHOD_NAMES, load_results, loss_groups
+from ..exercises.real_llm import (
+    METHOD_NAMES,
+    load_results,
+    shared_windows,
+    window_losses,
+)
 from ..language import N_, _, _fig
 from .base import TIGHT_LINES, Control, LiveWidget, cumulative_steps, moves
 from .style import integer_ticks
@@ -59,36 +64,45 @@ def method_label(method: str, translate=_) -> str:
 
 
 class LossResults:
-    """The loss part of results.json as tables: for each (method, factor) the bucket
-    centres, and the mean, min and max over windows of each bucket's mean loss; plain
-    RoPE on the windows of each factor."""
+    """The loss part of results.json, window by window: for each method and factor, the
+    mean loss per bucket of positions on each text window it ran on. A curve is the mean
+    (and min, max) over a set of windows: the method's own, or the windows every method
+    ran on (shared), where methods are compared on the same text."""
 
     def __init__(self, results: dict):
         settings = results["settings"]
         self.L = settings["training_length"]
         self.bucket = settings["bucket"]
-        self.groups = loss_groups(results)
-        self.factors = sorted({f for (m, f, n) in self.groups if m != "plain"})
-        methods = {m for (m, f, n) in self.groups if m != "plain"}
+        self.runs = window_losses(results)
+        self.factors = sorted({f for (m, f) in self.runs if m != "plain"})
+        methods = {m for (m, f) in self.runs if m != "plain"}
         self.methods = [m for m in METHOD_NAMES if m in methods] + sorted(
             methods - set(METHOD_NAMES)
         )
 
-    def curve(self, method: str, factor: int) -> dict | None:
-        """{"x", "mean", "min", "max", "windows"} of a method at a factor (plain: on the
-        windows of that factor), None when the run has no such curve."""
-        length = factor * self.L
-        key = ("plain", 1, length) if method == "plain" else (method, factor, length)
-        summary = self.groups.get(key)
-        if summary is None:
+    def windows(self, method: str, factor: int) -> list[int]:
+        """The windows a method ran on at a factor (plain RoPE: on that factor's
+        windows)."""
+        return sorted(self.runs.get((method, factor), {}))
+
+    def shared(self, factor: int) -> list[int]:
+        """The windows every method ran on at a factor."""
+        return shared_windows(self.runs, factor)
+
+    def curve(self, method: str, factor: int, windows=None) -> dict | None:
+        """{"x", "mean", "min", "max", "windows"} of a method at a factor over `windows`
+        (default: all it ran on); None when it ran on none of them."""
+        runs = self.runs.get((method, factor), {})
+        chosen = [w for w in (runs if windows is None else windows) if w in runs]
+        if not chosen:
             return None
-        mean = np.asarray(summary["mean"], dtype=float)
+        table = np.array([runs[w] for w in sorted(chosen)], dtype=float)
         return {
-            "x": self.bucket * (np.arange(len(mean)) + 0.5),
-            "mean": mean,
-            "min": np.asarray(summary["min"], dtype=float),
-            "max": np.asarray(summary["max"], dtype=float),
-            "windows": summary["windows"],
+            "x": self.bucket * (np.arange(table.shape[1]) + 0.5),
+            "mean": table.mean(0),
+            "min": table.min(0),
+            "max": table.max(0),
+            "windows": len(chosen),
         }
 
     def inside(self, curve: dict) -> float:
@@ -99,17 +113,20 @@ class LossResults:
         """The curve's last bucket (the farthest positions)."""
         return float(curve["mean"][-1])
 
-    def yardstick(self) -> float:
-        """The plain model's mean loss inside L, on the windows of the smallest factor."""
-        return self.inside(self.curve("plain", self.factors[0]))
+    def yardstick(self, windows=None, factor: int | None = None) -> float:
+        """The plain model's mean loss inside L on `windows` (default: the windows every
+        method ran on) at a factor (default: the smallest)."""
+        factor = self.factors[0] if factor is None else factor
+        windows = self.shared(factor) if windows is None else windows
+        return self.inside(self.curve("plain", factor, windows))
 
     def methods_at(self, factor: int) -> list[str]:
-        """The methods evaluated at a factor (plain included, first)."""
-        return ["plain"] + [m for m in self.methods if self.curve(m, factor)]
+        """The methods evaluated at a factor (plain RoPE first)."""
+        return ["plain"] + [m for m in self.methods if self.windows(m, factor)]
 
     def limits(self) -> tuple[float, float]:
-        """The lowest and highest number of every curve (the band's edges included)."""
-        values = [x for s in self.groups.values() for x in (*s["min"], *s["max"])]
+        """The lowest and highest bucket of every window."""
+        values = [x for runs in self.runs.values() for b in runs.values() for x in b]
         return float(np.min(values)), float(np.max(values))
 
 
@@ -157,7 +174,9 @@ class LossCurveWidget(LiveWidget):
         data = self.data
         factor = v.get("factor", self.factor)
         curve = data.curve(v["method"], factor)
-        plain = data.curve("plain", factor)
+        # plain RoPE and the yardstick on the same windows as the method
+        own = data.windows(v["method"], factor) or data.shared(factor)
+        plain = data.curve("plain", factor, own)
         return {
             "method": v["method"],
             "factor": factor,
@@ -166,6 +185,7 @@ class LossCurveWidget(LiveWidget):
             "inside": None if curve is None else data.inside(curve),
             "last": None if curve is None else data.last(curve),
             "plain_last": data.last(plain),
+            "yardstick": data.inside(plain),
             "end": factor * data.L,
         }
 
@@ -181,7 +201,7 @@ class LossCurveWidget(LiveWidget):
         ax.set_xticks(np.arange(0, longest + 1, data.L))
         ax.xaxis.set_major_formatter(FuncFormatter(_tokens))
         _mark_training_length(ax, data.L, high + pad)
-        ax.axhline(data.yardstick(), color="0.45", ls="--", lw=1, zorder=1)
+        self.dashed = ax.axhline(0, color="0.45", ls="--", lw=1, zorder=1)
         ax.set_xlabel(_fig("position (tokens)"))
         ax.set_ylabel(_fig("loss (nats)"))
         self.ax = ax
@@ -189,11 +209,12 @@ class LossCurveWidget(LiveWidget):
         (self.plain_line,) = ax.plot([], [], "o-", color="#222222", ms=3, lw=1.4)
         (self.line,) = ax.plot([], [], "o-", ms=4, lw=2)
         self.title = ax.set_title(" ")
-        return [self.band, self.plain_line, self.line, self.title]
+        return [self.dashed, self.band, self.plain_line, self.line, self.title]
 
     def draw(self, s):
         curve, plain = s["curve"], s["plain"]
         color = METHOD_COLORS.get(s["method"], "C3")
+        self.dashed.set_ydata([s["yardstick"]] * 2)
         self.plain_line.set_data(plain["x"], plain["mean"])
         shown = curve is not None
         self.line.set_visible(shown)
@@ -213,7 +234,7 @@ class LossCurveWidget(LiveWidget):
         )
 
     def readout_text(self) -> str:
-        s, data = self.state, self.data
+        s = self.state
         label = method_label(s["method"])
         if s["curve"] is None:
             line1 = _("{label} was not run at ×{factor}").format(
@@ -226,7 +247,7 @@ class LossCurveWidget(LiveWidget):
                 label=label, factor=s["factor"], inside=s["inside"], last=s["last"]
             )
         line2 = _("plain RoPE {plain:.2f} at the end; dashed {yardstick:.2f}").format(
-            plain=s["plain_last"], yardstick=data.yardstick()
+            plain=s["plain_last"], yardstick=s["yardstick"]
         )
         return f"{line1}<br>{line2}"
 
@@ -344,8 +365,9 @@ class PairNormWidget(LiveWidget):
 
 
 def loss_figure(results: dict) -> Figure:
-    """Mean loss per position bucket at each factor, every method evaluated there, plain
-    RoPE in black; dotted: L; dashed: the plain model's loss inside L."""
+    """Mean loss per position bucket at each factor, every method evaluated there, on the
+    windows they all ran on; plain RoPE in black; dotted: L; dashed: the plain model's
+    loss inside L."""
     data = LossResults(results)
     figure = Figure(figsize=(6.4, 3.6), dpi=100)
     ratios = [f for f in data.factors]
@@ -354,8 +376,9 @@ def loss_figure(results: dict) -> Figure:
     low, high = data.limits()
     handles = {}
     for ax, factor in zip(axes, data.factors):
+        shared = data.shared(factor)
         for method in data.methods_at(factor):
-            curve = data.curve(method, factor)
+            curve = data.curve(method, factor, shared)
             (handles[method],) = ax.plot(
                 curve["x"],
                 curve["mean"],
@@ -365,7 +388,9 @@ def loss_figure(results: dict) -> Figure:
                 color=METHOD_COLORS.get(method, "C0"),
                 label=method_label(method, _fig),
             )
-        ax.axhline(data.yardstick(), color="0.45", ls="--", lw=1, zorder=1)
+        ax.axhline(
+            data.yardstick(shared, factor), color="0.45", ls="--", lw=1, zorder=1
+        )
         _mark_training_length(ax, data.L, high + 0.05 * (high - low))
         ax.set_xlim(0, factor * data.L)
         ax.set_xticks(np.arange(0, factor * data.L + 1, data.L))
@@ -505,7 +530,7 @@ def thumbnail() -> Figure:
     figure = Figure(figsize=(4.0, 2.5), dpi=80)
     ax = figure.subplots()
     for method in ("plain", "pi", "yarn"):
-        curve = data.curve(method, factor)
+        curve = data.curve(method, factor, data.shared(factor))
         if curve is not None:
             ax.plot(
                 curve["x"],
