@@ -13,7 +13,7 @@ The browser is the classroom projector: 853x480 CSS px at 1.5 device px per CSS 
 How a lesson is checked (OpenNotebook): it is opened and run once; then, each step at
 most once and in this order, whichever test needs it first:
   projector()  measure what the projector shows right after the run (widths, widget
-               sizes, screenshots);
+               sizes, each widget's canvas and controls on the screen, screenshots);
   exercise()   move every control of every live widget once (readout and picture must
                change), then measure the widgets' sizes again;
   idle()       after that, count every message between page and kernel for IDLE_SECONDS.
@@ -57,6 +57,7 @@ _TEST_ORDER = [
     "test_widgets_respond",
     "test_widgets_quiet_when_idle",
     "test_lesson02_score_matches_formula",
+    "test_lesson04_product_depends_on_the_offset_only",
     "test_drag_frames",
 ]
 
@@ -210,8 +211,12 @@ class OpenNotebook:
             )
             lab.next_frame(page)
             page.screenshot(path=str(self.artifacts / "projector-00-top.png"))
+            on_screen = {}
             for w in widgets:
+                # the widget's top at the top of the notebook's part of the screen: what
+                # a teacher sees of it there
                 lab.scroll_to_top_of(page, f'[data-rope-widget="{w["index"]}"]')
+                on_screen[w["index"]] = lab.on_screen(page, w["index"])
                 page.screenshot(
                     path=str(self.artifacts / f"projector-w{w['index']}.png")
                 )
@@ -220,6 +225,7 @@ class OpenNotebook:
                 "left_closed": left_closed,
                 "found": found,
                 "boxes": boxes,
+                "on_screen": on_screen,
             }
             self.timings["projector"] = round(time.monotonic() - start, 1)
         return self._projector
@@ -228,7 +234,8 @@ class OpenNotebook:
     def exercise(self) -> dict:
         """Move each control of each live widget once, the way a person would
         (lab.move_control), and check that the readout AND the picture change.
-        Screenshots: w<i>-start.png, then one after each move (w<i>-<nn>-<control>.png).
+        Screenshots: w<i>-start.png, w<i>-moved.png after all the moves, and one after
+        each move that changed too little (w<i>-<nn>-<control>.png).
         Afterwards the widgets are measured again (a readout that grows can push a
         widget past the screen). Returns {'failures', 'moves', 'kernel_errors',
         'boxes_after'}."""
@@ -260,10 +267,10 @@ class OpenNotebook:
                         moves.append(f"{label}: cannot move (single value), skipped")
                         continue
                     result = lab.wait_changed(page, i, before)
-                    root.screenshot(path=str(self.artifacts / f"{label}.png"))
                     before = result["sig"]
                     moves.append(f"{label}: {how}")
                     if not result["ok"]:
+                        root.screenshot(path=str(self.artifacts / f"{label}.png"))
                         what = [
                             part
                             for part, changed in (
@@ -277,6 +284,7 @@ class OpenNotebook:
                             f"({how}): "
                             f"{' and '.join(what)} did not change within 8 s"
                         )
+                root.screenshot(path=str(self.artifacts / f"w{i}-moved.png"))
             self._exercise = {
                 "failures": failures,
                 "moves": moves,

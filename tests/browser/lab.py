@@ -467,7 +467,19 @@ def finish_opening(page, timeout_ms: int = 60_000):
     )
     page.evaluate(_JS_READY)
     close_side_panels(page)
+    stop_slideshow(page)
     return page
+
+
+def stop_slideshow(page) -> None:
+    """Leave jupyterlab-slideshow's presentation if the page shows one: its setting
+    "active" restarts it on every page that loads while a slideshow runs (a notebook the
+    tests opened ahead, while the one before it was being presented)."""
+    if page.evaluate("() => document.body.dataset.jpDeckMode !== undefined"):
+        page.evaluate("() => window.jupyterapp.commands.execute('deck:stop')")
+        page.wait_for_function(
+            "() => document.body.dataset.jpDeckMode === undefined", timeout=20_000
+        )
 
 
 def close_side_panels(page) -> None:
@@ -793,6 +805,66 @@ _JS_WIDGET_BOXES = r"""() => [...document.querySelectorAll('[data-rope-widget]')
   return {index: Number(root.getAttribute('data-rope-widget')), width: Math.round(r.width),
           height: Math.round(r.height), area: area ? area.clientWidth : null, canvases, header};
 })"""
+
+
+# Where a widget's controls and picture are on the screen (CSS px, relative to the window):
+# the part of the window where the notebook shows (between JupyterLab's bars, or the whole
+# window in a slideshow), the canvas, and each control with its slider track's length.
+_JS_ON_SCREEN = r"""(i) => {
+  const root = document.querySelector(`[data-rope-widget="${i}"]`);
+  const px = x => Math.round(x);
+  const scroller = root.closest('.jp-WindowedPanel-outer');
+  const s = scroller ? scroller.getBoundingClientRect() : {top: 0, bottom: window.innerHeight};
+  const view = [px(Math.max(0, s.top)), px(Math.min(window.innerHeight, s.bottom))];
+  const box = el => { const r = el.getBoundingClientRect();
+                      return {top: px(r.top), bottom: px(r.bottom), left: px(r.left), right: px(r.right)}; };
+  const canvases = [...root.querySelectorAll('.jupyter-matplotlib canvas')]
+    .filter(c => c.getBoundingClientRect().width).map(box);
+  const canvas = canvases.length ? {top: Math.min(...canvases.map(c => c.top)),
+                                    bottom: Math.max(...canvases.map(c => c.bottom))} : null;
+  const kinds = '.widget-slider, .widget-dropdown, .widget-toggle-buttons, .widget-button, .widget-checkbox';
+  const controls = [...root.querySelectorAll(kinds)].filter(el => !el.closest('.jupyter-matplotlib'))
+    .map(el => {
+      const label = el.querySelector(':scope > .widget-label, :scope > label');
+      const track = el.classList.contains('widget-slider') ? el.querySelector('.noUi-target') : null;
+      return {kind: el.classList.contains('widget-slider') ? 'slider' : 'other',
+              name: label ? label.textContent.trim() : (el.textContent || '').trim().slice(0, 30),
+              length: track ? px(track.getBoundingClientRect().width) : null, ...box(el)};
+    });
+  return {view, canvas, controls, widget: box(root)};
+}"""
+
+
+def on_screen(page, widget: int) -> dict:
+    """Where widget `widget`'s canvas and controls are now, against the part of the window
+    that shows the notebook: {'view': [top, bottom], 'canvas': {top, bottom}, 'controls':
+    [{kind, name, length (a slider's track), top, bottom, left, right}], 'widget'}."""
+    return page.evaluate(_JS_ON_SCREEN, widget)
+
+
+def off_screen(measured: dict, min_slider: float) -> list[str]:
+    """What of on_screen()'s measurement a teacher cannot see or use: the canvas or a control
+    outside the view, a slider track shorter than min_slider CSS px."""
+    top, bottom = measured["view"]
+    problems = []
+    canvas = measured["canvas"]
+    if canvas is None:
+        problems.append("no canvas")
+    elif canvas["top"] < top - 1 or canvas["bottom"] > bottom + 1:
+        problems.append(
+            f"canvas at {canvas['top']}..{canvas['bottom']} px, the screen shows {top}..{bottom}"
+        )
+    for c in measured["controls"]:
+        if c["top"] < top - 1 or c["bottom"] > bottom + 1:
+            problems.append(
+                f"{c['kind']} {c['name']!r} at {c['top']}..{c['bottom']} px, "
+                f"the screen shows {top}..{bottom}"
+            )
+        if c["length"] is not None and c["length"] < min_slider:
+            problems.append(
+                f"slider {c['name']!r} is {c['length']} px long (at least {min_slider})"
+            )
+    return problems
 
 
 def layout(page) -> dict:

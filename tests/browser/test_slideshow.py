@@ -6,17 +6,21 @@ ipympl widgets keep working (RISE's separate slideshow app cannot load ipywidget
 jupyterlab-contrib/rise#119). It reads the notebooks' standard cell metadata,
 `metadata.slideshow.slide_type`.
 
-What a teacher does, at the projector size (lab.PROJECTOR), for each SLIDES lesson
-(every lesson with ROPE_BROWSER_SLIDES=all), after the lesson was run (`notebooks`):
+What a teacher does, at the projector size (lab.PROJECTOR), for each SLIDES lesson (every
+English lesson; with ROPE_BROWSER_SLIDES=all, `make test-slides`, the Chinese ones too), after
+the lesson was run (`notebooks`):
 - click the title cell, then the notebook toolbar's "Toggle Deck" button (deck:toggle);
 - press Space until the last slide. Every press must show what the slide metadata says,
   read as nbconvert and RISE read it ("slide"/"subslide" start a screen, "fragment"
   appears on its own press, "-" or no slide_type continues, "skip"/"notes" never show):
   expected_steps() below, compared with the cells the slideshow shows at each press;
-- on each widget slide: the widget (controls and figure) is on the 480 px screen, moving
-  a slider with the keyboard (a dropdown if there is no slider) changes the picture's
-  pixels and the readout, and does not change the slide; a click on the readout gives
-  the keys back to the slideshow;
+- every press brings one cell into view, and that cell must be whole on the 480 px screen
+  (a taller cell can never be shown at once: split it, or shorten it); the cells that did
+  not fit when this check came are listed in TOO_TALL, to be split and taken out;
+- on each widget slide: the widget (controls and figure) is on the 480 px screen, each
+  slider's track at least MIN_SLIDER px long, moving a slider with the keyboard (a
+  dropdown if there is no slider) changes the picture's pixels and the readout, and does
+  not change the slide; a click on the readout gives the keys back to the slideshow;
 - Shift+Space goes one step back, Esc leaves: the JupyterLab menu bar is back, and the
   extension's setting "active" (which would restart the slideshow on the next page load)
   is false again;
@@ -36,12 +40,37 @@ import pytest
 pytestmark = pytest.mark.xdist_group("browser")
 
 NOTEBOOKS = lab.discover_notebooks()
-# lesson 3 in both editions by default (ROPE_BROWSER_SLIDES=all: every lesson)
-SLIDES = [
-    n for n in NOTEBOOKS if n in ("03_rotation_2d.ipynb", "zh/03_rotation_2d.ipynb")
-] or NOTEBOOKS[:1]
+# every English lesson by default (the Chinese ones have the same cells, widgets and slide
+# metadata; ROPE_BROWSER_SLIDES=all, `make test-slides`, walks them too)
+SLIDES = [n for n in NOTEBOOKS if not n.startswith("zh/")] or NOTEBOOKS[:1]
 if os.environ.get("ROPE_BROWSER_SLIDES", "") == "all":
     SLIDES = NOTEBOOKS
+# a slider's track on a widget slide: at least this long (CSS px), as in test_projector
+MIN_SLIDER = 100
+#: Cells taller than the projector's screen, which no press can show whole, by lesson
+#: (their index in the notebook), as measured when this check came (issue 21): each one
+#: has to be split or shortened in its lesson, and then leaves this list. A tall cell that
+#: is not listed fails; a listed cell that fits is reported.
+TOO_TALL: dict[str, set[int]] = {
+    "00_why_position.ipynb": {3, 7, 15},
+    "01_sinusoidal.ipynb": {0, 3, 10, 15, 19, 22, 24, 28},
+    "03_rotation_2d.ipynb": {2, 9, 39},
+    "05_rope_in_practice.ipynb": {0, 5, 9, 14, 19},
+    "06_alibi.ipynb": {0, 3, 5, 18, 22, 24, 28, 32, 36, 39},
+    "07_context_extension.ipynb": {3, 9, 21, 22, 29, 33, 35, 39, 43, 59},
+    "08_extrapolation_lab.ipynb": {20},
+    "09_todays_models.ipynb": {0, 8, 17, 18, 30, 35, 59},
+    "10_multimodal_rope.ipynb": {0, 25},
+    "zh/00_why_position.ipynb": {3, 7},
+    "zh/01_sinusoidal.ipynb": {3, 10, 15, 19, 24, 28},
+    "zh/03_rotation_2d.ipynb": {9, 39},
+    "zh/05_rope_in_practice.ipynb": {5, 9, 14},
+    "zh/06_alibi.ipynb": {3, 5, 18, 22, 24, 28, 32, 36, 39},
+    "zh/07_context_extension.ipynb": {3, 9, 21, 29, 33, 35, 39},
+    "zh/08_extrapolation_lab.ipynb": {20},
+    "zh/09_todays_models.ipynb": {8, 18, 30, 35},
+    "zh/10_multimodal_rope.ipynb": {25},
+}
 STARTS = ("slide", "subslide")
 HIDDEN = ("skip", "notes")
 PLUGIN = "jupyterlab-slideshow:plugin"
@@ -54,12 +83,20 @@ TOOLBAR_BUTTON = (
 _JS_SHOWN = r"""() => {
   const nb = window.jupyterapp.shell.currentWidget.content;
   const shown = [];
+  let top = Infinity, bottom = -Infinity;
   nb.widgets.forEach((cell, i) => {
     const k = cell.node.classList;
-    if (k.contains('jp-deck-mod-onscreen') && k.contains('jp-deck-mod-visible'))
+    if (k.contains('jp-deck-mod-onscreen') && k.contains('jp-deck-mod-visible')) {
       shown.push(i);
+      const r = cell.node.getBoundingClientRect();
+      if (r.height) { top = Math.min(top, r.top); bottom = Math.max(bottom, r.bottom); }
+    }
   });
+  const a = nb.activeCell ? nb.activeCell.node.getBoundingClientRect() : null;
   return {active: nb.activeCellIndex, shown,
+          top: shown.length ? Math.round(top) : null,
+          bottom: shown.length ? Math.round(bottom) : null,
+          cell: a && a.height ? [Math.round(a.top), Math.round(a.bottom)] : null,
           presenting: document.body.dataset.jpDeckMode === 'presenting'};
 }"""
 
@@ -118,20 +155,41 @@ def _setting_active(server) -> bool | None:
     return (found.get("settings") or {}).get("active")
 
 
+def _cut_off(cell: list | None) -> bool:
+    """Whether a cell ([top, bottom] in CSS px) reaches past the projector's screen."""
+    return bool(cell) and (cell[0] < -1 or cell[1] > lab.PROJECTOR["height"] + 1)
+
+
+# After a press: wait (in the page, frame by frame) until the active cell has changed and
+# the screen has stopped moving (the active cell's box the same two frames running), then
+# what it shows; null after `timeout` ms without a change (the end of the slideshow).
+_JS_AFTER_PRESS = (
+    r"""async ([before, timeout]) => {
+  const nb = window.jupyterapp.shell.currentWidget.content;
+  const frame = () => new Promise(r => requestAnimationFrame(r));
+  const t0 = performance.now();
+  while (nb.activeCellIndex === before) {
+    if (performance.now() - t0 > timeout) return null;
+    await frame();
+  }
+  let last = '';
+  for (let k = 0; k < 60; k++) {
+    await frame();
+    const r = nb.activeCell.node.getBoundingClientRect();
+    const now = `${r.top},${r.bottom}`;
+    if (now === last) break;
+    last = now;
+  }
+  return (%s)();
+}"""
+    % _JS_SHOWN
+)
+
+
 def _next(page, before: int, timeout_ms: int = 1500) -> dict | None:
     """Press Space; the new state, or None when the slideshow did not move (its end)."""
     page.keyboard.press("Space")
-    try:
-        page.wait_for_function(
-            "(b) => window.jupyterapp.shell.currentWidget.content.activeCellIndex"
-            " !== b",
-            arg=before,
-            timeout=timeout_ms,
-            polling=50,
-        )
-    except Exception:  # playwright's TimeoutError: nowhere further to go
-        return None
-    return page.evaluate(_JS_SHOWN)
+    return page.evaluate(_JS_AFTER_PRESS, [before, timeout_ms])
 
 
 def _try_widget(page, nb, widget: dict) -> list[str]:
@@ -147,7 +205,10 @@ def _try_widget(page, nb, widget: dict) -> list[str]:
             f"cell {widget['cell']}: the widget is not on the {height} px screen "
             f"(top, bottom: {where} CSS px)"
         )
-    page.screenshot(path=str(nb.artifacts / f"slideshow-widget{i}-before.png"))
+    for problem in lab.off_screen(lab.on_screen(page, i), MIN_SLIDER):
+        problems.append(f"cell {widget['cell']}: {problem}")
+    if problems:
+        page.screenshot(path=str(nb.artifacts / f"slideshow-widget{i}-before.png"))
     # a slider if there is one (keyboard), else the first control (e.g. a dropdown)
     sliders = [c for c in widget["controls"] if c["kind"] == "slider"]
     control = (sliders or widget["controls"] or [None])[0]
@@ -202,6 +263,7 @@ def test_slideshow_shows_the_slides_and_live_widgets(notebooks, lab_server, note
                        nb.activeCellIndex = 0; nb.mode = 'command';
                        nb.activeCell.node.focus(); }"""
         )
+        lab.stop_slideshow(page)  # a page loaded while another slideshow ran
         page.locator(TOOLBAR_BUTTON).click()
         page.wait_for_function(
             "() => document.body.dataset.jpDeckMode === 'presenting'", timeout=20_000
@@ -220,6 +282,9 @@ def test_slideshow_shows_the_slides_and_live_widgets(notebooks, lab_server, note
             if state is None:
                 break
             walked.append(state)
+            if _cut_off(state["cell"]):
+                shot = nb.artifacts / f"slideshow-cut-off-{state['active']}.png"
+                page.screenshot(path=str(shot))
         page.screenshot(path=str(nb.artifacts / "slideshow-last.png"))
         page.keyboard.press("Shift+Space")
         page.wait_for_timeout(300)
@@ -243,12 +308,35 @@ def test_slideshow_shows_the_slides_and_live_widgets(notebooks, lab_server, note
     while _setting_active(lab_server) and time.monotonic() < deadline:
         time.sleep(0.2)
     got = [(s["active"], s["shown"]) for s in walked]
+    height = lab.PROJECTOR["height"]
+    # each press brings one cell into view (the title, a new screen, a fragment, the next
+    # cell of a screen): that cell, from top to bottom, on the projector's screen
+    cells_on_screen = {s["active"]: s["cell"] for s in walked if s["cell"]}
+    cut_off = {i: r for i, r in cells_on_screen.items() if _cut_off(r)}
+    known = TOO_TALL.get(notebook, set())
+    fits_now = sorted(i for i in known if i in cells_on_screen and i not in cut_off)
+    screens = {}  # the screens as a whole (first cell: top, bottom), for the record
+    for s in walked:
+        if s["shown"] and s["bottom"] is not None:
+            screens[s["shown"][0]] = (s["top"], s["bottom"])
     (nb.artifacts / "slideshow.json").write_text(
-        json.dumps({"seconds": round(seconds, 1), "expected": expected, "walked": got})
+        json.dumps(
+            {
+                "seconds": round(seconds, 1),
+                "expected": expected,
+                "walked": got,
+                "cells": cells_on_screen,
+                "screens": screens,
+            }
+        )
     )
+    lowest = max((r[1] for r in cells_on_screen.values()), default=None)
+    tallest = max((r[1] - r[0] for r in cells_on_screen.values()), default=None)
     print(
         f"{notebook}: {len(got)} presses of Space in {seconds:.1f} s, "
-        f"{len(widgets)} widget(s) moved on their slides"
+        f"{len(widgets)} widget(s) moved on their slides; the lowest cell ends at "
+        f"{lowest} px, the tallest is {tallest} px; cut off: {cut_off}"
+        + (f"; fit now, out of TOO_TALL with them: {fits_now}" if fits_now else "")
     )
 
     assert menu_bar == "none", f"{notebook}: the slideshow leaves the menu bar showing"
@@ -277,6 +365,12 @@ def test_slideshow_shows_the_slides_and_live_widgets(notebooks, lab_server, note
             + f"screenshots: {nb.artifacts}/slideshow-*.png"
         )
     assert not widget_problems, f"{notebook}:\n" + "\n".join(widget_problems)
+    new = {i: r for i, r in cut_off.items() if i not in known}
+    assert not new, (
+        f"{notebook}: cells the slideshow cannot show whole on the projector's {height} "
+        f"px (cell: [top, bottom] in CSS px when it is the active one): {new}\n"
+        f"screenshots: {nb.artifacts}/slideshow-cut-off-*.png"
+    )
     reached = {a for a, _ in got}
     assert set(widgets) <= reached, (
         f"{notebook}: widget cells never reached: {sorted(set(widgets) - reached)}"
