@@ -530,18 +530,17 @@ def test_wrong_probe_inputs_raise_naming_the_argument(call, error, name, tokeniz
 # --- the experiment's plan and bookkeeping (no model run) ------------------------------------
 
 
-def test_the_full_plan_covers_every_method_at_2x_and_some_at_4x():
+def test_the_full_plan_covers_every_method_past_L_and_passkey_far_and_near():
     from rope_lib.pretrained.experiment import METHODS, plan
 
     settings = plan(quick=False, training_length=8192)
     units = {tuple(u) for u in settings["units"]}
     assert len(units) == len(settings["units"])  # no unit twice
     assert settings["training_length"] == 8192 and settings["bucket"] == 2048
-    for window in range(2):
-        assert ("plain", 1, 16384, window) in units
-        for method in set(METHODS) - {"plain"}:
-            assert (method, 2, 16384, window) in units
-    assert {("plain", 1, 32768, 0), ("yarn", 4, 32768, 0)} < units
+    for method in set(METHODS) - {"plain"}:
+        assert (method, 2, 16384, 0) in units
+    for method, factor in (("plain", 1), ("dynamic_ntk", 2), ("yarn", 2)):
+        assert {(method, factor, 16384, 0), (method, factor, 16384, 1)} < units
     passkey = {tuple(u) for u in settings["passkey_units"]}
     assert len(passkey) == len(settings["passkey_units"])
     for method, factor in (("plain", 1), ("dynamic_ntk", 2), ("yarn", 2)):
@@ -624,7 +623,7 @@ def test_the_quick_run_evaluates_every_unit_once_and_resumes(gguf_path, tmp_path
     assert again["passkey"]["units"] == passkey["units"]
 
     cut = json.loads(json.dumps(experiment.QUICK))
-    cut["stages"][0]["windows"] = 1
+    cut["stages"][0]["windows"] = dict.fromkeys(cut["stages"][0]["windows"], 1)
     cut["passkey"]["stages"] = cut["passkey"]["stages"][:1]
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(experiment, "QUICK", cut)

@@ -55,7 +55,9 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from functools import partial
 from pathlib import Path
+from typing import Callable, NamedTuple
 
 import numpy as np
 import torch
@@ -89,9 +91,8 @@ METHODS = {
 ALL = list(METHODS)
 EXTENDED = ["plain", "dynamic_ntk", "yarn"]
 FULL = {
-    "stages": [  # loss: windows of factor * L tokens; plain RoPE runs in every stage
-        {"factor": 2, "methods": ALL, "windows": 2},
-        {"factor": 4, "methods": ["plain", "yarn"], "windows": 1},
+    "stages": [  # loss: windows of factor * L tokens, how many for each method
+        {"factor": 2, "windows": dict.fromkeys(ALL, 2)},
     ],
     "bucket": 2048,
     "training_length": None,  # the model's own: 8,192
@@ -106,12 +107,14 @@ FULL = {
     "probe": {"length": 2048, "windows": 2},  # pairs, decay, sinks
     "offset": 0,
 }
-"""The full run, cut to what a 2-core machine shared with other work (a 16,384-token forward
-about 2.5 times slower than on an idle machine) finishes in about 75 minutes; results.json's
-"seconds" says what each part took."""
+"""The full run, sized for this 2-core machine shared with other work, measured there:
+74 minutes of wall time (4,377 s of units: loss 2,751, passkey 1,106, pairs 82, decay 137,
+sinks 301), a 16,384-token forward taking 150-350 s instead of about 70 s on an idle machine.
+On an idle machine the plan takes about 25 minutes and 4x (32,768 tokens, about 4 minutes a
+window) would fit beside it: add {"factor": 4, "windows": {...}} to "stages"."""
 
 QUICK = {
-    "stages": [{"factor": 2, "methods": ALL, "windows": 2}],
+    "stages": [{"factor": 2, "windows": {method: 2 for method in ALL}}],
     "bucket": 16,
     "training_length": 32,
     "passkey": {
@@ -138,8 +141,9 @@ def plan(quick: bool, training_length: int, offset: int = 0) -> dict:
     settings["units"] = [
         [method, 1 if method == "plain" else stage["factor"], L * stage["factor"], w]
         for stage in settings["stages"]
-        for w in range(stage["windows"])
-        for method in stage["methods"]
+        for w in range(max(stage["windows"].values()))
+        for method, count in stage["windows"].items()
+        if w < count
     ]
     keys = settings["passkey"]
     settings["passkey_units"] = [
@@ -310,6 +314,9 @@ def sinks_unit(model, windows) -> dict:
     }
 
 
+PROBES = {"pairs": pairs_unit, "decay": decay_unit, "sinks": sinks_unit}
+
+
 # --- the run ----------------------------------------------------------------------------------
 
 
@@ -334,18 +341,30 @@ def _stored(results_path: Path, header: dict, settings: dict) -> dict:
     loss = {unit_key(*u) for u in settings["units"]}
     keys = {passkey_key(*u) for u in settings["passkey_units"]}
     passkey = stored.get("passkey", {}).get("units", {})
-    return {p: stored[p] for p in ("pairs", "decay", "sinks") if p in stored} | {
+    return {part: stored[part] for part in PROBES if part in stored} | {
         "units": {k: v for k, v in stored.get("units", {}).items() if k in loss},
         "passkey": {"units": {k: v for k, v in passkey.items() if k in keys}},
     }
 
 
+class Unit(NamedTuple):
+    """One unit of work: compute() -> dict, stored as store[key] with its seconds."""
+
+    store: dict
+    key: str
+    cost: float  # about its seconds on an idle machine (the progress bar's weight)
+    method: str  # the rope settings it runs with (METHODS)
+    factor: float
+    compute: Callable[[], dict]
+
+
 def _write(results: dict, results_path: Path) -> None:
     results["summary"] = summarize(results)
     results["passkey"]["summary"] = summarize_passkey(results["passkey"]["units"])
-    parts = {"loss": results["units"].values(), "passkey": results["passkey"]["units"]}
-    parts["passkey"] = parts["passkey"].values()
-    parts.update({p: [results[p]] for p in ("pairs", "decay", "sinks") if p in results})
+    parts = {
+        "loss": list(results["units"].values()),
+        "passkey": list(results["passkey"]["units"].values()),
+    } | {part: [results[part]] for part in PROBES if part in results}
     results["seconds"] = {
         part: round(sum(unit["seconds"] for unit in units), 1)
         for part, units in parts.items()
@@ -355,62 +374,37 @@ def _write(results: dict, results_path: Path) -> None:
     tmp.replace(results_path)  # a reader never sees half a file
 
 
-def _todo(settings, results, model, tokenizer, ids, L):
-    """[(store, key, cost, label, rope (method, factor), compute)] of the units not done."""
-    units = []
-    probe = settings["probe"]
+def _todo(settings, results, model, tokenizer, ids) -> list[Unit]:
+    """The units of the plan in settings that results does not hold yet, cheapest first
+    (an interrupted run then has the most units)."""
+    probe, bucket, offset = settings["probe"], settings["bucket"], settings["offset"]
     device = model.embedding.weight.device
     windows = [
         w.to(device) for w in text_windows(ids, probe["length"], probe["windows"])
     ]
-    for part, compute in (
-        ("pairs", pairs_unit),
-        ("decay", decay_unit),
-        ("sinks", sinks_unit),
-    ):
-        cost = 2 * _cost(probe["length"]) * probe["windows"]
-        units.append(
-            (
-                results,
-                part,
-                cost,
-                part,
-                ("plain", 1),
-                lambda c=compute: c(model, windows),
-            )
-        )
-    texts = {
-        L * s["factor"]: text_windows(ids, L * s["factor"], s["windows"])
+    cost = 2 * _cost(probe["length"]) * probe["windows"]
+    units = [
+        Unit(results, part, cost, "plain", 1, partial(compute, model, windows))
+        for part, compute in PROBES.items()
+    ]
+    L = settings["training_length"]
+    texts = {  # window w of a length is the same for every method
+        L * s["factor"]: text_windows(ids, L * s["factor"], max(s["windows"].values()))
         for s in settings["stages"]
     }
-    for method, factor, length, w in settings["units"]:
-        units.append(
-            (
-                results["units"],
-                unit_key(method, factor, length, w),
-                _cost(length),
-                f"loss {method} x{factor} {length}",
-                (method, factor),
-                lambda n=length, w=w: loss_unit(model, texts[n][w], settings["bucket"]),
-            )
-        )
-    for method, factor, length, depth, trial in settings["passkey_units"]:
+    for method, factor, n, w in settings["units"]:
+        key = unit_key(method, factor, n, w)
+        compute = partial(loss_unit, model, texts[n][w], bucket)
+        units.append(Unit(results["units"], key, _cost(n), method, factor, compute))
+    for method, factor, n, depth, trial in settings["passkey_units"]:
         # the same key for every method; another --offset draws other keys
-        key = passkey_number(f"{settings['offset']}/{length}/{depth}/{trial}")
+        number = passkey_number(f"{offset}/{n}/{depth}/{trial}")
+        key = passkey_key(method, factor, n, depth, trial)
+        compute = partial(passkey_unit, model, tokenizer, n, depth, number)
         units.append(
-            (
-                results["passkey"]["units"],
-                passkey_key(method, factor, length, depth, trial),
-                _cost(length),
-                f"passkey {method} x{factor} {length}",
-                (method, factor),
-                lambda n=length, d=depth, k=key: passkey_unit(
-                    model, tokenizer, n, d, k
-                ),
-            )
+            Unit(results["passkey"]["units"], key, _cost(n), method, factor, compute)
         )
-    # the cheapest first: an interrupted run has the most units (sorted() is stable)
-    return sorted((u for u in units if u[1] not in u[0]), key=lambda u: u[2])
+    return sorted((u for u in units if u.key not in u.store), key=lambda u: u.cost)
 
 
 def run(
@@ -446,25 +440,28 @@ def run(
     }
     results = {"units": {}, "passkey": {"units": {}}}
     results.update(_stored(results_path, header, settings) | header)
-    todo = _todo(settings, results, model, tokenizer, ids, L)
+    todo = _todo(settings, results, model, tokenizer, ids)
     from tqdm.auto import tqdm
 
     bar = tqdm(
-        total=sum(u[2] for u in todo),
+        total=sum(unit.cost for unit in todo),
         disable=quiet,
         desc="SmolLM2 experiments",
         bar_format="{l_bar}{bar}| [{elapsed}<{remaining}] {postfix}",
     )
     start = time.perf_counter()
-    for store, key, cost, label, (method, factor), compute in todo:
-        rope_type, params = _rope_settings(method, factor, L)
+    for unit in todo:
+        rope_type, params = _rope_settings(unit.method, unit.factor, L)
         model.set_rope(rope_type, **params)
-        bar.set_postfix_str(label)
+        bar.set_postfix_str(unit.key)
         begun = time.perf_counter()
         with torch.inference_mode():
-            store[key] = compute() | {"seconds": round(time.perf_counter() - begun, 1)}
+            result = unit.compute()
+        unit.store[unit.key] = result | {
+            "seconds": round(time.perf_counter() - begun, 1)
+        }
         _write(results, results_path)
-        bar.update(cost)
+        bar.update(unit.cost)
     bar.close()
     _write(results, results_path)
     results["wall_seconds"] = time.perf_counter() - start

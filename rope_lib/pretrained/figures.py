@@ -47,14 +47,14 @@ def _figure(rows=1, cols=1, height=3.6, **kwargs):
 
 
 def plot_loss(results: dict):
-    """Mean loss per bucket of positions, one panel per length (2x, 4x), one line per
-    method with its min..max over windows as a band; the training length L dotted."""
+    """Mean loss per bucket of positions, one panel per length (2x, 4x if run), one line
+    per method with its min..max over windows as a band; the training length L dotted."""
     settings = results["settings"]
     L, bucket = settings["training_length"], settings["bucket"]
     lengths = [L * stage["factor"] for stage in settings["stages"]]
-    fig, axes = _figure(1, len(lengths), height=4.2, sharey=True, squeeze=False)
+    fig, axes = _figure(1, len(lengths), height=3.9, sharey=True, squeeze=False)
     for ax, length, stage in zip(axes[0], lengths, settings["stages"]):
-        for method in stage["methods"]:
+        for method in [m for m in COLORS if m in stage["windows"]]:
             factor = 1 if method == "plain" else stage["factor"]
             s = results["summary"].get(f"{method}/x{factor}/{length}")
             if s is None:  # a run in progress
@@ -64,12 +64,11 @@ def plot_loss(results: dict):
             ax.plot(x, s["mean"], "o-", ms=3, color=color, label=LABELS[method])
             ax.fill_between(x, s["min"], s["max"], color=color, alpha=0.2, lw=0)
         ax.axvline(L / 1000, color="k", ls=":", lw=1)
-        ax.set_title(f"windows of {length:,} tokens ({stage['factor']}L)")
+        ax.set_title(f"windows of {length:,} tokens ({stage['factor']}L); dotted: L")
         ax.set_xlabel("position (thousands of tokens)")
     axes[0, 0].set_ylabel("mean loss (nats)")
-    handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=9)
-    fig.subplots_adjust(bottom=0.33, wspace=0.08)
+    axes[0, 0].legend(loc="upper left", ncol=2, fontsize=10)
+    fig.tight_layout()
     return fig
 
 
@@ -100,37 +99,33 @@ def plot_passkey(results: dict):
     ax.set_xticks(range(len(depths)), [f"{d:.0%}" for d in depths])
     L = results["settings"]["training_length"]
     ax.set_xlabel(f"depth of the key in the filler (L = {L:,})")
-    ax.set_title("passkey said back by greedy decoding?")
+    fig.suptitle("passkey said back by greedy decoding?")
     fig.tight_layout()
     return fig
 
 
-def plot_pairs(results: dict, layers=None):
-    """q's size per frequency pair (RMS over tokens and heads) for a few layers, against
-    the pair index, with each pair's wavelength 2 pi / theta_i on a second axis; the pairs
-    that never turn once within L shaded."""
+def plot_pairs(results: dict):
+    """The size of q and of k per frequency pair (RMS over tokens and heads) for every layer,
+    as two heat maps (layers x pairs, log colour scale); dashed: the first pair whose
+    wavelength 2 pi / theta_i exceeds L (it never turns once within the training length)."""
+    from matplotlib.colors import LogNorm
+
     pairs = results["pairs"]
-    q = np.array(pairs["q_rms"])
-    k = np.array(pairs["k_rms"])
-    n_layers = len(q)
-    layers = layers or [0, n_layers // 3, 2 * n_layers // 3, n_layers - 1]
+    q, k = np.array(pairs["q_rms"]), np.array(pairs["k_rms"])
     L = results["settings"]["training_length"]
-    wave = np.array(pairs["wavelength"])
-    fig, (ax_q, ax_k) = _figure(1, 2, height=3.9, sharex=True)
-    slow = np.nonzero(wave > L)[0]
-    for ax, values, name in ((ax_q, q, "q"), (ax_k, k, "k")):
+    slow = np.nonzero(np.array(pairs["wavelength"]) > L)[0]
+    norm = LogNorm(vmin=min(q.min(), k.min()), vmax=max(q.max(), k.max()))
+    fig, axes = _figure(1, 2, height=3.9, sharey=True)
+    for ax, values, name in zip(axes, (q, k), ("q", "k")):
+        image = ax.imshow(values, norm=norm, aspect="auto", origin="lower")
         if len(slow):
-            ax.axvspan(slow[0] - 0.5, len(wave) - 0.5, color="0.9", lw=0)
-        for layer in layers:
-            ax.plot(values[layer], label=f"layer {layer}")
+            ax.axvline(slow[0] - 0.5, color="w", ls="--", lw=1.5)
         ax.set_title(f"size of {name} per pair")
         ax.set_xlabel("pair i (fast → slow)")
-    ax_q.set_ylabel("RMS of |pair|")
-    ax_k.legend(fontsize=9)
-    fig.suptitle(
-        f"shaded: wavelength 2π/θ_i > L = {L:,} (no full turn within L)", y=0.99
-    )
-    fig.tight_layout()
+    axes[0].set_ylabel("layer")
+    fig.colorbar(image, ax=axes, label="RMS of |pair|", fraction=0.05, pad=0.03)
+    fig.suptitle(f"dashed: right of it, wavelength 2π/θ_i > L = {L:,}", fontsize=11)
+    fig.subplots_adjust(left=0.1, right=0.83, bottom=0.16, top=0.82, wspace=0.08)
     return fig
 
 
