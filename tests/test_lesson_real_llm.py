@@ -1,10 +1,12 @@
 """Lesson 11 (a real LLM past its training length): its claims on results it was not written
 with, its checkers, its widgets, and both in Chinese.
 
-- The lesson's claims: every code cell from section 4 on (what reads results.json, not the
-  live model) runs here on results other than the ones the lesson was written with: each
-  text window of the committed run on its own (a window is a different stretch of Python's
-  documentation), and the folder in ROPE_LLM_OTHER_RESULTS when it is set (e.g. a run with
+- The lesson's claims: every code cell from section 4 on that reads results.json (not the
+  live model) runs here on other results: each text window of the committed run on its own
+  (a window is another stretch of Python's documentation; methods are compared on windows
+  they all ran on), the committed results moved by about what another stretch of text
+  moves them (seeded noise, common to every method on a bucket, plus a little of each
+  method's own), and the folder in ROPE_LLM_OTHER_RESULTS when it is set (e.g. a run with
   `python -m rope_lib.pretrained --offset 50000`). The claims must hold on all of them, and
   must fail on doctored results where plain RoPE does not break.
 - The checkers: the right answers (computed here by other routes: transformers' row order
