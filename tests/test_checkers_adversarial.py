@@ -244,7 +244,53 @@ LAB_LABELS = {
     "learned": "Learned",
     "rope": "RoPE",
     "alibi": "ALiBi",
+    # lesson 11's methods (check_best_method), by the names its lesson shows
+    "plain": "plain RoPE",
+    "pi": "PI",
+    "ntk": "NTK",
+    "dynamic_ntk": "dynamic NTK",
+    "yarn": "YaRN",
+    "yarn_no_attention_factor": "YaRN, no attention factor",
+    "llama3": "Llama 3",
 }
+
+
+def _llm_half_wk():
+    """Layer 0's W_k of the model file in transformers' order: the rows of each of the 3
+    key/value heads read as (32, 2), swapped, flattened (_reverse_permute_weights)."""
+    from rope_lib.exercises.real_llm import file_wk
+
+    w = file_wk()
+    return w.reshape(3, 32, 2, 576).transpose(1, 2).reshape(192, 576).tolist()
+
+
+def _llm_yarn_counts():
+    """YaRN x4 on d = 64, b = 1e5, L = 8192: pair i turns 8192 / (2 pi 1e5^(2i/64))
+    times within L; kept when i <= floor(the index that turns 32 times), divided by s
+    when i >= ceil(the index that turns once), blended between (transformers' rounding)."""
+
+    def index(turns):
+        return 64 * math.log(8192 / (2 * math.pi * turns)) / (2 * math.log(1e5))
+
+    low, high = math.floor(index(32)), math.ceil(index(1))
+    return (low + 1, high - low - 1, 32 - high)
+
+
+def _llm_best_method():
+    """The method whose loss in the last bucket at 2L, averaged over the windows every
+    method ran on (from the windows' own numbers, not the stored summary), is lowest, in
+    the results lesson 11 reads."""
+    from rope_lib.exercises.real_llm import load_results
+
+    results = load_results()
+    two_l = 2 * results["settings"]["training_length"]
+    last = {}
+    for key, unit in results["units"].items():
+        method, _factor, length, window = key.split("/")
+        if int(length) == two_l:
+            last.setdefault(method, {})[window] = unit["bucket_loss"][-1]
+    shared = set.intersection(*(set(w) for w in last.values()))
+    return min(last, key=lambda m: sum(last[m][w] for w in shared) / len(shared))
 
 
 # kind: "yesno", "choices", "count", "number", "pair", "counts", "tensor", "complex_pair",
@@ -320,6 +366,11 @@ RIGHT = {
         lambda: [1e4 ** (-2 * i / 16) / 4 for i in range(8)],
     ),
     "lab.check_best_scheme": ("name", _lab_best_scheme),
+    # lesson 11: the file's W_k in transformers' row order; YaRN's pairs on SmolLM2; the
+    # method with the lowest loss in the last bucket at 2L in the results the lesson reads
+    "real_llm.check_half_layout_wk": ("tensor", _llm_half_wk),
+    "real_llm.check_yarn_pair_counts": ("counts", _llm_yarn_counts),
+    "real_llm.check_best_method": ("name", _llm_best_method),
 }
 
 

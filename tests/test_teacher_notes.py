@@ -267,8 +267,12 @@ def _lab_results() -> dict:
 
 
 def _earlier_values(lesson: str) -> dict:
-    """Values a widget cell takes from earlier cells other than imports: lesson 8's
-    results, read from the folder the notebook reads."""
+    """Values a widget cell takes from earlier cells other than imports: lessons 8's and
+    11's results, read from the folder the notebook reads."""
+    if _stem(lesson) == "11_real_llm":
+        from rope_lib.exercises.real_llm import load_results
+
+        return {"results": load_results()}
     return (
         {"results": _lab_results()} if _stem(lesson) == "08_extrapolation_lab" else {}
     )
@@ -448,6 +452,7 @@ def _wrong_answers():
         context_extension,
         lab,
         multimodal,
+        real_llm,
         rotation,
         todays_models,
         why_position,
@@ -741,7 +746,30 @@ def _wrong_answers():
             (multimodal, "check_resized_offsets", (3, 0.375)),
             (multimodal, "check_resized_offsets", (6, 6 / 32)),
         ],
+        "11_real_llm": _real_llm_wrong_answers(real_llm),
     }
+
+
+def _real_llm_wrong_answers(real_llm):
+    """Lesson 11: layer 0's W_k of the model file unchanged, permuted llama.cpp's way
+    and as one block; YaRN's pair counts by Llama 3's cutoffs, swapped, without 2 pi; the
+    best method inside L, and one that is not the best past it."""
+    from rope_lib import half_to_interleaved, interleaved_to_half
+
+    w_k = real_llm.file_wk()
+    backwards = w_k.view(3, 64, 576)[:, half_to_interleaved(torch.arange(64))]
+    at_2x = real_llm.last_buckets(real_llm.load_results())
+    not_best = max((m for m in at_2x if m != "plain"), key=at_2x.get)
+    return [
+        (real_llm, "check_half_layout_wk", w_k),
+        (real_llm, "check_half_layout_wk", backwards.reshape(192, 576)),
+        (real_llm, "check_half_layout_wk", interleaved_to_half(w_k.T).T),
+        (real_llm, "check_yarn_pair_counts", (17, 3, 12)),
+        (real_llm, "check_yarn_pair_counts", (12, 9, 11)),
+        (real_llm, "check_yarn_pair_counts", (16, 10, 6)),
+        (real_llm, "check_best_method", "plain"),
+        (real_llm, "check_best_method", not_best),
+    ]
 
 
 @pytest.fixture(scope="module")
