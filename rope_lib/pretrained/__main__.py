@@ -6,7 +6,8 @@ attention factor) and Llama 3 scaling at factor 2 (16,384 tokens; experiment.FUL
 to add 4x); passkey retrieval by length, depth and method; the size of q and k per frequency
 pair, attention by distance and the attention sinks, by layer. Writes DIR/results.json after
 every unit; run it again to continue an interrupted run. --quick: the same steps at tiny
-sizes (under a minute), for CI. --offset N: read the text from its token N on (other windows, same text).
+sizes (under a minute), for CI. --offset N: read the text from its token N on (other
+windows, same text).
 """
 
 from __future__ import annotations
