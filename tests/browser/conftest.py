@@ -370,6 +370,16 @@ class Notebooks:
         if page is None:
             page = lab.open_notebook(self.context, self.server, name)
         opened_at = time.monotonic()
+        # while this lesson runs and is checked, the browser loads the next one (JupyterLab,
+        # the notebook, an idle kernel): started now, it is ready when its tests come
+        order = self.order
+        following = order[order.index(name) + 1 :] if name in order else []
+        if following:
+            ahead = lab.start_opening(self.context, self.server, following[0])
+            self._next = (following[0], ahead)
+            # the page under test stays in front: a page behind it gets its timers and
+            # animation frames throttled (its drawing would crawl)
+            page.bring_to_front()
         try:
             status = lab.run_all(page)
         except Exception as exc:  # a timeout: report what the prompts say
@@ -390,14 +400,6 @@ class Notebooks:
         page.screenshot(
             path=str(opened.artifacts / "notebook-after-run.png"), full_page=True
         )
-        order = self.order
-        following = order[order.index(name) + 1 :] if name in order else []
-        if following:
-            ahead = lab.start_opening(self.context, self.server, following[0])
-            self._next = (following[0], ahead)
-            # the page under test stays in front: a page behind it gets its timers and
-            # animation frames throttled (its drawing would crawl)
-            page.bring_to_front()
         return opened
 
     def _drop(self, page) -> None:

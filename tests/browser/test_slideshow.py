@@ -10,8 +10,10 @@ What a teacher does, at the projector size (lab.PROJECTOR), for each SLIDES less
 English lesson; with ROPE_BROWSER_SLIDES=all, `make test-slides`, the Chinese ones too), after
 the lesson was run (`notebooks`):
 - click the title cell, then the notebook toolbar's "Toggle Deck" button (deck:toggle);
-- press Space until the last slide. Every press must show what the slide metadata says,
-  read as nbconvert and RISE read it ("slide"/"subslide" start a screen, "fragment"
+- press Space until the last slide (the keyboard's key from the title, after each widget
+  and at the end; in between, the same key events dispatched in the page, which the
+  slideshow reads alike, a round trip less per press). Every press must show what the
+  slide metadata says, read as nbconvert and RISE read it ("slide"/"subslide" start a screen, "fragment"
   appears on its own press, "-" or no slide_type continues, "skip"/"notes" never show):
   expected_steps() below, compared with the cells the slideshow shows at each press;
 - every press brings one cell into view, and that cell must be whole on the 480 px screen
@@ -160,36 +162,41 @@ def _cut_off(cell: list | None) -> bool:
     return bool(cell) and (cell[0] < -1 or cell[1] > lab.PROJECTOR["height"] + 1)
 
 
-# After a press: wait (in the page, frame by frame) until the active cell has changed and
-# the screen has stopped moving (the active cell's box the same two frames running), then
-# what it shows; null after `timeout` ms without a change (the end of the slideshow).
+# After a press (or with press: the press itself, then): wait in the page, frame by frame,
+# until the active cell has changed, then one frame more, and say what the screen shows;
+# null after `timeout` ms without a change (the end of the slideshow).
 _JS_AFTER_PRESS = (
-    r"""async ([before, timeout]) => {
+    r"""async ([before, timeout, press]) => {
   const nb = window.jupyterapp.shell.currentWidget.content;
+  if (press) {  // Space as the page gets it, through JupyterLab's own key handling
+    const target = document.activeElement || document.body;
+    for (const type of ['keydown', 'keyup'])
+      target.dispatchEvent(new KeyboardEvent(type, {key: ' ', code: 'Space', keyCode: 32,
+        which: 32, bubbles: true, cancelable: true, composed: true}));
+  }
   const frame = () => new Promise(r => requestAnimationFrame(r));
   const t0 = performance.now();
   while (nb.activeCellIndex === before) {
     if (performance.now() - t0 > timeout) return null;
     await frame();
   }
-  let last = '';
-  for (let k = 0; k < 60; k++) {
-    await frame();
-    const r = nb.activeCell.node.getBoundingClientRect();
-    const now = `${r.top},${r.bottom}`;
-    if (now === last) break;
-    last = now;
-  }
+  await frame();  // the new screen laid out
   return (%s)();
 }"""
     % _JS_SHOWN
 )
 
 
-def _next(page, before: int, timeout_ms: int = 1500) -> dict | None:
-    """Press Space; the new state, or None when the slideshow did not move (its end)."""
-    page.keyboard.press("Space")
-    return page.evaluate(_JS_AFTER_PRESS, [before, timeout_ms])
+def _next(
+    page, before: int, timeout_ms: int = 1500, keyboard: bool = True
+) -> dict | None:
+    """Press Space; the new state, or None when the slideshow did not move (its end).
+    keyboard=True: with the browser's keyboard (a real key press); False: the same
+    keydown and keyup events dispatched in the page, in the same round trip as the wait
+    (the slideshow reads them the same way; a round trip less per press)."""
+    if keyboard:
+        page.keyboard.press("Space")
+    return page.evaluate(_JS_AFTER_PRESS, [before, timeout_ms, not keyboard])
 
 
 def _try_widget(page, nb, widget: dict) -> list[str]:
@@ -216,7 +223,8 @@ def _try_widget(page, nb, widget: dict) -> list[str]:
         return problems + [f"cell {widget['cell']}: the widget has no control"]
     how = lab.move_control(page, control, presses=2)
     moved = lab.wait_changed(page, i, before)
-    page.screenshot(path=str(nb.artifacts / f"slideshow-widget{i}-after.png"))
+    if not moved["ok"]:
+        page.screenshot(path=str(nb.artifacts / f"slideshow-widget{i}-after.png"))
     name = f"{control['kind']} {control['name']!r}"
     if how == "fixed":
         problems.append(f"cell {widget['cell']}: {name} cannot move")
@@ -276,9 +284,19 @@ def test_slideshow_shows_the_slides_and_live_widgets(notebooks, lab_server, note
         )
         while len(walked) <= len(cells):
             active = walked[-1]["active"]
-            if active in widgets:
+            on_widget = active in widgets
+            if on_widget:
                 widget_problems += _try_widget(page, nb, widgets[active])
-            state = _next(page, active)
+            # past the last step the metadata gives, the slideshow should not move: a
+            # short wait for that. The keyboard's own Space from the title, after each
+            # widget (a click on its readout gave the keys back) and at the end.
+            last = len(walked) >= len(expected) - 1
+            state = _next(
+                page,
+                active,
+                1500 if len(walked) < len(expected) else 400,
+                keyboard=len(walked) == 1 or on_widget or last,
+            )
             if state is None:
                 break
             walked.append(state)
