@@ -27,7 +27,8 @@ the lesson was run (`notebooks`):
   extension's setting "active" (which would restart the slideshow on the next page load)
   is false again;
 - nothing is fetched from outside 127.0.0.1 meanwhile (the classroom may be offline).
-Screenshots: test-artifacts/browser/<lesson>/slideshow-*.png; presses: slideshow.json.
+Screenshots of what went wrong (a cell cut off, a widget off its screen or not answering):
+test-artifacts/browser/<lesson>/slideshow-*.png; the presses: slideshow.json there.
 """
 
 from __future__ import annotations
@@ -276,8 +277,7 @@ def test_slideshow_shows_the_slides_and_live_widgets(notebooks, lab_server, note
         page.wait_for_function(
             "() => document.body.dataset.jpDeckMode === 'presenting'", timeout=20_000
         )
-        page.wait_for_timeout(300)
-        page.screenshot(path=str(nb.artifacts / "slideshow-title.png"))
+        lab.next_frame(page)  # the title screen laid out
         walked.append(page.evaluate(_JS_SHOWN))
         menu_bar = page.evaluate(
             "() => getComputedStyle(document.querySelector('#jp-menu-panel')).display"
@@ -303,10 +303,11 @@ def test_slideshow_shows_the_slides_and_live_widgets(notebooks, lab_server, note
             if _cut_off(state["cell"]):
                 shot = nb.artifacts / f"slideshow-cut-off-{state['active']}.png"
                 page.screenshot(path=str(shot))
-        page.screenshot(path=str(nb.artifacts / "slideshow-last.png"))
         page.keyboard.press("Shift+Space")
-        page.wait_for_timeout(300)
-        back = page.evaluate(_JS_SHOWN)["active"]
+        back = (
+            page.evaluate(_JS_AFTER_PRESS, [walked[-1]["active"], 1500, False])
+            or {"active": walked[-1]["active"]}
+        )["active"]
         page.keyboard.press("Escape")
         page.wait_for_function(
             "() => document.body.dataset.jpDeckMode === undefined", timeout=20_000
@@ -380,7 +381,7 @@ def test_slideshow_shows_the_slides_and_live_widgets(notebooks, lab_server, note
                 if dash
                 else ""
             )
-            + f"screenshots: {nb.artifacts}/slideshow-*.png"
+            + f"the presses: {nb.artifacts}/slideshow.json"
         )
     assert not widget_problems, f"{notebook}:\n" + "\n".join(widget_problems)
     new = {i: r for i, r in cut_off.items() if i not in known}
