@@ -36,6 +36,8 @@ import torch  # noqa: E402
 from rope_lib import half_to_interleaved, interleaved_to_half  # noqa: E402
 from rope_lib.exercises import real_llm as ex  # noqa: E402
 from rope_lib.language import language  # noqa: E402
+from rope_lib.pretrained import figures  # noqa: E402
+from rope_lib.pretrained.results import LossResults, passkey_rows  # noqa: E402
 from rope_lib.widgets import real_llm as widgets  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -407,7 +409,7 @@ def test_checker_messages_in_chinese_keep_the_numbers(check, answer):
 
 def test_loss_widget_says_the_numbers_of_the_results():
     results = committed_results()
-    data = widgets.LossResults(results)
+    data = LossResults(results)
     w = widgets.LossCurveWidget(results, method="yarn")
     try:
         # YaRN over its own windows, plain RoPE and the yardstick on the same windows,
@@ -510,9 +512,9 @@ def test_static_figures_draw_in_both_languages():
     for lang in ("en", "zh"):
         with language(lang):
             for make in (
-                widgets.loss_figure,
-                widgets.pairs_figure,
-                widgets.attention_figure,
+                figures.loss_figure,
+                figures.pairs_figure,
+                figures.attention_figure,
             ):
                 figure = make(results)
                 figure.canvas.draw()
@@ -524,7 +526,7 @@ def test_static_figures_draw_in_both_languages():
 
 def test_passkey_rows_cover_every_group_in_order():
     results = committed_results()
-    rows = widgets.passkey_rows(results)
+    rows = passkey_rows(results)
     assert len(rows) == len(results["passkey"]["summary"])
     assert rows == sorted(rows, key=lambda r: r[1]) or rows[0][0] == "plain"
     for method, length, shares in rows:

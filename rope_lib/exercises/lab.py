@@ -13,40 +13,32 @@ notebooks/lab_results/ (load_results()).
 
 from __future__ import annotations
 
-import json
 import math
-import os
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from .. import results as _results
 from ..language import N_, _
 from . import NotYet, compare_tensor, exercise
 from .answers import as_number, as_tensor, describe
 
 #: The committed results, read when ROPE_LAB_RESULTS is not set.
-COMMITTED_RESULTS = Path(__file__).resolve().parents[2] / "notebooks" / "lab_results"
+COMMITTED_RESULTS = _results.NOTEBOOKS / "lab_results"
 
 
 def results_folder() -> Path:
     """The folder of results.json the lesson reads: ROPE_LAB_RESULTS (a relative path is
     taken from the current folder, else from notebooks/, as the lesson resolves it from
     there), or the committed notebooks/lab_results/."""
-    name = os.environ.get("ROPE_LAB_RESULTS")
-    if not name:
-        return COMMITTED_RESULTS
-    folder = Path(name)
-    if not folder.is_absolute() and not folder.exists():
-        folder = COMMITTED_RESULTS.parent / folder
-    return folder
+    return _results.results_folder("ROPE_LAB_RESULTS", COMMITTED_RESULTS)
 
 
 def load_results(folder=None) -> dict:
     """results.json of the lab (python -m rope_lib.lab --out FOLDER) as a dict; by
     default from results_folder()."""
-    folder = Path(folder) if folder is not None else results_folder()
-    return json.loads((folder / "results.json").read_text(encoding="utf-8"))
+    return _results.load_results(folder if folder is not None else results_folder())
 
 
 # -------------------------------------------------------- exercise 1: exact match

@@ -17,41 +17,22 @@ environment variable ROPE_LLM_RESULTS, or the committed notebooks/llm_results/
 from __future__ import annotations
 
 import functools
-import json
 import math
-import os
-from pathlib import Path
 
 import numpy as np
 import torch
 
 from ..language import N_, _
+from ..pretrained.results import (
+    METHOD_NAMES,
+    load_results,
+    shared_windows,
+    window_losses,
+)
+from ..pretrained.results import last_buckets as last_buckets  # for the lesson's tests
+from ..pretrained.results import results_folder as results_folder
 from . import NotYet, Word, compare_tensor, exercise
 from .answers import as_numbers, as_tensor, describe
-
-#: The committed results, read when ROPE_LLM_RESULTS is not set.
-COMMITTED_RESULTS = Path(__file__).resolve().parents[2] / "notebooks" / "llm_results"
-
-
-def results_folder() -> Path:
-    """The folder of results.json the lesson reads: ROPE_LLM_RESULTS (a relative path is
-    taken from the current folder, else from notebooks/, as the lesson resolves it from
-    there), or the committed notebooks/llm_results/."""
-    name = os.environ.get("ROPE_LLM_RESULTS")
-    if not name:
-        return COMMITTED_RESULTS
-    folder = Path(name)
-    if not folder.is_absolute() and not folder.exists():
-        folder = COMMITTED_RESULTS.parent / folder
-    return folder
-
-
-def load_results(folder=None) -> dict:
-    """results.json of `python -m rope_lib.pretrained --out FOLDER` as a dict; by default
-    from results_folder()."""
-    folder = Path(folder) if folder is not None else results_folder()
-    return json.loads((folder / "results.json").read_text(encoding="utf-8"))
-
 
 # ------------------------------------------------- exercise 1: W_k in the half layout
 
@@ -286,48 +267,6 @@ def check_yarn_pair_counts(answer):
 
 
 # ------------------------------------------------- exercise 3: the best method past L
-
-METHOD_NAMES = {
-    "plain": N_("plain RoPE"),
-    "pi": "PI",
-    "ntk": "NTK",
-    "dynamic_ntk": N_("dynamic NTK"),
-    "yarn": "YaRN",
-    "yarn_no_attention_factor": N_("YaRN, no attention factor"),
-    "llama3": "Llama 3",
-}
-
-
-def window_losses(results: dict) -> dict:
-    """{(method, factor): {window: [mean loss per bucket]}} from results['units'] (keys
-    "method/x{factor}/{length}/window{w}"); plain RoPE, which runs on the windows of every
-    factor, is filed under each factor it ran at (by its window length)."""
-    L = results["settings"]["training_length"]
-    runs: dict = {}
-    for key, unit in results["units"].items():
-        method, _factor, length, window = key.split("/")
-        factor = int(length) // L
-        window = int(window.removeprefix("window"))
-        runs.setdefault((method, factor), {})[window] = unit["bucket_loss"]
-    return runs
-
-
-def shared_windows(runs: dict, factor: int) -> list[int]:
-    """The windows every method ran on at a factor: where they can be compared."""
-    sets = [set(w) for (m, f), w in runs.items() if f == factor]
-    return sorted(set.intersection(*sets)) if sets else []
-
-
-def last_buckets(results: dict, factor: int = 2) -> dict:
-    """Each method's loss in the last bucket at a factor, the mean over the windows every
-    method ran on (so that all are compared on the same text)."""
-    runs = window_losses(results)
-    shared = shared_windows(runs, factor)
-    return {
-        m: float(np.mean([w[i][-1] for i in shared]))
-        for (m, f), w in runs.items()
-        if f == factor
-    }
 
 
 def _method_name(answer, names):

@@ -7,6 +7,13 @@
 Each figure is 6.4 in wide at dpi 100 (640 px: the projector's output area, in the course
 style of rope_lib.widgets.style) and reads its numbers from results.json (experiment.py's
 module docstring gives its schema), so a lesson can draw the same figures from any folder.
+
+Lesson 11's static figures, in the learner's language (rope_lib.language's `_fig`), read
+through results.py:
+
+    loss_figure(results)        mean loss per bucket at each factor, every method run there
+    pairs_figure(results)       each pair's share of sum_i |q_i| |k_i|, layer by pair
+    attention_figure(results)   attention by distance, and the first token's share by layer
 """
 
 from __future__ import annotations
@@ -16,26 +23,28 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter
 
-from ..widgets.style import course_style, legend_below
+from ..language import _fig
+from ..widgets.style import course_style, integer_ticks, legend_below
+from .results import (
+    METHOD_NAMES,
+    AttentionResults,
+    LossResults,
+    PairResults,
+    method_label,
+)
 
-COLORS = {
-    "plain": "#7f7f7f",
+#: One colour per method, the plain model in black.
+METHOD_COLORS = {
+    "plain": "#222222",
     "pi": "#9467bd",
     "ntk": "#8c564b",
     "dynamic_ntk": "#2ca02c",
     "yarn": "#d62728",
-    "yarn_no_attention_factor": "#ff9896",
-    "llama3": "#1f77b4",
-}
-LABELS = {
-    "plain": "plain RoPE",
-    "pi": "PI",
-    "ntk": "NTK-aware",
-    "dynamic_ntk": "dynamic NTK",
-    "yarn": "YaRN",
-    "yarn_no_attention_factor": "YaRN, no attention factor",
-    "llama3": "Llama 3",
+    "yarn_no_attention_factor": "#ff7f0e",
+    "llama3": "#17becf",
 }
 WIDTH = 6.4  # inches at dpi 100: the projector's output area
 
@@ -54,14 +63,15 @@ def plot_loss(results: dict):
     lengths = [L * stage["factor"] for stage in settings["stages"]]
     fig, axes = _figure(1, len(lengths), height=3.9, sharey=True, squeeze=False)
     for ax, length, stage in zip(axes[0], lengths, settings["stages"]):
-        for method in [m for m in COLORS if m in stage["windows"]]:
+        for method in [m for m in METHOD_COLORS if m in stage["windows"]]:
             factor = 1 if method == "plain" else stage["factor"]
             s = results["summary"].get(f"{method}/x{factor}/{length}")
             if s is None:  # a run in progress
                 continue
             x = (np.arange(len(s["mean"])) + 0.5) * bucket / 1000
-            color = COLORS[method]
-            ax.plot(x, s["mean"], "o-", ms=3, color=color, label=LABELS[method])
+            color = METHOD_COLORS[method]
+            label = METHOD_NAMES[method]
+            ax.plot(x, s["mean"], "o-", ms=3, color=color, label=label)
             ax.fill_between(x, s["min"], s["max"], color=color, alpha=0.2, lw=0)
         ax.axvline(L / 1000, color="k", ls=":", lw=1)
         ax.set_title(f"windows of {length:,} tokens ({stage['factor']}L); dotted: L")
@@ -94,7 +104,7 @@ def plot_passkey(results: dict):
     for name in names:
         method, factor, length = name.split("/")
         scale = "" if method == "plain" else f" {factor}"
-        rows.append(f"{LABELS[method]}{scale}, {int(length):,} tokens")
+        rows.append(f"{METHOD_NAMES[method]}{scale}, {int(length):,} tokens")
     ax.set_yticks(range(len(names)), rows)
     ax.set_xticks(range(len(depths)), [f"{d:.0%}" for d in depths])
     L = results["settings"]["training_length"]
@@ -170,6 +180,118 @@ def plot_sinks(results: dict):
     ax.legend(loc="upper left", fontsize=9)
     fig.tight_layout()
     return fig
+
+
+# --- lesson 11's static figures ----------------------------------------------------------
+
+
+def token_label(x, _pos=None) -> str:
+    """Tick labels for positions: 8k for 8,192 and up, plain numbers below 1,000."""
+    return f"{x / 1024:.0f}k" if x >= 1024 and x % 1024 == 0 else f"{x:.0f}"
+
+
+def mark_training_length(ax, L: int, top: float) -> None:
+    ax.axvline(L, color="k", ls=":", lw=1, zorder=1)
+    ax.text(L, top, " L", ha="left", va="top", fontsize=11, color="0.3")
+
+
+def loss_figure(results: dict) -> Figure:
+    """Mean loss per position bucket at each factor, every method evaluated there, on the
+    windows they all ran on; plain RoPE in black; dotted: L; dashed: the plain model's
+    loss inside L."""
+    data = LossResults(results)
+    figure = Figure(figsize=(6.4, 3.6), dpi=100)
+    ratios = [f for f in data.factors]
+    axes = figure.subplots(1, len(ratios), sharey=True, width_ratios=ratios)
+    axes = np.atleast_1d(axes)
+    low, high = data.limits()
+    handles = {}
+    for ax, factor in zip(axes, data.factors):
+        shared = data.shared(factor)
+        for method in data.methods_at(factor):
+            curve = data.curve(method, factor, shared)
+            (handles[method],) = ax.plot(
+                curve["x"],
+                curve["mean"],
+                "o-",
+                ms=3,
+                lw=1.6 if method != "plain" else 1.3,
+                color=METHOD_COLORS.get(method, "C0"),
+                label=method_label(method, _fig),
+            )
+        ax.axhline(
+            data.yardstick(shared, factor), color="0.45", ls="--", lw=1, zorder=1
+        )
+        mark_training_length(ax, data.L, high + 0.05 * (high - low))
+        ax.set_xlim(0, factor * data.L)
+        ax.set_xticks(np.arange(0, factor * data.L + 1, data.L))
+        ax.xaxis.set_major_formatter(FuncFormatter(token_label))
+        ax.set_title(_fig("every method at s = {factor}, plain RoPE black").format(
+            factor=factor
+        ))  # fmt: skip
+        ax.set_xlabel(_fig("position (tokens)"))
+    axes[0].set_ylabel(_fig("loss (nats)"))
+    axes[0].set_ylim(low - 0.1, high + 0.1 * (high - low))
+    figure.legend(
+        handles=[handles[m] for m in ["plain", *data.methods] if m in handles],
+        loc="lower center",
+        ncol=4,
+        fontsize=10,
+        handlelength=1.4,
+        columnspacing=0.9,
+    )
+    figure.subplots_adjust(left=0.09, right=0.96, top=0.92, bottom=0.3, wspace=0.06)
+    return figure
+
+
+def pairs_figure(results: dict) -> Figure:
+    """Heatmap, layer by pair: each pair's share of the layer's sum of |q_i| |k_i|; the
+    pairs slower than L right of the dashed line."""
+    d = PairResults(results)
+    product = d.q * d.k
+    share = product / product.sum(1, keepdims=True)
+    figure = Figure(figsize=(6.4, 3.4), dpi=100)
+    ax = figure.subplots()
+    image = ax.imshow(share, aspect="auto", cmap="viridis", origin="lower")
+    ax.axvline(d.first_slow - 0.5, color="white", ls="--", lw=1.5)
+    ax.set_xlabel(_fig("pair i (wavelength grows →)"))
+    ax.set_ylabel(_fig("layer"))
+    integer_ticks(ax.xaxis, ax.yaxis)
+    ax.set_title(_fig("share of |q_i| |k_i| per layer; right of the line: λ > L"))
+    figure.colorbar(image, ax=ax, pad=0.02)
+    figure.subplots_adjust(left=0.1, right=0.98, top=0.9, bottom=0.15)
+    return figure
+
+
+def attention_figure(results: dict) -> Figure:
+    """Left: mean attention weight against distance (mean over layers, and the spread of
+    the layers), beside evenly spread attention. Right: the share of attention on the first
+    token, by layer."""
+    a = AttentionResults(results)
+    figure = Figure(figsize=(6.4, 3.0), dpi=100)
+    left, right = figure.subplots(1, 2, width_ratios=[1.15, 1])
+    x = a.distances()[1:]  # distance 0, the token itself, is left out of a log axis
+    left.fill_between(
+        x, a.weight[:, 1:].min(0), a.weight[:, 1:].max(0), color="C0", alpha=0.2, lw=0
+    )
+    left.plot(x, a.weight[:, 1:].mean(0), "o-", color="C0", ms=3, label=_fig("model"))
+    left.plot(x, a.uniform[1:], "--", color="0.4", label=_fig("spread evenly"))
+    left.set_xscale("log", base=2)
+    left.set_yscale("log")
+    left.xaxis.set_major_formatter(FuncFormatter(token_label))
+    left.set_xlabel(_fig("distance m - n (tokens)"))
+    left.set_ylabel(_fig("mean weight"))
+    left.set_title(_fig("by distance (band: layers)"))
+    left.legend(loc="lower left", fontsize=10)
+    layers = np.arange(len(a.first))
+    right.bar(layers, a.first, color="C3", width=0.8)
+    right.axhline(a.uniform_first, color="0.4", ls="--", lw=1)
+    right.set_ylim(0, 1)
+    integer_ticks(right.xaxis)
+    right.set_xlabel(_fig("layer"))
+    right.set_title(_fig("share on the first token"))
+    figure.subplots_adjust(left=0.11, right=0.98, top=0.9, bottom=0.18, wspace=0.3)
+    return figure
 
 
 FIGURES = {

@@ -1,0 +1,216 @@
+"""Reading a results folder of `python -m rope_lib.pretrained` (experiment.py gives the
+schema of results.json): what lesson 11, its checkers, widgets and figures compute from it.
+
+    load_results(folder=None)   results.json as a dict; by default from results_folder():
+                                the folder named by ROPE_LLM_RESULTS, or the committed
+                                notebooks/llm_results/
+    LossResults(results)        the loss part, window by window: curves of a method at a
+                                factor over chosen windows, the yardstick, last buckets
+    PairResults(results)        q and k sizes per layer and pair, the slow pairs (λ > L)
+    AttentionResults(results)   attention weight by distance, the first token's share
+    passkey_rows(results)       the passkey grid, row by row
+
+Methods are compared on the windows they all ran on (shared_windows): another window is
+another stretch of text, with its own loss.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from .. import results as _results
+from ..language import N_, _
+
+#: The committed results, read when ROPE_LLM_RESULTS is not set.
+COMMITTED_RESULTS = _results.NOTEBOOKS / "llm_results"
+
+#: The methods' names, for tables, widgets and checkers (translated with `_`, `_fig`).
+METHOD_NAMES = {
+    "plain": N_("plain RoPE"),
+    "pi": "PI",
+    "ntk": "NTK",
+    "dynamic_ntk": N_("dynamic NTK"),
+    "yarn": "YaRN",
+    "yarn_no_attention_factor": N_("YaRN, no attention factor"),
+    "llama3": "Llama 3",
+}
+
+
+def results_folder() -> Path:
+    """The folder of results.json the lesson reads: ROPE_LLM_RESULTS (a relative path is
+    taken from the current folder, else from notebooks/, as the lesson resolves it from
+    there), or the committed notebooks/llm_results/."""
+    return _results.results_folder("ROPE_LLM_RESULTS", COMMITTED_RESULTS)
+
+
+def load_results(folder=None) -> dict:
+    """results.json of `python -m rope_lib.pretrained --out FOLDER` as a dict; by default
+    from results_folder()."""
+    return _results.load_results(folder if folder is not None else results_folder())
+
+
+def method_label(method: str, translate=_) -> str:
+    """A method's name in the learner's language (`_fig` for figures)."""
+    return translate(METHOD_NAMES.get(method, method))
+
+
+def window_losses(results: dict) -> dict:
+    """{(method, factor): {window: [mean loss per bucket]}} from results['units'] (keys
+    "method/x{factor}/{length}/window{w}"); plain RoPE, which runs on the windows of every
+    factor, is filed under each factor it ran at (by its window length)."""
+    L = results["settings"]["training_length"]
+    runs: dict = {}
+    for key, unit in results["units"].items():
+        method, _factor, length, window = key.split("/")
+        factor = int(length) // L
+        window = int(window.removeprefix("window"))
+        runs.setdefault((method, factor), {})[window] = unit["bucket_loss"]
+    return runs
+
+
+def shared_windows(runs: dict, factor: int) -> list[int]:
+    """The windows every method ran on at a factor: where they can be compared."""
+    sets = [set(w) for (m, f), w in runs.items() if f == factor]
+    return sorted(set.intersection(*sets)) if sets else []
+
+
+def last_buckets(results: dict, factor: int = 2) -> dict:
+    """Each method's loss in the last bucket at a factor, the mean over the windows every
+    method ran on (so that all are compared on the same text)."""
+    runs = window_losses(results)
+    shared = shared_windows(runs, factor)
+    return {
+        m: float(np.mean([w[i][-1] for i in shared]))
+        for (m, f), w in runs.items()
+        if f == factor
+    }
+
+
+class LossResults:
+    """The loss part of results.json, window by window: for each method and factor, the
+    mean loss per bucket of positions on each text window it ran on. A curve is the mean
+    (and min, max) over a set of windows: the method's own, or the windows every method
+    ran on (shared), where methods are compared on the same text."""
+
+    def __init__(self, results: dict):
+        settings = results["settings"]
+        self.L = settings["training_length"]
+        self.bucket = settings["bucket"]
+        self.runs = window_losses(results)
+        self.factors = sorted({f for (m, f) in self.runs if m != "plain"})
+        methods = {m for (m, f) in self.runs if m != "plain"}
+        self.methods = [m for m in METHOD_NAMES if m in methods] + sorted(
+            methods - set(METHOD_NAMES)
+        )
+
+    def windows(self, method: str, factor: int) -> list[int]:
+        """The windows a method ran on at a factor (plain RoPE: on that factor's
+        windows)."""
+        return sorted(self.runs.get((method, factor), {}))
+
+    def shared(self, factor: int) -> list[int]:
+        """The windows every method ran on at a factor."""
+        return shared_windows(self.runs, factor)
+
+    def curve(self, method: str, factor: int, windows=None) -> dict | None:
+        """{"x", "mean", "min", "max", "windows"} of a method at a factor over `windows`
+        (default: all it ran on); None when it ran on none of them."""
+        runs = self.runs.get((method, factor), {})
+        chosen = [w for w in (runs if windows is None else windows) if w in runs]
+        if not chosen:
+            return None
+        table = np.array([runs[w] for w in sorted(chosen)], dtype=float)
+        return {
+            "x": self.bucket * (np.arange(table.shape[1]) + 0.5),
+            "mean": table.mean(0),
+            "min": table.min(0),
+            "max": table.max(0),
+            "windows": len(chosen),
+        }
+
+    def inside(self, curve: dict) -> float:
+        """The mean of a curve's buckets inside L."""
+        return float(np.mean(curve["mean"][: self.L // self.bucket]))
+
+    def last(self, curve: dict) -> float:
+        """The curve's last bucket (the farthest positions)."""
+        return float(curve["mean"][-1])
+
+    def yardstick(self, windows=None, factor: int | None = None) -> float:
+        """The plain model's mean loss inside L on `windows` (default: the windows every
+        method ran on) at a factor (default: the smallest)."""
+        factor = self.factors[0] if factor is None else factor
+        windows = self.shared(factor) if windows is None else windows
+        return self.inside(self.curve("plain", factor, windows))
+
+    def methods_at(self, factor: int) -> list[str]:
+        """The methods evaluated at a factor (plain RoPE first)."""
+        return ["plain"] + [m for m in self.methods if self.windows(m, factor)]
+
+    def limits(self) -> tuple[float, float]:
+        """The lowest and highest bucket of every window."""
+        values = [x for runs in self.runs.values() for b in runs.values() for x in b]
+        return float(np.min(values)), float(np.max(values))
+
+
+class PairResults:
+    """The pairs part of results.json: wavelengths, and q and k RMS per layer and pair."""
+
+    def __init__(self, results: dict):
+        pairs = results["pairs"]
+        self.L = results["settings"]["training_length"]
+        self.wavelength = np.asarray(pairs["wavelength"], dtype=float)
+        self.q = np.asarray(pairs["q_rms"], dtype=float)  # [layers, pairs]
+        self.k = np.asarray(pairs["k_rms"], dtype=float)
+        self.slow = self.wavelength > self.L  # pairs that never turned once within L
+        self.first_slow = (
+            int(np.argmax(self.slow)) if self.slow.any() else len(self.slow)
+        )
+
+    @property
+    def layers(self) -> int:
+        return self.q.shape[0]
+
+    def slow_share(self) -> np.ndarray:
+        """Per layer: the share of sum_i |q_i| |k_i| (RMS sizes) in the slow pairs."""
+        product = self.q * self.k
+        return product[:, self.slow].sum(1) / product.sum(1)
+
+    def largest(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per layer: the pair with the largest q, and with the largest k."""
+        return self.q.argmax(1), self.k.argmax(1)
+
+
+class AttentionResults:
+    """The decay and sinks parts of results.json."""
+
+    def __init__(self, results: dict):
+        decay, sinks = results["decay"], results["sinks"]
+        self.edges = list(decay["edges"])
+        self.weight = np.asarray(decay["mean_weight"], dtype=float)  # [layers, bins]
+        self.uniform = np.asarray(decay["uniform"], dtype=float)
+        self.first = np.asarray(sinks["first_token"], dtype=float)  # [layers]
+        self.uniform_first = float(sinks["uniform_first_token"])
+        self.probe = results["settings"]["probe"]
+
+    def distances(self) -> np.ndarray:
+        """The smallest distance of each bin (0, 1, 2, 4, ...)."""
+        return np.asarray(self.edges[: self.weight.shape[1]], dtype=float)
+
+    def ratio(self) -> np.ndarray:
+        """Mean weight over layers against evenly spread attention, per distance bin."""
+        return self.weight.mean(0) / self.uniform
+
+
+def passkey_rows(results: dict) -> list[tuple[str, int, dict]]:
+    """(method, prompt length, {depth: share retrieved}) for every passkey group, shorter
+    prompts first, then plain RoPE first and the methods in METHOD_NAMES' order."""
+    order = {m: i for i, m in enumerate(METHOD_NAMES)}
+    rows = []
+    for key, group in results["passkey"]["summary"].items():
+        method, _factor, length = key.split("/")
+        shares = dict(zip(group["depths"], group["retrieved"]))
+        rows.append((method, int(length), shares))
+    return sorted(rows, key=lambda r: (r[1], order.get(r[0], len(order)), r[0]))
