@@ -283,6 +283,31 @@ def test_text_windows_are_deterministic_and_cover_the_text():
     assert [int(w[0]) for w in windows] == [0, 300, 600, 900]
     assert all(len(w) == 100 for w in windows)
     assert torch.equal(text_windows(ids, 1000, 1)[0], ids)
+    # windows of several lengths with one span begin at the same tokens
+    long, short = (
+        text_windows(ids, 400, 3, span=400),
+        text_windows(ids, 100, 3, span=400),
+    )
+    assert [int(w[0]) for w in long] == [int(w[0]) for w in short] == [0, 300, 600]
+    assert all(torch.equal(a[:100], b) for a, b in zip(long, short))
+
+
+def test_a_window_s_first_positions_have_the_shorter_window_s_losses():
+    """What lets the experiment read a static method's 2L curve from its 4L forward pass:
+    the model is causal, so positions 0..n-1 of a longer window see what a window of n
+    tokens sees. Equal up to float32 round-off (other matrix shapes, other kernels)."""
+    torch.manual_seed(0)
+    model = Llama(TINY).eval()
+    for parameter in model.parameters():
+        parameter.data.normal_(0, 0.3)
+    tokens = torch.randint(0, TINY.vocab_size, (64,))
+    for rope_type, params in [("default", {}), ("yarn", {"factor": 4.0})]:
+        model.set_rope(rope_type, **params)
+        long, short = model.token_losses(tokens), model.token_losses(tokens[:24])
+        torch.testing.assert_close(long[:23], short, atol=1e-5, rtol=0)
+    model.set_rope("dynamic", factor=4.0)  # frequencies set by the length: not so
+    long, short = model.token_losses(tokens), model.token_losses(tokens[:24])
+    assert (long[:23] - short).abs().max() > 1e-3
 
 
 # --- wrong inputs ----------------------------------------------------------------------------
@@ -294,6 +319,8 @@ def test_text_windows_are_deterministic_and_cover_the_text():
         (lambda: text_windows(torch.arange(10), 11, 1), ValueError, "length"),
         (lambda: text_windows(torch.arange(10), 1, 1), ValueError, "length"),
         (lambda: text_windows(torch.arange(10), 5, 0), ValueError, "count"),
+        (lambda: text_windows(torch.arange(10), 5, 1, span=4), ValueError, "span"),
+        (lambda: text_windows(torch.arange(10), 5, 1, span=11), ValueError, "span"),
         (lambda: text_windows([1, 2, 3], 2, 1), TypeError, "token_ids"),
         (lambda: qk_rows(torch.zeros(12, 3), 4, "half"), ValueError, "n_heads"),
         (lambda: qk_rows(torch.zeros(12, 3), 3, "diagonal"), ValueError, "to"),
@@ -541,6 +568,8 @@ def test_the_full_plan_covers_every_method_past_L_and_passkey_far_and_near():
         assert (method, 2, 16384, 0) in units
     for method, factor in (("plain", 1), ("dynamic_ntk", 2), ("yarn", 2)):
         assert {(method, factor, 16384, 0), (method, factor, 16384, 1)} < units
+    for method, factor in (("plain", 1), ("dynamic_ntk", 4), ("yarn", 4)):  # 4L
+        assert {(method, factor, 32768, 0), (method, factor, 32768, 1)} < units
     passkey = {tuple(u) for u in settings["passkey_units"]}
     assert len(passkey) == len(settings["passkey_units"])
     for method, factor in (("plain", 1), ("dynamic_ntk", 2), ("yarn", 2)):
@@ -548,7 +577,7 @@ def test_the_full_plan_covers_every_method_past_L_and_passkey_far_and_near():
             assert (method, factor, 12288, depth, 0) in passkey
     assert ("plain", 1, 8192, 0.5, 0) in passkey  # within L
     quick = plan(quick=True, training_length=8192)
-    assert {u[2] for u in quick["units"]} == {64} and len(quick["units"]) == 14
+    assert {u[2] for u in quick["units"]} == {64, 128} and len(quick["units"]) == 20
 
 
 def test_bucket_means_and_summary():
@@ -586,9 +615,16 @@ def test_the_quick_run_evaluates_every_unit_once_and_resumes(gguf_path, tmp_path
     (the extension methods differ from plain RoPE past the pretended L), every passkey
     unit judged, pairs, decay and sinks of every layer; a second run that finds everything
     done; a cut plan resumed with what it keeps; another --offset refused."""
-    from rope_lib.pretrained import experiment
+    from rope_lib.pretrained import experiment, load_tokenizer
     from rope_lib.pretrained.__main__ import main
-    from rope_lib.pretrained.experiment import passkey_key, plan, run, unit_key
+    from rope_lib.pretrained.experiment import (
+        bucket_means,
+        passkey_key,
+        plan,
+        run,
+        unit_key,
+    )
+    from rope_lib.pretrained.text import documentation_tokens
 
     assert main(["--out", str(tmp_path), "--quick", "--quiet"]) == 0
     results = json.loads((tmp_path / "results.json").read_text())
@@ -600,6 +636,16 @@ def test_the_quick_run_evaluates_every_unit_once_and_resumes(gguf_path, tmp_path
     for key, value in losses.items():
         if key.endswith("/window0") and not key.startswith("plain/"):
             assert value[-1] != plain[-1], key
+    # plain RoPE at 2L is read from its 4L forward (the same first tokens): as if run
+    model = Llama.from_gguf(gguf_path)
+    ids = documentation_tokens(load_tokenizer(gguf_path))
+    starts = results["settings"]["window_starts"]
+    assert starts == [0, len(ids) - 128]
+    for w, start in enumerate(starts):
+        derived = results["units"][unit_key("plain", 1, 64, w)]
+        assert derived["from"] == unit_key("plain", 1, 128, w)
+        direct = bucket_means(model.token_losses(ids[start : start + 64]), 16)
+        np.testing.assert_allclose(derived["bucket_loss"], direct, atol=1e-5)
     passkey = results["passkey"]
     assert set(passkey["units"]) == {passkey_key(*u) for u in settings["passkey_units"]}
     for unit in passkey["units"].values():
@@ -617,13 +663,15 @@ def test_the_quick_run_evaluates_every_unit_once_and_resumes(gguf_path, tmp_path
     assert np.array(decay["mean_weight"]).shape == (layers, len(decay["edges"]) - 1)
     assert np.array(results["sinks"]["first_token_by_head"]).shape == (layers, 9)
     assert set(results["seconds"]) == {"loss", "passkey", "pairs", "decay", "sinks"}
+    assert set(results["cpu_seconds"]) == set(results["seconds"])
 
     again = run(tmp_path, quick=True, quiet=True)
     assert again["units"] == results["units"]
     assert again["passkey"]["units"] == passkey["units"]
 
     cut = json.loads(json.dumps(experiment.QUICK))
-    cut["stages"][0]["windows"] = dict.fromkeys(cut["stages"][0]["windows"], 1)
+    for stage in cut["stages"]:
+        stage["windows"] = dict.fromkeys(stage["windows"], 1)
     cut["passkey"]["stages"] = cut["passkey"]["stages"][:1]
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(experiment, "QUICK", cut)

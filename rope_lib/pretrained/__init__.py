@@ -9,9 +9,12 @@ passkey.py passkey retrieval prompts, judged as greedy decoding would in one for
 pairs.py   the size of q and k per frequency pair, the pairs' wavelengths
 attention_maps.py  explicit attention weights, their decay with distance, attention sinks
 experiment.py and `python -m rope_lib.pretrained`: loss per position past the training
-           length (plain RoPE against zero-shot PI, NTK, dynamic NTK, YaRN, Llama 3),
+           length, 2x and 4x (plain RoPE against zero-shot PI, NTK, dynamic NTK, YaRN, Llama 3),
            passkey retrieval, pairs, decay and sinks; results.json's schema
-figures.py the figures of a results folder (`python -m rope_lib.pretrained.figures DIR`)
+results.py reading a results folder (the one ROPE_LLM_RESULTS names): loss curves over
+           windows, pair sizes, attention by distance, passkey rows
+figures.py the figures of a results folder (`python -m rope_lib.pretrained.figures DIR`),
+           and lesson 11's static figures
 """
 
 from .gguf import LlamaConfig, load_tokenizer, load_weights, qk_rows, smollm2_path

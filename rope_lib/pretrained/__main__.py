@@ -1,14 +1,15 @@
-"""python -m rope_lib.pretrained --out DIR [--quick] [--device cpu|cuda|mps] [--offset N]
+"""python -m rope_lib.pretrained --out DIR [--quick] [--offset N] [--windows N]
+                               [--device cpu|cuda|mps] [--threads N]
 
 SmolLM2-135M on Python's documentation, zero-shot: the loss per position past its training
 length (8,192 tokens) for plain RoPE and PI, NTK, dynamic NTK, YaRN (with and without its
-attention factor) and Llama 3 scaling at factor 2 (16,384 tokens; experiment.FULL says how
-to add 4x); passkey retrieval by length, depth and method; the size of q and k per frequency
-pair, attention by distance and the attention sinks, by layer. Writes DIR/results.json after
-every unit; run it again to continue an interrupted run. --quick: the same steps at tiny
-sizes (under a minute), for CI. --offset N: read the text from its token N on (other
-windows, same text).
-"""
+attention factor) and Llama 3 scaling at factor 2 (16,384 tokens), and for plain RoPE,
+dynamic NTK and YaRN at factor 4 (32,768 tokens); passkey retrieval by length, depth and
+method; the size of q and k per frequency pair, attention by distance and the attention
+sinks, by layer. Writes DIR/results.json after every unit; run it again to continue an
+interrupted run. --quick: the same steps at tiny sizes (under a minute), for CI. --offset N:
+read the text from its token N on (other windows, same text). --windows 1: one text window
+per method and factor instead of two (about 60% of the time)."""
 
 from __future__ import annotations
 
@@ -22,11 +23,13 @@ from .experiment import run
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m rope_lib.pretrained", description=__doc__
+        prog="python -m rope_lib.pretrained",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,  # the docstring as it is
     )
     parser.add_argument("--out", required=True, help="folder for results.json")
     parser.add_argument(
-        "--quick", action="store_true", help="2 short windows (< 1 min), for CI"
+        "--quick", action="store_true", help="tiny sizes (under a minute), for CI"
     )
     parser.add_argument(
         "--device", default="cpu", help="torch device, e.g. cuda if a GPU is there"
@@ -40,6 +43,12 @@ def main(argv=None) -> int:
         default=0,
         help="read the text from this token on, wrapping around (other windows)",
     )
+    parser.add_argument(
+        "--windows",
+        type=int,
+        default=None,
+        help="at most this many text windows per method and factor (a shorter run)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     if args.threads is not None:
@@ -50,6 +59,7 @@ def main(argv=None) -> int:
         device=args.device,
         quiet=args.quiet,
         offset=args.offset,
+        windows=args.windows,
     )
     seconds = ", ".join(f"{part} {s:.0f} s" for part, s in results["seconds"].items())
     print(

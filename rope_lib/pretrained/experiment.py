@@ -8,46 +8,61 @@ or a few) that are written to results.json as soon as each is done:
 loss     For each method (METHODS) at factor s, windows of s * L tokens of Python's
          documentation go through the model; the next-token loss of every position is kept
          as its mean over buckets of 2,048 positions. Plain RoPE should break past L, the
-         extension methods hold the loss (or pay for it everywhere). Dynamic NTK recomputes
-         its base for the window's length.
+         extension methods hold the loss (or pay for it everywhere). Window w begins at the
+         same token at every factor (settings "window_starts"), so a method whose
+         frequencies do not depend on the window's length (all but dynamic NTK, which
+         recomputes its base for the length) runs once, on its longest window: the model is
+         causal, and the first 2L positions of a 4L window have the 2L window's losses.
+         Plain RoPE (factor 1 at every length) is the one method that runs at two lengths:
+         its 4L forward gives its 2L curve too.
 passkey  Passkey retrieval (passkey.py): is the key said back by greedy decoding, by prompt
          length, depth of the key and method.
 pairs    The size of q and k per frequency pair, by layer (pairs.py), on windows of 2,048
          tokens, plain RoPE.
 decay    Mean attention weight by distance, by layer, and sinks: the share of attention on
-sinks    the first token(s), by layer and head (attention_maps.py), same windows.
+sinks    the first token(s), by layer and head (attention_maps.py), same windows, one pass.
 
 FULL and QUICK below say what is run. --quick pretends L = 32 and uses tiny sizes: every step
 of the full run in under a minute, numbers that say nothing about the model.
 
 results.json (keys sorted; "x2" is the factor, window w the w-th window of that length):
     model, quick, source {text, licence, python, tokens, sha256_16}   what was run, on what
-    settings      FULL or QUICK as run, with training_length and offset filled in
+    settings      FULL or QUICK as run, with training_length, offset and window_starts (the
+                  first token of each window, of every length) filled in
     units         loss: {"<method>/x<factor>/<length>/window<w>":
-                         {"bucket_loss": [mean loss per bucket of positions], "seconds"}}
-                  (plain RoPE is "plain/x1/...": it runs on every stage's windows)
+                         {"bucket_loss": [mean loss per bucket of positions], "seconds",
+                          "cpu_seconds"}}
+                  (plain RoPE is "plain/x1/...": it runs on every stage's windows; a unit
+                  read from a longer window's forward pass says so, "from": that unit's key,
+                  with 0 seconds)
     summary       loss: {"<method>/x<factor>/<length>": {"windows": count, "mean", "std",
                          "min", "max": [per bucket, over the windows]}}
     passkey       {"units": {"<method>/x<factor>/<length>/depth<d>/trial<t>":
                          {"retrieved": bool, "key": int, "said": the greedy answer's text up
-                          to its first wrong token, "tokens": prompt + answer, "seconds"}},
+                          to its first wrong token, "tokens": prompt + answer, "seconds",
+                          "cpu_seconds"}},
                    "summary": {"<method>/x<factor>/<length>": {"depths": [d ...],
                          "retrieved": [share of trials retrieved, per depth]}}}
     pairs         {"wavelength": [2 pi / theta_i, per pair i], "q_rms", "k_rms":
-                   [per layer [per pair]], "seconds"}       (pair i: theta_i = b^(-2i/d))
+                   [per layer [per pair]], "seconds", "cpu_seconds"}  (theta_i = b^(-2i/d))
     decay         {"edges": distance bin edges (bin b: edges[b] <= m - n < edges[b+1]),
-                   "mean_weight": [per layer [per bin]], "uniform": [per bin], "seconds"}
+                   "mean_weight": [per layer [per bin]], "uniform": [per bin], "seconds",
+                   "cpu_seconds"}
     sinks         {"first_token", "first_4_tokens": [per layer, mean over heads],
                    "first_token_by_head": [per layer [per head]], "uniform_first_token",
-                   "uniform_first_4_tokens": what evenly spread attention gives, "seconds"}
-    seconds       the sum of the units' seconds per part (loss, passkey, pairs, decay, sinks)
+                   "uniform_first_4_tokens": what evenly spread attention gives, "from":
+                   "decay" (the same pass)}
+    seconds       the sum of the units' wall seconds per part (loss, passkey, pairs, decay,
+                  sinks); cpu_seconds the same for the process's CPU time (all threads),
+                  which a busy machine stretches less than the wall time
 pairs, decay and sinks are means over the probe windows. Every part that has not run yet is
 absent (a run in progress), or empty.
 
 Resumable: a second run with the same --out skips the units already there (and drops those
 its plan no longer has). The text's token ids are fingerprinted: a results.json made from
 another text (another Python's documentation) or with other BASIS settings (another --offset)
-is refused rather than mixed.
+is refused rather than mixed; a loss unit whose window begins elsewhere in the new plan (more
+windows, or longer ones) is run again.
 """
 
 from __future__ import annotations
@@ -72,7 +87,7 @@ from .gguf import load_tokenizer, smollm2_path
 from .model import Llama
 from .pairs import pair_rms, wavelengths
 from .passkey import greedy_answer, passkey_number, passkey_prompt
-from .text import documentation_tokens, text_source, text_windows
+from .text import documentation_tokens, text_source, text_windows, window_starts
 
 METHODS = {
     # name: (rope_type, parameters besides factor; L is filled in by Llama.set_rope)
@@ -93,6 +108,7 @@ EXTENDED = ["plain", "dynamic_ntk", "yarn"]
 FULL = {
     "stages": [  # loss: windows of factor * L tokens, how many for each method
         {"factor": 2, "windows": dict.fromkeys(ALL, 2)},
+        {"factor": 4, "windows": dict.fromkeys(EXTENDED, 2)},
     ],
     "bucket": 2048,
     "training_length": None,  # the model's own: 8,192
@@ -107,14 +123,22 @@ FULL = {
     "probe": {"length": 2048, "windows": 2},  # pairs, decay, sinks
     "offset": 0,
 }
-"""The full run, sized for this 2-core machine shared with other work, measured there:
-74 minutes of wall time (4,377 s of units: loss 2,751, passkey 1,106, pairs 82, decay 137,
-sinks 301), a 16,384-token forward taking 150-350 s instead of about 70 s on an idle machine.
-On an idle machine the plan takes about 25 minutes and 4x (32,768 tokens, about 4 minutes a
-window) would fit beside it: add {"factor": 4, "windows": {...}} to "stages"."""
+"""The full run, sized for about 45 minutes on two idle cores. rope_lib's forward
+(token_losses, 2 threads) measured on this machine while other work shared it (load 6):
+16,384 tokens in 284 s and 32,768 in 973 s (3.4 times as long: the attention grows as n^2),
+peak memory 1.3 and 1.8 GB (the attention is fused, the logits made 1,024 positions at a
+time); the 32,768-token pass gives exactly the 16,384-token one's losses on its first
+positions. On an idle machine a 16,384-token forward takes about 70 s, so 32,768 about
+240 s, 12,288 about 43 s and 8,192 about 23 s. The plan: 12 forwards of 2L (six methods,
+two windows; plain RoPE's 2L curves come from its 4L forwards), 6 of 4L (plain RoPE,
+dynamic NTK and YaRN, two windows), 9 passkey prompts (3 of L, 6 of 1.5L) and the probes:
+about 840 + 1,440 + 330 + 70 s, 45 minutes."""
 
 QUICK = {
-    "stages": [{"factor": 2, "windows": {method: 2 for method in ALL}}],
+    "stages": [
+        {"factor": 2, "windows": dict.fromkeys(ALL, 2)},
+        {"factor": 4, "windows": dict.fromkeys(EXTENDED, 2)},
+    ],
     "bucket": 16,
     "training_length": 32,
     "passkey": {
@@ -129,15 +153,26 @@ QUICK = {
     "offset": 0,
 }
 """quick: the training length L is pretended to be 32 tokens (the frequencies are set as if
-the model had been trained on 32), so that windows of 64 tokens exercise every step."""
+the model had been trained on 32), so that windows of 64 and 128 tokens exercise every
+step of the full plan."""
 
 
-def plan(quick: bool, training_length: int, offset: int = 0) -> dict:
+def plan(
+    quick: bool, training_length: int, offset: int = 0, windows: int | None = None
+) -> dict:
     """The settings and the lists of units: "units" [method, factor, length, window] for
-    the loss, "passkey_units" [method, factor, length, depth, trial]."""
+    the loss, "passkey_units" [method, factor, length, depth, trial]. windows: at most
+    that many loss windows per method and factor (a shorter run)."""
+    if windows is not None and (
+        isinstance(windows, bool) or not isinstance(windows, int) or windows < 1
+    ):
+        raise ValueError(f"windows must be a positive int or None, got {windows!r}")
     settings = json.loads(json.dumps(QUICK if quick else FULL))  # a deep copy
     L = settings["training_length"] = settings["training_length"] or training_length
     settings["offset"] = offset
+    for stage in settings["stages"]:
+        for method, count in stage["windows"].items():
+            stage["windows"][method] = min(count, windows or count)
     settings["units"] = [
         [method, 1 if method == "plain" else stage["factor"], L * stage["factor"], w]
         for stage in settings["stages"]
@@ -244,9 +279,17 @@ def _cost(length: int) -> float:
 # --- the parts: each function computes one unit ----------------------------------------------
 
 
-def loss_unit(model, tokens, bucket: int) -> dict:
+def loss_unit(model, tokens, bucket: int, keys: dict) -> dict:
+    """{key: {"bucket_loss"}} for keys {length: key}: one forward pass over tokens (the
+    longest length), each length's buckets from its first positions. The model is causal
+    and a static method's frequencies do not depend on the window's length, so the first
+    n positions of a longer window have exactly the losses of a window of n tokens (up to
+    float round-off, tests/test_pretrained.py)."""
     losses = model.token_losses(tokens.to(model.embedding.weight.device)).cpu()
-    return {"bucket_loss": bucket_means(losses, bucket)}
+    return {
+        key: {"bucket_loss": bucket_means(losses[: length - 1], bucket)}
+        for length, key in keys.items()
+    }
 
 
 def passkey_unit(model, tokenizer, length: int, depth: float, key: int) -> dict:
@@ -270,59 +313,68 @@ def _mean_over_windows(model, windows, measure) -> list:
 
 def pairs_unit(model, windows) -> dict:
     config, layout = model.config, model.layout
-    return {
-        "wavelength": _significant(wavelengths(config.head_dim, config.rope_base)),
-        "q_rms": _mean_over_windows(
-            model, windows, lambda q, k: pair_rms(q, layout).tolist()
-        ),
-        "k_rms": _mean_over_windows(
-            model, windows, lambda q, k: pair_rms(k, layout).tolist()
-        ),
-    }
-
-
-def decay_unit(model, windows) -> dict:
-    uniform = decay_by_distance(uniform_attention(windows[0].shape[-1]))
-    weights = _mean_over_windows(
+    sizes = _mean_over_windows(
         model,
         windows,
-        lambda q, k: decay_by_distance(attention_weights(q, k))["mean_weight"],
+        lambda q, k: [pair_rms(q, layout).tolist(), pair_rms(k, layout).tolist()],
     )
     return {
-        "edges": uniform["edges"],
-        "mean_weight": weights,
-        "uniform": _significant(uniform["mean_weight"]),
+        "pairs": {
+            "wavelength": _significant(wavelengths(config.head_dim, config.rope_base)),
+            "q_rms": [layer[0] for layer in sizes],
+            "k_rms": [layer[1] for layer in sizes],
+        }
     }
 
 
-def sinks_unit(model, windows) -> dict:
+def attention_unit(model, windows) -> dict:
+    """Decay and sinks from one pass: each layer's attention weights are formed once."""
+
+    def measure(q, k):
+        weights = attention_weights(q, k)
+        return (
+            decay_by_distance(weights)["mean_weight"],
+            sink_share(weights)[0].tolist(),
+            float(sink_share(weights, 4).mean()),
+        )
+
+    per_window = [
+        [measure(q, k) for _, q, k in model.layer_qk(tokens)] for tokens in windows
+    ]
+
+    def mean(part: int) -> list:
+        table = [[layer[part] for layer in window] for window in per_window]
+        return _significant(np.mean(np.array(table, dtype=float), 0).tolist())
+
     uniform = uniform_attention(windows[0].shape[-1])
-    by_head = _mean_over_windows(
-        model, windows, lambda q, k: sink_share(attention_weights(q, k))[0].tolist()
-    )
-    first_4 = _mean_over_windows(
-        model,
-        windows,
-        lambda q, k: float(sink_share(attention_weights(q, k), 4).mean()),
-    )
+    by_head = mean(1)
     return {
-        "first_token": _significant(np.mean(by_head, 1).tolist()),
-        "first_4_tokens": first_4,
-        "first_token_by_head": by_head,
-        "uniform_first_token": _significant(float(sink_share(uniform))),
-        "uniform_first_4_tokens": _significant(float(sink_share(uniform, 4))),
+        "decay": {
+            "edges": decay_by_distance(uniform)["edges"],
+            "mean_weight": mean(0),
+            "uniform": _significant(decay_by_distance(uniform)["mean_weight"]),
+        },
+        "sinks": {
+            "first_token": _significant(np.mean(by_head, 1).tolist()),
+            "first_4_tokens": mean(2),
+            "first_token_by_head": by_head,
+            "uniform_first_token": _significant(float(sink_share(uniform))),
+            "uniform_first_4_tokens": _significant(float(sink_share(uniform, 4))),
+        },
     }
 
 
-PROBES = {"pairs": pairs_unit, "decay": decay_unit, "sinks": sinks_unit}
+PROBES = ("pairs", "decay", "sinks")
+"""The parts measured on the probe windows: pairs in one pass, decay and sinks in another."""
 
 
 # --- the run ----------------------------------------------------------------------------------
 
 
 BASIS = ("training_length", "bucket", "offset", "probe")
-"""The settings a unit's value depends on, besides its key: a results.json made with others
-is refused; one made with other lists of units (a cut plan) is resumed."""
+"""The settings a unit's value depends on, besides its key and its window's start: a
+results.json made with others is refused; one made with other lists of units (a cut plan)
+is resumed, without the loss units whose window now begins elsewhere."""
 
 
 def _stored(results_path: Path, header: dict, settings: dict) -> dict:
@@ -338,7 +390,9 @@ def _stored(results_path: Path, header: dict, settings: dict) -> dict:
             f"{results_path} was made with other settings or another text; "
             "choose another --out or delete it"
         )
-    loss = {unit_key(*u) for u in settings["units"]}
+    before, now = stored["settings"].get("window_starts", []), settings["window_starts"]
+    moved = {w for w in range(len(now)) if w >= len(before) or before[w] != now[w]}
+    loss = {unit_key(*u) for u in settings["units"] if u[3] not in moved}
     keys = {passkey_key(*u) for u in settings["passkey_units"]}
     passkey = stored.get("passkey", {}).get("units", {})
     return {part: stored[part] for part in PROBES if part in stored} | {
@@ -348,10 +402,11 @@ def _stored(results_path: Path, header: dict, settings: dict) -> dict:
 
 
 class Unit(NamedTuple):
-    """One unit of work: compute() -> dict, stored as store[key] with its seconds."""
+    """One unit of work, one forward pass or a few: compute() -> {key: value} for every
+    key of keys, stored as store[key]; the first key carries the seconds."""
 
     store: dict
-    key: str
+    keys: tuple[str, ...]
     cost: float  # about its seconds on an idle machine (the progress bar's weight)
     method: str  # the rope settings it runs with (METHODS)
     factor: float
@@ -365,46 +420,76 @@ def _write(results: dict, results_path: Path) -> None:
         "loss": list(results["units"].values()),
         "passkey": list(results["passkey"]["units"].values()),
     } | {part: [results[part]] for part in PROBES if part in results}
-    results["seconds"] = {
-        part: round(sum(unit["seconds"] for unit in units), 1)
-        for part, units in parts.items()
-    }
+    for name in ("seconds", "cpu_seconds"):
+        results[name] = {
+            part: round(sum(unit.get(name, 0.0) for unit in units), 1)
+            for part, units in parts.items()
+        }
     tmp = results_path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
     tmp.replace(results_path)  # a reader never sees half a file
 
 
+def _loss_units(settings, results, model, ids) -> list[Unit]:
+    """The loss units: one forward pass per method, factor and window at the longest length
+    it runs at; a method whose frequencies do not depend on the length (every one but
+    dynamic NTK) reads its shorter lengths from that pass's first positions."""
+    L, bucket = settings["training_length"], settings["bucket"]
+    longest = max(L * s["factor"] for s in settings["stages"])
+    count = max(max(s["windows"].values()) for s in settings["stages"])
+    passes: dict = {}  # (method, factor, window[, length]) -> {length: key}
+    for method, factor, n, w in settings["units"]:
+        static = METHODS[method][0] != "dynamic"
+        group = (method, factor, w) if static else (method, factor, w, n)
+        passes.setdefault(group, {})[n] = unit_key(method, factor, n, w)
+    units = []
+    for (method, factor, w, *_), keys in passes.items():
+        n = max(keys)
+        tokens = text_windows(ids, n, count, span=longest)[w]
+        keys = dict(sorted(keys.items(), reverse=True))  # the longest first
+        compute = partial(loss_unit, model, tokens, bucket, keys)
+        store = results["units"]
+        units.append(
+            Unit(store, tuple(keys.values()), _cost(n), method, factor, compute)
+        )
+    return units
+
+
 def _todo(settings, results, model, tokenizer, ids) -> list[Unit]:
     """The units of the plan in settings that results does not hold yet, cheapest first
     (an interrupted run then has the most units)."""
-    probe, bucket, offset = settings["probe"], settings["bucket"], settings["offset"]
+    probe, offset = settings["probe"], settings["offset"]
     device = model.embedding.weight.device
     windows = [
         w.to(device) for w in text_windows(ids, probe["length"], probe["windows"])
     ]
-    cost = 2 * _cost(probe["length"]) * probe["windows"]
+    cost = _cost(probe["length"]) * probe["windows"]
     units = [
-        Unit(results, part, cost, "plain", 1, partial(compute, model, windows))
-        for part, compute in PROBES.items()
+        Unit(
+            results, ("pairs",), cost, "plain", 1, partial(pairs_unit, model, windows)
+        ),
+        Unit(
+            results,
+            ("decay", "sinks"),
+            2 * cost,
+            "plain",
+            1,
+            partial(attention_unit, model, windows),
+        ),
     ]
-    L = settings["training_length"]
-    texts = {  # window w of a length is the same for every method
-        L * s["factor"]: text_windows(ids, L * s["factor"], max(s["windows"].values()))
-        for s in settings["stages"]
-    }
-    for method, factor, n, w in settings["units"]:
-        key = unit_key(method, factor, n, w)
-        compute = partial(loss_unit, model, texts[n][w], bucket)
-        units.append(Unit(results["units"], key, _cost(n), method, factor, compute))
+    units += _loss_units(settings, results, model, ids)
     for method, factor, n, depth, trial in settings["passkey_units"]:
         # the same key for every method; another --offset draws other keys
         number = passkey_number(f"{offset}/{n}/{depth}/{trial}")
         key = passkey_key(method, factor, n, depth, trial)
-        compute = partial(passkey_unit, model, tokenizer, n, depth, number)
-        units.append(
-            Unit(results["passkey"]["units"], key, _cost(n), method, factor, compute)
-        )
-    return sorted((u for u in units if u.key not in u.store), key=lambda u: u.cost)
+
+        def compute(n=n, depth=depth, number=number, key=key):
+            return {key: passkey_unit(model, tokenizer, n, depth, number)}
+
+        store = results["passkey"]["units"]
+        units.append(Unit(store, (key,), _cost(n), method, factor, compute))
+    missing = (u for u in units if any(key not in u.store for key in u.keys))
+    return sorted(missing, key=lambda u: u.cost)
 
 
 def run(
@@ -413,11 +498,13 @@ def run(
     device: str = "cpu",
     quiet: bool = False,
     offset: int = 0,
+    windows: int | None = None,
 ) -> dict:
     """Evaluate every unit of plan(quick) not yet in out_dir/results.json; return results.
 
     offset: the text is read from its token `offset` on, wrapping around to its start, so
-    that every window is another stretch of the same documentation.
+    that every window is another stretch of the same documentation. windows: at most that
+    many loss windows per method and factor (plan).
     """
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
         raise ValueError(f"offset must be an int >= 0, got {offset!r}")
@@ -429,8 +516,14 @@ def run(
     tokenizer = load_tokenizer(path)
     text = documentation_tokens(tokenizer)
     ids = torch.roll(text, -(offset % len(text)))
-    settings = plan(quick, model.config.context_length, offset)
+    settings = plan(quick, model.config.context_length, offset, windows)
     L = settings["training_length"]
+    stages = settings["stages"]
+    settings["window_starts"] = window_starts(
+        len(ids),
+        max(L * s["factor"] for s in stages),
+        max(max(s["windows"].values()) for s in stages),
+    )
     header = {
         "model": path.name,
         "source": text_source()
@@ -453,13 +546,17 @@ def run(
     for unit in todo:
         rope_type, params = _rope_settings(unit.method, unit.factor, L)
         model.set_rope(rope_type, **params)
-        bar.set_postfix_str(unit.key)
-        begun = time.perf_counter()
+        bar.set_postfix_str(unit.keys[0])
+        begun, cpu = time.perf_counter(), time.process_time()
         with torch.inference_mode():
-            result = unit.compute()
-        unit.store[unit.key] = result | {
-            "seconds": round(time.perf_counter() - begun, 1)
+            values = unit.compute()
+        spent = {
+            "seconds": round(time.perf_counter() - begun, 1),
+            "cpu_seconds": round(time.process_time() - cpu, 1),
         }
+        for key in unit.keys:
+            unit.store[key] = values[key] | spent
+            spent = {"seconds": 0.0, "cpu_seconds": 0.0, "from": unit.keys[0]}
         _write(results, results_path)
         bar.update(unit.cost)
     bar.close()

@@ -32,27 +32,40 @@ def text_source() -> dict:
     }
 
 
+def window_starts(tokens: int, span: int, count: int) -> list[int]:
+    """Where count windows of span tokens begin in a text of `tokens` tokens: spread evenly
+    from 0 to tokens - span (round(k (tokens - span) / (count - 1))), so that the first
+    window opens the text and the last one closes it."""
+    for name, value, least in (("span", span, 2), ("count", count, 1)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise ValueError(f"{name} must be an int >= {least}, got {value!r}")
+    room = tokens - span
+    if room < 0:
+        raise ValueError(f"span must be at most the text's {tokens} tokens, got {span}")
+    return [0] if count == 1 else [round(k * room / (count - 1)) for k in range(count)]
+
+
 def text_windows(
-    token_ids: torch.Tensor, length: int, count: int
+    token_ids: torch.Tensor, length: int, count: int, span: int | None = None
 ) -> list[torch.Tensor]:
-    """count windows of length tokens from token_ids [N], deterministic: starts spread
-    evenly from 0 to N - length (round(k (N - length) / (count - 1))), so the first window
-    opens the text and the last one closes it. Windows overlap when count * length > N.
+    """count windows of length tokens from token_ids [N], deterministic, beginning where
+    windows of span tokens (default: length) would (window_starts): the first window opens
+    the text; with span = length the last one closes it. Windows of several lengths with
+    the same span begin at the same tokens: the shorter ones are the longer ones' first
+    tokens. Windows overlap when count * span > N.
     """
     if not isinstance(token_ids, torch.Tensor) or token_ids.dim() != 1:
         raise TypeError(f"token_ids must be a 1-D torch.Tensor, got {token_ids!r:.60}")
     if isinstance(length, bool) or not isinstance(length, int) or length < 2:
         raise ValueError(f"length must be an int >= 2, got {length!r}")
-    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise ValueError(f"count must be a positive int, got {count!r}")
-    room = len(token_ids) - length
-    if room < 0:
+    if length > len(token_ids):
         raise ValueError(
             f"length must be at most len(token_ids) = {len(token_ids)}, got {length}"
         )
-    starts = (
-        [0] if count == 1 else [round(k * room / (count - 1)) for k in range(count)]
-    )
+    span = length if span is None else span
+    if isinstance(span, bool) or not isinstance(span, int) or span < length:
+        raise ValueError(f"span must be an int >= length = {length}, got {span!r}")
+    starts = window_starts(len(token_ids), span, count)
     return [token_ids[s : s + length] for s in starts]
 
 
