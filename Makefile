@@ -119,6 +119,7 @@ benchmark: $(STAMP)
 	$(BIN)/python benchmarks/bench_widgets.py
 	$(BIN)/python benchmarks/bench_notebooks.py
 	$(BIN)/python benchmarks/bench_lab.py
+	$(BIN)/python benchmarks/bench_pretrained.py
 
 benchmark-browser: $(STAMP)
 	$(BIN)/python benchmarks/bench_browser.py
