@@ -59,12 +59,10 @@ TOO_TALL: dict[str, set[int]] = {
     "07_context_extension.ipynb": {3, 9, 21, 22, 29, 33, 35, 39, 43, 59},
     "08_extrapolation_lab.ipynb": {20},
     "09_todays_models.ipynb": {0, 8, 17, 18, 30, 35, 59},
-    "10_multimodal_rope.ipynb": {0, 25},
     "zh/06_alibi.ipynb": {3, 5, 18, 22, 24, 28, 32, 36, 39},
     "zh/07_context_extension.ipynb": {3, 9, 21, 29, 33, 35, 39},
     "zh/08_extrapolation_lab.ipynb": {20},
     "zh/09_todays_models.ipynb": {8, 18, 30, 35},
-    "zh/10_multimodal_rope.ipynb": {25},
 }
 STARTS = ("slide", "subslide")
 HIDDEN = ("skip", "notes")
