@@ -10,8 +10,11 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
+import torch  # noqa: E402
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 
+from rope_lib.alibi import alibi_bias, alibi_query_attention, alibi_slopes  # noqa: E402
+from rope_lib.analysis import long_term_decay_bound  # noqa: E402
 from rope_lib.language import cjk_font, language  # noqa: E402
 from rope_lib.widgets import (  # noqa: E402
     LIVE_TEXT,
@@ -214,6 +217,32 @@ STATIC = {
     "complex plane thumbnail": complex_plane.thumbnail,
     "polar rotation": rotation.polar_rotation_figure,
     "frequency figure": lambda: rotation.frequency_figure([1.0, 0.3], [0.5, 0.8], 7),
+    # lesson 6's still figures, from the numbers the lesson gives them
+    "alibi one query": lambda: alibi.one_query_figure(
+        torch.randn(16),
+        alibi_bias(16, 8)[1, 15],
+        torch.full((16,), 1 / 16),
+        alibi_query_attention(torch.randn(16), 0.25, 15),
+        15,
+        0.25,
+    ),
+    "alibi slopes": alibi.slopes_figure,
+    "alibi bias matrices": lambda: alibi.bias_matrices_figure(alibi_bias(16, 8)),
+    "alibi symmetric bias": lambda: alibi.symmetric_bias_figure(
+        alibi_bias(12, 8, causal=False)
+    ),
+    "alibi reach": lambda: alibi.reach_figure(
+        alibi_query_attention(torch.zeros(8, 4096), alibi_slopes(8), 4095)
+    ),
+    "alibi decay comparison": lambda: alibi.decay_comparison_figure(
+        torch.arange(1025),
+        long_term_decay_bound(torch.arange(1025), head_dim=128)
+        / long_term_decay_bound(torch.arange(1), head_dim=128),
+        alibi_slopes(8),
+    ),
+    "alibi attention maps": lambda: alibi.attention_maps_figure(
+        torch.rand(1, 8, 48, 48) / 2
+    ),
 }
 
 
