@@ -21,6 +21,7 @@ from rope_lib.widgets import (  # noqa: E402
     alibi,
     clock_dials,
     complex_plane,
+    context_extension,
     learned,
     rotation,
     sinusoidal,
@@ -242,6 +243,20 @@ STATIC = {
     ),
     "alibi attention maps": lambda: alibi.attention_maps_figure(
         torch.rand(1, 8, 48, 48) / 2
+    ),
+    # lesson 7's still figures
+    "coverage": lambda: context_extension.coverage_figure(
+        torch.rand(64), torch.rand(64), 4096, 4.0
+    ),
+    "extrapolation": lambda: context_extension.extrapolation_figure(
+        torch.linspace(0, 2048, 50),
+        torch.rand(50),
+        torch.linspace(2048, 4096, 50),
+        1000 * torch.rand(50),
+        2048,
+    ),
+    "yarn ramp": lambda: context_extension.ramp_figure(
+        torch.linspace(1, 0, 64), torch.linspace(1, 0, 64), 20, 46
     ),
 }
 

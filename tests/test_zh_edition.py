@@ -382,6 +382,11 @@ def _code_words(cells: list[dict]) -> set[str]:
     for cell in cells:
         source = _source(cell)
         if cell["cell_type"] == "markdown":
+            # fenced code (a folded solution's) first, so that its backticks do not
+            # pair with those of the inline code after it
+            for block in re.findall(r"```.*?```", source, flags=re.DOTALL):
+                words.update(re.findall(r"[A-Za-z_]\w*", block))
+            source = re.sub(r"```.*?```", " ", source, flags=re.DOTALL)
             for span in re.findall(r"`([^`]+)`", source):
                 words.update(re.findall(r"[A-Za-z_]\w*", span))
             continue

@@ -12,6 +12,11 @@ alpha and beta are the cutoffs in turns per L: pairs that turn fewer than alpha 
 interpolated, more than beta times kept. They are YaRN's beta_slow and beta_fast and Llama 3's
 low_freq_factor and high_freq_factor (Llama 3.1 ships 1 and 4, YaRN's paper 1 and 32).
 All numbers come from rope_lib.scaling.
+
+The lesson's still figures are here too, drawn from numbers the lesson computes:
+coverage_figure (the share of its circle each pair has swept within L and within sL),
+extrapolation_figure (a score fitted on offsets 0..L: tame there, huge past L) and
+ramp_figure (YaRN's ramp as the paper writes it and as the code computes it).
 """
 
 from __future__ import annotations
@@ -445,10 +450,77 @@ def thumbnail():
     return fig
 
 
+# ---------------------------------------------------------------------- still figures
+def coverage_figure(seen, later, L: int, s: float):
+    """The share of its circle each pair has swept within L tokens (blue) and within s*L
+    (red: the angles that are new past L), from angle_coverage."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6.4, 2.8), dpi=100)
+    ax = fig.subplots()
+    pairs = np.arange(len(seen))
+    label = _fig("covered within {tokens} tokens (new angles in red)")
+    ax.bar(pairs, np.asarray(later), color="#d62728",
+           label=label.format(tokens=int(s * L)))  # fmt: skip
+    ax.bar(pairs, np.asarray(seen), color="#1f77b4",
+           label=_fig("covered within L = {L} tokens").format(L=L))  # fmt: skip
+    ax.set_xlabel(_fig("pair i"))
+    ax.set_ylabel(_fig("fraction of the circle"))
+    ax.legend(loc="lower left")
+    ax.set_title(_fig("Fast pairs have seen every angle; slow pairs only an arc"))
+    fig.tight_layout()
+    return fig
+
+
+def extrapolation_figure(inside, a_inside, beyond, a_beyond, L: int):
+    """A relative score a(Delta) fitted on the offsets 0..L, evaluated on [0, L] (left) and
+    on to 2L (right, the same function past L)."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6.4, 2.8), dpi=100)
+    axes = fig.subplots(1, 2)
+    axes[0].plot(np.asarray(inside), np.asarray(a_inside), lw=0.5)
+    axes[0].set_title(_fig("fitted score on [0, L]: tame"))
+    both = np.concatenate([np.asarray(inside), np.asarray(beyond)])
+    values = np.concatenate([np.asarray(a_inside), np.asarray(a_beyond)])
+    axes[1].plot(both, values, lw=0.5, color="#d62728")
+    axes[1].axvline(L, color="black", lw=1)
+    axes[1].set_title(_fig("the same function past L: huge"))
+    for ax in axes:
+        ax.set_xlabel(_fig(r"offset $\Delta$"))
+    axes[0].set_ylabel(r"$a(\Delta)$")
+    fig.tight_layout()
+    return fig
+
+
+def ramp_figure(paper_gamma, code_gamma, low: int, high: int):
+    """YaRN's ramp gamma_i (the share of its frequency pair i keeps) as the paper writes it
+    (linear in the turns r = L/lambda) and as the code computes it (linear in the pair
+    index), with the correction range low..high shaded."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6.4, 2.6), dpi=100)
+    ax = fig.subplots()
+    pairs = np.arange(len(paper_gamma))
+    ax.plot(pairs, np.asarray(paper_gamma), label=_fig("paper: linear in r = L/lambda"))
+    ax.plot(pairs, np.asarray(code_gamma), "--",
+            label=_fig("code: linear in the pair index"))  # fmt: skip
+    label = _fig("correction range {low}..{high}").format(low=low, high=high)
+    ax.axvspan(low, high, color="orange", alpha=0.15, label=label)
+    ax.set_xlabel(_fig("pair i"))
+    ax.set_ylabel(_fig("gamma (fraction kept)"))
+    ax.legend()
+    fig.tight_layout()
+    return fig
+
+
 __all__ = [
     "METHODS",
     "WIDGETS",
     "WavelengthCutoffExplorer",
+    "coverage_figure",
+    "extrapolation_figure",
     "method_frequencies",
+    "ramp_figure",
     "thumbnail",
 ]

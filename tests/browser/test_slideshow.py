@@ -55,10 +55,8 @@ MIN_SLIDER = 100
 #: has to be split or shortened in its lesson, and then leaves this list. A tall cell that
 #: is not listed fails; a listed cell that fits is reported.
 TOO_TALL: dict[str, set[int]] = {
-    "07_context_extension.ipynb": {3, 9, 21, 22, 29, 33, 35, 39, 43, 59},
     "08_extrapolation_lab.ipynb": {20},
     "09_todays_models.ipynb": {0, 8, 17, 18, 30, 35, 59},
-    "zh/07_context_extension.ipynb": {3, 9, 21, 29, 33, 35, 39},
     "zh/08_extrapolation_lab.ipynb": {20},
     "zh/09_todays_models.ipynb": {8, 18, 30, 35},
 }
