@@ -25,6 +25,7 @@ from rope_lib.widgets import (  # noqa: E402
     learned,
     rotation,
     sinusoidal,
+    todays_models,
 )
 from rope_lib.widgets.base import plain_text  # noqa: E402
 
@@ -257,6 +258,13 @@ STATIC = {
     ),
     "yarn ramp": lambda: context_extension.ramp_figure(
         torch.linspace(1, 0, 64), torch.linspace(1, 0, 64), 20, 46
+    ),
+    # lesson 9's still figure
+    "two partials": lambda: todays_models.partial_frequencies_figure(
+        torch.cat([torch.logspace(0, -1.5, 64), torch.zeros(192)]),
+        torch.logspace(0, -6, 64),
+        1e6,
+        0.25,
     ),
 }
 

@@ -8,6 +8,10 @@ kinds of layers (local and global) draws two curves; NoPE layers are counted in 
 legend. ALiBi models (BLOOM, MPT) draw 1/mu_h per head instead: the distance at which
 that head's bias costs one logit. All numbers come from rope_lib.models (read by
 read_rope_config).
+
+The lesson's still figure of section 2 is here too, drawn from the frequencies the lesson
+computes: partial_frequencies_figure (Gemma 4's p-RoPE against GPT-NeoX's partial rotary,
+pair by pair: two meanings of "partial").
 """
 
 from __future__ import annotations
@@ -127,6 +131,39 @@ def static_figure(name: str = DEFAULT_MODEL):
         fontsize=10,
     )
     fig.set_size_inches(6.4, 3.3 + 0.22 * len(handles))
+    fig.tight_layout()
+    return fig
+
+
+def _power_of_ten(x: float) -> str:
+    """A base written as the lesson writes it: 1e6 for 1,000,000, else as %g."""
+    exponent = round(math.log10(x))
+    return f"1e{exponent}" if 10.0**exponent == x else f"{x:g}"
+
+
+def partial_frequencies_figure(proportional, partial, base: float, p: float):
+    """Two meanings of "partial" on a head of d = 2 * len(proportional) dimensions, pair
+    by pair on a log scale: Gemma 4's p-RoPE (`proportional`: plain RoPE's b^(-2i/d) for
+    its first pairs, then frequency 0, drawn as crosses at 1e-9) against GPT-NeoX's
+    partial rotary (`partial`: its r/2 frequencies b^(-2i/r))."""
+    from matplotlib.figure import Figure
+
+    proportional, partial = np.asarray(proportional), np.asarray(partial)
+    d, kept = 2 * len(proportional), int((proportional > 0).sum())
+    pairs = np.arange(d // 2)
+    fig = Figure(figsize=(6.4, 3.0), dpi=100)
+    ax = fig.subplots()
+    ax.semilogy(pairs[:kept], proportional[:kept], "o", ms=3,
+                label=_fig("proportional (p-RoPE): b^(-2i/d)"))  # fmt: skip
+    ax.semilogy(pairs[kept:], np.full(d // 2 - kept, 1e-9), "x", ms=3, color="C0",
+                label=_fig("proportional: frequency 0 (drawn at 1e-9)"))  # fmt: skip
+    ax.semilogy(np.arange(len(partial)), partial, "s", ms=3,
+                label=_fig("GPT-NeoX partial: b^(-2i/r)"))  # fmt: skip
+    ax.set_xlabel(_fig("pair i"))
+    ax.set_ylabel(_fig("theta_i (rad / token)"))
+    title = _fig("d = {d}, b = {b}, p = {p}: two meanings of 'partial'")
+    ax.set_title(title.format(d=d, b=_power_of_ten(base), p=p))
+    ax.legend(fontsize=9, loc="center right")
     fig.tight_layout()
     return fig
 

@@ -56,9 +56,7 @@ MIN_SLIDER = 100
 #: is not listed fails; a listed cell that fits is reported.
 TOO_TALL: dict[str, set[int]] = {
     "08_extrapolation_lab.ipynb": {20},
-    "09_todays_models.ipynb": {0, 8, 17, 18, 30, 35, 59},
     "zh/08_extrapolation_lab.ipynb": {20},
-    "zh/09_todays_models.ipynb": {8, 18, 30, 35},
 }
 STARTS = ("slide", "subslide")
 HIDDEN = ("skip", "notes")
