@@ -18,6 +18,7 @@ import torch
 import torch.nn.functional as F
 
 from rope_lib.lab.data import VOCAB_SIZE
+from rope_lib.lab.experiments import make_config
 from rope_lib.lab.model import SCHEMES, LabModel
 
 GOAL = 1.3
@@ -34,12 +35,11 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     names = ["floor (plain sdpa, no positions)", *SCHEMES]
+    shape = make_config()["model"]  # the lab's model, as the experiments train it
     setups = {}
     for name in names:
         plain = name.startswith("floor")
-        model = LabModel(
-            VOCAB_SIZE, "none" if plain else name, plain=plain, max_len=512
-        )
+        model = LabModel(VOCAB_SIZE, "none" if plain else name, plain=plain, **shape)
         setups[name] = (model, torch.optim.AdamW(model.parameters(), lr=1e-3))
     tokens = torch.randint(0, VOCAB_SIZE, (args.batch, args.length + 1))
 
@@ -64,8 +64,9 @@ def main() -> None:
     per_step_tokens = args.batch * args.length
     floor = statistics.median(seconds[names[0]])
     print(
-        f"training throughput, batch {args.batch} x {args.length} tokens, d_model 64, "
-        f"2 layers, 4 heads, {args.threads} thread(s); median of {args.rounds} rounds"
+        f"training throughput, batch {args.batch} x {args.length} tokens, d_model "
+        f"{shape['d_model']}, {shape['n_layers']} layers, {shape['n_heads']} heads, "
+        f"{args.threads} thread(s); median of {args.rounds} rounds"
     )
     print(f"{'scheme':36s} {'tokens/s':>10s} {'x floor':>8s}")
     worst = 0.0

@@ -1,368 +1,383 @@
-"""The lab's two experiments, run for several seeds, with resume and a results.json.
+"""The lab's experiments: one job per (scheme, seed), run side by side, resumable.
 
-    run(out_dir, seed=0, quick=False) -> results (dict), also written to out_dir/results.json
+    run(out_dir, seed=0, seeds=5, quick=False, workers=2) -> results, also out_dir/results.json
 
-1. Language modelling past the training length (ALiBi's Figure 1 in miniature): one model per
-   scheme in SCHEMES, trained at length L, its mean loss measured over windows of L .. 8L.
-   For the RoPE models, every scaling method of rope_frequencies at factors 2, 4, 8, applied
-   at evaluation without any training (zero-shot).
-2. Passkey retrieval: exact-match accuracy over a grid of lengths x depths, for every scheme,
-   and for RoPE with PI and YaRN at factor 4 zero-shot and after a short fine-tune at 4L (as
-   Position Interpolation's and YaRN's papers do), with "plain" RoPE fine-tuned as the control.
+Every scheme in SCHEMES is trained at length L on the data mixture (data.MIX), then
+evaluated past L, at 2L, 4L and 8L:
+- text: the mean loss per window length, and by chunk of L at 8L, against the source's
+  yardsticks (data.MarkovSource.yardsticks);
+- passkey: exact-match accuracy per length and depth of the key;
+- copy: the loss on an induction copy's second half by the distance back to its first
+  (windows of L and of 4L).
+The RoPE model is then extended without training (zero-shot), each method at the matched
+factor s = n / L for a window of n tokens: PI ("linear"), NTK, dynamic NTK (with factor 1,
+so that its effective factor at n is n / L too: it is NTK then, measured equal), YaRN and
+Llama 3, scored on text, passkey and copies, and on text inside L at s = 4 (what a method
+costs where no extension was needed). Last, a fine-tune at 4L for plain RoPE (the control),
+PI and YaRN at factor 4: one constant-rate run per method, scored after each budget of
+config["finetune"]["budgets"] steps (0: the zero-shot model).
 
-Each configuration is trained for seeds seed, seed+1, seed+2 (one seed with quick=True);
-results.json keeps every seed's numbers and their mean, standard deviation, min and max.
-Every trained model is saved in out_dir/checkpoints/ (with its configuration); a second run
-loads what is there and trains only what is missing, so an interrupted run continues.
+A job writes out_dir/jobs/<scheme>_seed<s>.json when done and its trained model in
+out_dir/checkpoints/; a second run skips the finished jobs and retrains nothing it has, so
+an interrupted run continues. Jobs run in `workers` processes of one thread each.
+
+results.json:
+  config                       make_config(...)
+  yardsticks[seed][n]          MarkovSource(seed).yardsticks(n) for n in lengths
+  schemes[scheme][seed]        {"train_loss_last", "text": {"loss": {n}, "loss_by_chunk"},
+                                "passkey": {n: [accuracy per depth]},
+                                "copy": {n: {distance: loss}}}
+  scaling[method][seed]        {"text": {n}, "passkey": {n: [per depth]},
+                                "copy": {4L: {distance: loss}}, "inside_L": loss at L, s=4}
+  finetune[method][seed][k]    after k steps: {"text": loss at 4L, "passkey": {L: [...],
+                                4L: [...]}}
+  timing                       {"wall_seconds", "job_cpu_seconds": {job: seconds}}
 """
 
 from __future__ import annotations
 
 import json
+import multiprocessing
 import time
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 
-import numpy as np
 import torch
 
 from ..scaling import rope_frequencies
-from .data import KEY_DIGITS, VOCAB_SIZE, MarkovSource
+from .data import KEY_DIGITS, MIX, SPAN, VOCAB_SIZE, MarkovSource
 from .model import SCHEMES
 from .train import (
     build_model,
-    evaluate_lm,
+    evaluate_copy,
     evaluate_passkey,
+    evaluate_text,
+    load_checkpoint,
     save_checkpoint,
     train,
 )
 
-METHODS = ("default", "linear", "ntk", "dynamic", "yarn", "llama3")
-"""RoPE scaling methods evaluated zero-shot (rope_frequencies names; "default" = none)."""
+METHODS = ("linear", "ntk", "dynamic", "yarn", "llama3")
+"""RoPE extensions evaluated zero-shot (rope_frequencies names), each at s = n / L."""
 FINETUNE_METHODS = ("default", "linear", "yarn")
-"""RoPE models fine-tuned at FINETUNE_FACTOR x L: plain RoPE (the control), PI, YaRN."""
-FACTORS = (2, 4, 8)
-FINETUNE_FACTOR = 4
+"""Fine-tuned at 4L: plain RoPE (direct fine-tuning, the control), PI, YaRN."""
 
 
-def make_config(seed: int = 0, quick: bool = False) -> dict:
-    """Everything that defines a run; stored in results.json and in every checkpoint."""
+def make_config(seed: int = 0, seeds: int = 5, quick: bool = False) -> dict:
+    """Everything that defines a run; stored in results.json and in every job's tag."""
     L = 64
     config = {
         "seed": seed,
-        "seeds": [seed] if quick else [seed, seed + 1, seed + 2],
+        "seeds": list(range(seed, seed + (1 if quick else seeds))),
         "quick": quick,
         "train_length": L,
-        "model": {"d_model": 64, "n_layers": 2, "n_heads": 4, "max_len": 8 * L},
+        "model": {"d_model": 64, "n_layers": 3, "n_heads": 2, "max_len": 8 * L},
         "vocab_size": VOCAB_SIZE,
         "key_digits": KEY_DIGITS,
-        "train": {"steps": 500, "batch": 32, "lr": 3e-3},
-        "finetune": {"steps": 60, "batch": 8, "lr": 1e-3, "factor": FINETUNE_FACTOR},
-        "eval_lengths": [L, 2 * L, 4 * L, 8 * L],
-        "lm_sequences": 16,
-        "passkey_lengths": [L, 2 * L, 4 * L, 8 * L],
+        "span": SPAN,
+        "mix": MIX,
+        "answer_weight": 8.0,
+        "train": {"steps": 2000, "batch": 32, "lr": 2e-3, "warmup": 30},
+        "finetune": {
+            "factor": 4,
+            "budgets": [0, 25, 50, 100, 200],
+            "batch": 8,
+            "lr": 1e-3,
+            "warmup": 10,
+        },
+        "lengths": [L, 2 * L, 4 * L, 8 * L],
+        "text_sequences": 16,
         "passkey_depths": [0.0, 0.25, 0.5, 0.75, 1.0],
-        "passkey_keys": 16,
+        "passkey_keys": 20,
+        "copy_distances": {str(L): [8, 24, 56], str(4 * L): [8, 24, 56, 120, 248]},
+        "copy_sequences": 16,
         "schemes": list(SCHEMES),
         "methods": list(METHODS),
-        "factors": list(FACTORS),
         "finetune_methods": list(FINETUNE_METHODS),
     }
     if quick:
-        config["train"]["steps"] = 120
-        config["finetune"]["steps"] = 20
-        config["eval_lengths"] = config["passkey_lengths"] = [L, 2 * L, 4 * L]
-        config["lm_sequences"] = config["passkey_keys"] = 8
+        config["train"]["steps"] = 60
+        config["finetune"]["budgets"] = [0, 5, 10]
+        config["lengths"] = [L, 2 * L, 4 * L]
+        config["text_sequences"] = config["copy_sequences"] = 8
+        config["passkey_keys"] = 8
         config["passkey_depths"] = [0.0, 0.5, 1.0]
-        config["factors"] = [2, 4]
     return config
 
 
-def rope_scaling(method: str, factor: float, head_dim: int, L: int):
-    """rope_for_length(length) -> (inv_freq, attention_factor) for a scaling method at a
-    fixed factor; "dynamic" recomputes its base for each evaluated length, as it does when a
-    model generates (transformers' dynamic NTK)."""
-    params = {"factor": float(factor), "original_max_position_embeddings": L}
-    if method == "default":
-        return lambda length: None
-    if method == "linear" or method == "ntk":
-        fixed = rope_frequencies(method, head_dim, factor=float(factor))
-        return lambda length: fixed
-    if method == "dynamic":
-        return lambda length: rope_frequencies(
-            "dynamic",
-            head_dim,
-            factor=float(factor),
-            max_position_embeddings=L,
-            seq_len=length,
+def extension(method: str, head_dim: int, L: int, factor: float | None = None):
+    """rope_for_length(n) -> (inv_freq, attention_factor) of a RoPE extension at length n,
+    with the factor s = n / L (never below 1) unless `factor` fixes it. "dynamic" has factor
+    1 and recomputes its base from n (transformers' dynamic NTK), "default" is plain RoPE."""
+
+    def rope_for_length(n: int):
+        s = float(factor or max(n / L, 1.0))
+        if method == "default":
+            return rope_frequencies("default", head_dim)
+        if method in ("linear", "ntk"):
+            return rope_frequencies(method, head_dim, factor=s)
+        if method == "dynamic":
+            return rope_frequencies(
+                "dynamic", head_dim, factor=1.0, max_position_embeddings=L, seq_len=n
+            )
+        extra = (
+            {"low_freq_factor": 1.0, "high_freq_factor": 4.0}
+            if method == "llama3"
+            else {}
         )
-    if method == "llama3":
-        params.update(low_freq_factor=1.0, high_freq_factor=4.0)
-    fixed = rope_frequencies(method, head_dim, **params)
-    return lambda length: fixed
+        return rope_frequencies(
+            method, head_dim, factor=s, original_max_position_embeddings=L, **extra
+        )
+
+    return rope_for_length
 
 
-def summarize(per_seed: dict):
-    """mean, std (over seeds, ddof=0), min, max of per-seed numbers, elementwise for nested
-    dicts ({length: value}) and lists (grids)."""
-    values = list(per_seed.values())
-    first = values[0]
-    if isinstance(first, dict):
-        return {k: summarize({s: v[k] for s, v in per_seed.items()}) for k in first}
-    array = np.array(values, dtype=np.float64)
-    stats = {
-        "mean": array.mean(0),
-        "std": array.std(0),
-        "min": array.min(0),
-        "max": array.max(0),
-    }
-    return {
-        k: (v.tolist() if isinstance(v, np.ndarray) else float(v))
-        for k, v in stats.items()
-    }
+class _Job:
+    """One scheme and one seed: train (or load) the model at L, evaluate it; for RoPE, the
+    zero-shot extensions and the fine-tune sweeps too."""
+
+    def __init__(self, config: dict, scheme: str, seed: int, out: Path, queue=None):
+        self.config, self.scheme, self.seed, self.queue = config, scheme, seed, queue
+        self.L = config["train_length"]
+        self.head_dim = config["model"]["d_model"] // config["model"]["n_heads"]
+        self.source = MarkovSource(seed)
+        self.checkpoint = out / "checkpoints" / f"{scheme}_seed{seed}.pt"
+
+    def tick(self, n: int = 1) -> None:
+        if self.queue is not None:
+            self.queue.put(n)
+
+    def evaluate(self, model, rope_for_length=None, lengths=None) -> dict:
+        c, s = self.config, self.seed
+        lengths = lengths or c["lengths"]
+        return {
+            "text": evaluate_text(
+                model,
+                self.source,
+                s,
+                lengths,
+                c["text_sequences"],
+                rope_for_length,
+                self.L,
+            ),
+            "passkey": evaluate_passkey(
+                model,
+                self.source,
+                s,
+                lengths,
+                c["passkey_depths"],
+                c["passkey_keys"],
+                rope_for_length,
+            ),
+        }
+
+    def copies(self, model, lengths, rope_for_length=None) -> dict:
+        c = self.config
+        return {
+            str(n): evaluate_copy(
+                model,
+                self.source,
+                self.seed,
+                n,
+                c["copy_distances"][str(n)],
+                c["copy_sequences"],
+                rope_for_length,
+            )
+            for n in lengths
+        }
+
+    def run(self) -> dict:
+        c, tr = self.config, self.config["train"]
+        model = build_model(self.scheme, c["model"], self.seed)
+        tag = job_tag(c, self.scheme, self.seed)
+        losses = load_checkpoint(self.checkpoint, model, tag)
+        if losses is None:
+            losses = train(
+                model,
+                self.source,
+                seed=self.seed,
+                steps=tr["steps"],
+                batch=tr["batch"],
+                length=self.L,
+                lr=tr["lr"],
+                warmup=tr["warmup"],
+                answer_weight=c["answer_weight"],
+                after_step=lambda n: self.tick(),
+            )
+            save_checkpoint(self.checkpoint, model, losses, tag)
+        else:
+            self.tick(tr["steps"])
+        result = self.evaluate(model)
+        result["train_loss_last"] = sum(losses[-50:]) / len(losses[-50:])
+        result["copy"] = self.copies(model, [self.L, 4 * self.L])
+        if self.scheme == "rope":
+            result["scaling"] = {m: self.zero_shot(model, m) for m in METHODS}
+            base = {k: v.clone() for k, v in model.state_dict().items()}
+            result["finetune"] = {}
+            for method in FINETUNE_METHODS:
+                model.load_state_dict(base)
+                result["finetune"][method] = self.fine_tune(model, method)
+            model.set_rope(None)
+        return result
+
+    def zero_shot(self, model, method: str) -> dict:
+        L, rope = self.L, extension(method, self.head_dim, self.L)
+        longer = [n for n in self.config["lengths"] if n > L]
+        r = self.evaluate(model, rope, longer)
+        return {
+            "text": r["text"]["loss"],
+            "passkey": r["passkey"],
+            "copy": self.copies(model, [4 * L], rope),
+            "inside_L": evaluate_text(
+                model,
+                self.source,
+                self.seed,
+                [L],
+                self.config["text_sequences"],
+                extension(method, self.head_dim, L, factor=4),
+            )["loss"][str(L)],
+        }
+
+    def fine_tune(self, model, method: str) -> dict:
+        """One constant-rate fine-tune at 4L with the method's frequencies at factor 4,
+        scored after each budget."""
+        ft, L = self.config["finetune"], self.L
+        n = ft["factor"] * L
+        model.set_rope(extension(method, self.head_dim, L, factor=ft["factor"])(n))
+        budgets, scores = ft["budgets"], {}
+
+        def score(step: int) -> None:
+            if step in budgets:
+                r = self.evaluate(model, lengths=[L, n])
+                scores[str(step)] = {
+                    "text": r["text"]["loss"][str(n)],
+                    "passkey": r["passkey"],
+                }
+
+        score(0)
+        train(
+            model,
+            self.source,
+            seed=self.seed + 1000,
+            steps=max(budgets),
+            batch=ft["batch"],
+            length=n,
+            lr=ft["lr"],
+            warmup=ft["warmup"],
+            answer_weight=self.config["answer_weight"],
+            constant=True,
+            after_step=lambda step: (self.tick(), score(step)),
+        )
+        return scores
 
 
-def _progress(total: int, quiet: bool):
+def job_tag(config: dict, scheme: str, seed: int) -> dict:
+    """What a job's result and checkpoint were made with: another tag is made again."""
+    keep = {k: v for k, v in config.items() if k not in ("seed", "seeds")}
+    return {"scheme": scheme, "seed": seed, "config": keep}
+
+
+def job_steps(config: dict, scheme: str) -> int:
+    """Training steps of a job (for the progress bar)."""
+    ft = len(FINETUNE_METHODS) * max(config["finetune"]["budgets"])
+    return config["train"]["steps"] + (ft if scheme == "rope" else 0)
+
+
+def _run_job(config, scheme, seed, out, queue) -> tuple[str, dict, float]:
+    torch.set_num_threads(1)
+    started = time.process_time()
+    result = _Job(config, scheme, seed, Path(out), queue).run()
+    return f"{scheme}_seed{seed}", result, time.process_time() - started
+
+
+def run(
+    out_dir,
+    seed: int = 0,
+    seeds: int = 5,
+    quick: bool = False,
+    workers: int = 2,
+    quiet: bool = False,
+) -> dict:
+    """Run every job that is not done yet (see module docstring); write results.json and the
+    figures. Returns the results, with results["trained"] = the jobs run in this call."""
     from tqdm.auto import tqdm
 
-    return tqdm(
-        total=total, unit="step", disable=quiet or total == 0, dynamic_ncols=True
-    )
-
-
-def _train_or_load(path: Path, model, tag: dict, bar, desc: str, **train_args):
-    """Load the checkpoint at `path` when it was made with the same configuration `tag`,
-    else train the model and save it. Returns (losses, trained_now)."""
-    if path.exists():
-        state = torch.load(path, map_location="cpu", weights_only=False)
-        if state.get("tag") == tag:
-            model.load_state_dict(state["state_dict"])
-            model.eval()
-            return list(state["losses"]), False
-    bar.set_description(desc)
-    losses = train(model, progress=bar, **train_args)
-    save_checkpoint(path, model, losses, tag)
-    return losses, True
-
-
-def run(out_dir, seed: int = 0, quick: bool = False, quiet: bool = False) -> dict:
-    """Train and evaluate everything (see module docstring); write results.json and figures.
-    Returns the results, with results["trained"] = the models trained in this call."""
     out = Path(out_dir)
-    lab = _Lab(make_config(seed, quick), out / "checkpoints")
+    (out / "jobs").mkdir(parents=True, exist_ok=True)
+    config = make_config(seed, seeds, quick)
     started = time.perf_counter()
-    with _progress(lab.steps_to_train(), quiet) as lab.bar:
-        for s in lab.config["seeds"]:
-            source = MarkovSource(s)
-            for scheme in SCHEMES:
-                model = lab.base_model(scheme, source, s)
-                if scheme == "rope":
-                    lab.zero_shot_scaling(model, source, s)
-                    lab.fine_tunes(model, source, s)
-    results = lab.results()
-    out.mkdir(parents=True, exist_ok=True)
+    done, todo = {}, []
+    order = sorted(SCHEMES, key=lambda s: s != "rope")  # the long jobs first
+    for s in config["seeds"]:
+        for scheme in order:
+            path = out / "jobs" / f"{scheme}_seed{s}.json"
+            saved = json.loads(path.read_text()) if path.exists() else None
+            if saved and saved["tag"] == job_tag(config, scheme, s):
+                done[f"{scheme}_seed{s}"] = saved
+            else:
+                todo.append((scheme, s))
+    todo.sort(key=lambda job: job[0] != "rope")
+    total = sum(job_steps(config, scheme) for scheme, _ in todo)
+    context = multiprocessing.get_context("spawn")
+    with (
+        tqdm(
+            total=total, unit="step", disable=quiet or not todo, dynamic_ncols=True
+        ) as bar,
+        context.Manager() as manager,
+        ProcessPoolExecutor(max(1, workers), mp_context=context) as pool,
+    ):
+        queue = manager.Queue()
+        pending = {
+            pool.submit(_run_job, config, scheme, s, str(out), queue)
+            for scheme, s in todo
+        }
+        while pending:
+            finished, pending = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
+            while not queue.empty():
+                bar.update(queue.get())
+            for future in finished:
+                name, result, cpu = future.result()
+                scheme, s = name.rsplit("_seed", 1)
+                saved = {
+                    "tag": job_tag(config, scheme, int(s)),
+                    "result": result,
+                    "cpu_seconds": cpu,
+                }
+                (out / "jobs" / f"{name}.json").write_text(json.dumps(saved) + "\n")
+                done[name] = saved
+                bar.set_postfix_str(f"done {name}", refresh=False)
+    results = collect(config, done)
+    results["timing"] = {
+        "wall_seconds": time.perf_counter() - started,
+        "job_cpu_seconds": {k: v["cpu_seconds"] for k, v in sorted(done.items())},
+    }
     (out / "results.json").write_text(
         json.dumps(results, indent=1, sort_keys=True) + "\n"
     )
     from .figures import save_figures
 
     save_figures(results, out)
-    results["trained"] = lab.trained
-    results["wall_seconds"] = time.perf_counter() - started
+    results["trained"] = [f"{scheme}_seed{s}" for scheme, s in todo]
     return results
 
 
-class _Lab:
-    """One run's state: its configuration, checkpoints, progress bar and the numbers so far."""
-
-    def __init__(self, config: dict, checkpoints: Path):
-        self.config, self.checkpoints = config, checkpoints
-        self.L, self.mc = config["train_length"], config["model"]
-        self.head_dim = self.mc["d_model"] // self.mc["n_heads"]
-        self.tr, self.ft = config["train"], config["finetune"]
-        self.bar = None
-        self.trained: list = []
-        self.lm, self.passkey, self.scaling, self.finetuned = {}, {}, {}, {}
-
-    def tag(self, kind: str, name: str, s: int) -> dict:
-        """What a checkpoint was made with: a checkpoint with another tag is retrained."""
-        return {
-            "kind": kind,
-            "name": name,
-            "seed": s,
-            "model": self.mc,
-            "L": self.L,
-            "train": self.tr,
-            "finetune": self.ft if kind == "finetune" else None,
-        }
-
-    def steps_to_train(self) -> int:
-        """Training steps of the models whose checkpoint is missing (for the progress bar)."""
-        todo = 0
-        for s in self.config["seeds"]:
-            for scheme in SCHEMES:
-                path = self.checkpoints / f"{scheme}_seed{s}.pt"
-                todo += self.tr["steps"] * (
-                    not _cached(path, self.tag("base", scheme, s))
-                )
-            for method in FINETUNE_METHODS:
-                path = self.checkpoints / f"ft_{method}_seed{s}.pt"
-                todo += self.ft["steps"] * (
-                    not _cached(path, self.tag("finetune", method, s))
-                )
-        return todo
-
-    def base_model(self, scheme: str, source, s: int):
-        """Experiment 1 and 2 for one scheme: train (or load) at L, evaluate past L."""
-        config, tr = self.config, self.tr
-        model = build_model(scheme, self.mc, s)
-        losses, new = _train_or_load(
-            self.checkpoints / f"{scheme}_seed{s}.pt",
-            model,
-            self.tag("base", scheme, s),
-            self.bar,
-            f"train {scheme} (seed {s})",
-            source=source,
-            seed=s,
-            steps=tr["steps"],
-            batch=tr["batch"],
-            length=self.L,
-            lr=tr["lr"],
-        )
-        self.trained += [f"{scheme}_seed{s}"] * new
-        result = evaluate_lm(
-            model,
-            source,
-            s,
-            config["eval_lengths"],
-            config["lm_sequences"],
-            chunk=self.L,
-        )
-        result["train_loss_last"] = float(np.mean(losses[-20:]))
-        self.lm.setdefault(scheme, {})[str(s)] = result
-        self.passkey.setdefault(scheme, {})[str(s)] = evaluate_passkey(
-            model,
-            source,
-            s,
-            config["passkey_lengths"],
-            config["passkey_depths"],
-            config["passkey_keys"],
-        )
-        return model
-
-    def zero_shot_scaling(self, model, source, s: int) -> None:
-        """Experiment 1 for the RoPE model: every scaling method at every factor, untrained."""
-        for method in METHODS:
-            for factor in self.config["factors"]:
-                scaled = rope_scaling(method, factor, self.head_dim, self.L)
-                r = evaluate_lm(
-                    model,
-                    source,
-                    s,
-                    self.config["eval_lengths"],
-                    self.config["lm_sequences"],
-                    rope_for_length=scaled,
-                )
-                by_factor = self.scaling.setdefault(method, {})
-                by_factor.setdefault(str(factor), {})[str(s)] = r["loss"]
-
-    def fine_tunes(self, model, source, s: int) -> None:
-        """Experiment 2's fine-tunes: each method zero-shot, then after a short fine-tune."""
-        ft = self.ft
-        rope_state = {k: v.clone() for k, v in model.state_dict().items()}
-        for method in FINETUNE_METHODS:
-            scaled = rope_scaling(method, ft["factor"], self.head_dim, self.L)
-            entry = self.finetuned.setdefault(
-                method, {"zero_shot": {}, "finetuned": {}}
-            )
-            model.load_state_dict(rope_state)
-            entry["zero_shot"][str(s)] = self.scaled_eval(model, source, s, scaled)
-            model.set_rope(scaled(ft["factor"] * self.L))
-            _, new = _train_or_load(
-                self.checkpoints / f"ft_{method}_seed{s}.pt",
-                model,
-                self.tag("finetune", method, s),
-                self.bar,
-                f"fine-tune rope+{method} at {ft['factor']}L (seed {s})",
-                source=source,
-                seed=s,
-                steps=ft["steps"],
-                batch=ft["batch"],
-                length=ft["factor"] * self.L,
-                lr=ft["lr"],
-                warmup=5,
-            )
-            self.trained += [f"ft_{method}_seed{s}"] * new
-            model.set_rope(None)
-            entry["finetuned"][str(s)] = self.scaled_eval(model, source, s, scaled)
-
-    def scaled_eval(self, model, source, s, scaled) -> dict:
-        config = self.config
-        return _scaled_eval(
-            model,
-            source,
-            s,
-            config,
-            scaled,
-            config["eval_lengths"],
-            config["passkey_lengths"],
-            config["passkey_depths"],
-        )
-
-    def results(self) -> dict:
-        """Every seed's numbers and their summaries, as results.json holds them."""
-        return {
-            "config": self.config,
-            "lm": {
-                k: {
-                    "per_seed": v,
-                    "summary": summarize({s: r["loss"] for s, r in v.items()}),
-                    "chunks": summarize({s: r["loss_by_chunk"] for s, r in v.items()}),
-                }
-                for k, v in self.lm.items()
-            },
-            "passkey": {
-                k: {"per_seed": v, "summary": summarize(v)}
-                for k, v in self.passkey.items()
-            },
-            "rope_scaling": {
-                m: {
-                    f: {"per_seed": v, "summary": summarize(v)}
-                    for f, v in by_factor.items()
-                }
-                for m, by_factor in self.scaling.items()
-            },
-            "finetune": {
-                m: {when: _finetune_summary(v) for when, v in e.items()}
-                for m, e in self.finetuned.items()
-            },
-        }
-
-
-def _finetune_summary(per_seed: dict) -> dict:
-    return {
-        "per_seed": per_seed,
-        "lm": summarize({s: r["loss"] for s, r in per_seed.items()}),
-        "passkey": summarize({s: r["passkey"] for s, r in per_seed.items()}),
+def collect(config: dict, done: dict) -> dict:
+    """results.json's layout (module docstring) from the jobs' results."""
+    results = {
+        "config": config,
+        "yardsticks": {
+            str(s): {str(n): MarkovSource(s).yardsticks(n) for n in config["lengths"]}
+            for s in config["seeds"]
+        },
+        "schemes": {},
+        "scaling": {},
+        "finetune": {},
     }
-
-
-def _cached(path: Path, tag: dict) -> bool:
-    if not path.exists():
-        return False
-    return torch.load(path, map_location="cpu", weights_only=False).get("tag") == tag
-
-
-def _scaled_eval(model, source, s, config, scaled, lengths, pk_lengths, depths) -> dict:
-    lm = evaluate_lm(
-        model, source, s, lengths, config["lm_sequences"], rope_for_length=scaled
-    )
-    grid = evaluate_passkey(
-        model,
-        source,
-        s,
-        pk_lengths,
-        depths,
-        config["passkey_keys"],
-        rope_for_length=scaled,
-    )
-    return {"loss": lm["loss"], "passkey": grid}
+    for s in config["seeds"]:
+        for scheme in SCHEMES:
+            r = dict(done[f"{scheme}_seed{s}"]["result"])
+            for part in ("scaling", "finetune"):
+                for method, value in r.pop(part, {}).items():
+                    results[part].setdefault(method, {})[str(s)] = value
+            results["schemes"].setdefault(scheme, {})[str(s)] = r
+    return results
