@@ -8,12 +8,15 @@ from the checkers.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 
+import numpy as np
 import pytest
 import torch
 
+from rope_lib import rope_frequencies
 from rope_lib.exercises import alibi, context_extension, lab, multimodal, todays_models
 from rope_lib.language import language
 
@@ -34,6 +37,41 @@ def _geometric(n: int) -> torch.Tensor:
     return 2.0 ** (-8.0 * torch.arange(1, n + 1, dtype=f64) / n)
 
 
+def _lab_results() -> dict:
+    return lab.load_results()
+
+
+def _learned_seeds_by_hand(results: dict) -> list[int]:
+    """The seeds whose NoPE model is above 0.9 at 2L (passkey averaged over depths)."""
+    n = str(2 * results["config"]["train_length"])
+    runs = results["schemes"]["none"]
+    return [
+        s
+        for s in results["config"]["seeds"]
+        if np.mean(runs[str(s)]["passkey"][n]) > 0.9
+    ]
+
+
+def _learned_seeds_answers() -> list:
+    """The right seeds and the usual slips, on the results the lesson reads."""
+    results = _lab_results()
+    run = list(results["config"]["seeds"])
+    right = _learned_seeds_by_hand(results)
+    return [
+        right,
+        [str(s) for s in right],
+        [],
+        run,
+        [max(run) + 1],
+        len(right),
+        {str(s): 1.0 for s in run},
+        [[0]],
+        [True] * len(run),
+        "0",
+        [0, 0],
+    ]
+
+
 def _cases() -> list:
     """(checker, answer): right answers, the known slips and odd answers of every
     checker."""
@@ -48,7 +86,7 @@ def _cases() -> list:
     symmetric = torch.exp(-0.5 * (5 - keys).abs())
     yarn = context_extension.yarn_by_hand
     mscale = 0.1 * math.log(16) + 1
-    lab_theta = _theta(16, 10000.0)
+    lab_theta = _theta(32, 10000.0)
     p_rope = torch.cat([_theta(64, 10000.0)[:16], torch.zeros(16, dtype=f64)])
     llama4 = 1 + 0.1 * math.log(1 + (16383 + 1) // 8192)
     ids = torch.tensor(
@@ -68,6 +106,12 @@ def _cases() -> list:
 
     def raises(predicted, expected):
         raise KeyError("oops")
+
+    def down_the_keys(predicted, expected):
+        return (predicted == expected).all(dim=0).double().mean()
+
+    def how_many(predicted, expected):
+        return (predicted == expected).all(dim=1).sum()
 
     odd = [None, "abc", [1, [2, 3]], float("nan"), 2.5]
     table = {
@@ -139,15 +183,43 @@ def _cases() -> list:
             },
             {"kept": 29},
         ],
-        lab.check_exact_match: [exact_match, digit_fraction, raises, 3],
+        lab.check_exact_match: [
+            exact_match,
+            digit_fraction,
+            raises,
+            down_the_keys,
+            how_many,
+            lambda p, e: (p == e).all(dim=1).mean(),  # a mean of booleans
+            lambda p, e: None,
+            3,
+        ],
         lab.check_pi_frequencies: [
             lab_theta / 4,
             lab_theta * 4,
+            lab_theta,
             lab_theta / 2,
             (lab_theta / 4).repeat_interleave(2),
+            _theta(16, 10000.0) / 4,  # a head of 16 dimensions
+            10000.0 ** (-torch.arange(16, dtype=f64) / 8) / 4,  # d = 16
+            _theta(64, 10000.0)[:16] / 4,  # d = 64
+            (10000.0 * 4 ** (32 / 30)) ** (-torch.arange(0, 32, 2, dtype=f64) / 32),
+            2 * math.pi / (lab_theta / 4),
+            lab_theta.flip(0) / 4,
             lab_theta / 4 + 0.01,
         ],
-        lab.check_best_scheme: ["alibi", "rope", "sinusoidal", "T5 bias", ["rope"], 3],
+        lab.check_learned_seeds: _learned_seeds_answers(),
+        lab.check_best_extension: [
+            *_lab_results()["config"]["methods"],
+            "YaRN",
+            "Llama 3",
+            "rope",
+            "plain RoPE",
+            "alibi",
+            "NoPE",
+            "T5 bias",
+            ["yarn"],
+            3,
+        ],
         todays_models.check_proportional_frequencies: [
             p_rope,
             _theta(32, 10000.0),
@@ -231,7 +303,23 @@ def test_the_numbers_survive_the_translation():
         assert f"{64 - interpolated}..63" in feedback.message
         # lesson 8: the scorer's slip is quoted with both fractions
         message = lab.check_exact_match(lambda p, e: (p == e).double().mean()).message
-        assert "0.75" in message and "0.5" in message and "[[1,2],[3,5]]" in message
+        assert "0.833" in message and "0.5" in message
+        assert "[[1,2,3],[4,5,7]]" in message and "精确匹配" in message
+        # the seeds and the counts of the learned-seeds exercise
+        results = _lab_results()
+        right = _learned_seeds_by_hand(results)
+        feedback = lab.check_learned_seeds(right)
+        assert feedback.ok, feedback.message
+        if right:
+            assert str(right) in feedback.message
+            assert f"{len(results['config']['seeds'])} 个 NoPE 模型" in feedback.message
+        else:
+            assert "一个都没有" in feedback.message
+        # the best extension's accuracy at 4L
+        best = _best_extension_by_hand(results)
+        feedback = lab.check_best_extension(best)
+        assert feedback.ok, feedback.message
+        assert f"{_extension_accuracy(results)[best]:.2f}" in feedback.message
         # lesson 9: MLA caches 512 + 64 numbers against 128 * (192 + 128)
         feedback = todays_models.check_mla_cache_size(576)
         assert feedback.ok
@@ -243,22 +331,296 @@ def test_the_numbers_survive_the_translation():
         assert message.startswith("不是 7")
 
 
+def _extension_accuracy(results: dict) -> dict:
+    n = str(4 * results["config"]["train_length"])
+    return {
+        m: np.mean([np.mean(r["passkey"][n]) for r in results["scaling"][m].values()])
+        for m in results["config"]["methods"]
+    }
+
+
+def _best_extension_by_hand(results: dict) -> str:
+    accuracy = _extension_accuracy(results)
+    return max(accuracy, key=accuracy.get)
+
+
 def test_the_lab_results_message_names_the_command(monkeypatch, tmp_path):
     monkeypatch.setenv("ROPE_LAB_RESULTS", str(tmp_path / "missing"))
-    with language("zh"):
-        message = lab.check_best_scheme("rope").message
-    assert "FileNotFoundError" in message
-    assert "python -m rope_lib.lab --out DIR" in message and "读不到" in message
+    for check, answer in [
+        (lab.check_best_extension, "yarn"),
+        (lab.check_learned_seeds, [0]),
+    ]:
+        with language("zh"):
+            message = check(answer).message
+        assert "FileNotFoundError" in message
+        assert "python -m rope_lib.lab --out DIR" in message and "读不到" in message
+        assert "could not be read" in check(answer).message
+    # results of another layout (the old lab's) are no results to judge by
+    (tmp_path / "results.json").write_text(json.dumps({"config": {}, "lm": {}}))
+    monkeypatch.setenv("ROPE_LAB_RESULTS", str(tmp_path))
+    assert "KeyError" in lab.check_learned_seeds([0]).message
 
 
-def test_the_best_scheme_may_be_named_by_its_chinese_label():
+def test_an_extension_may_be_named_by_its_chinese_label():
     from rope_lib.lab.figures import LABELS
     from rope_lib.language import _
 
     with language("zh"):
-        label = _(LABELS["sinusoidal"])
+        label = _(LABELS["dynamic"])
         assert CJK.search(label), label
-        message = lab.check_best_scheme(label).message
-    assert message.startswith("sinusoidal ")
-    # in English the Chinese label is no scheme name
-    assert "got" in lab.check_best_scheme(label).message
+        message = lab.check_best_extension(label).message
+    assert message.startswith(label)
+    # in English the Chinese label is no method's name
+    assert "got" in lab.check_best_extension(label).message
+
+
+# --- lesson 8's checkers on hand-made results: every slip named, in both languages -----
+
+LAB_SCHEMES = ["none", "sinusoidal", "learned", "rope", "alibi"]
+LAB_METHODS = ["linear", "ntk", "dynamic", "yarn", "llama3"]
+
+
+def _made_results(seeds, passkey=None, scaling=None, text4=None, L=64) -> dict:
+    """A results.json in the lab's layout. passkey: {scheme: {seed: accuracies at L,
+    2L, 4L, 8L}} (0 where not given); scaling: {method: accuracies at 2L, 4L, 8L} for
+    every seed; text4: {method: text loss at 4L}."""
+    lengths = [L, 2 * L, 4 * L, 8 * L]
+    passkey, scaling, text4 = passkey or {}, scaling or {}, text4 or {}
+    yardsticks = {"entropy_rate": 0.8, "current_word": 2.8, "unigram": 3.1}
+    results = {
+        "config": {
+            "seeds": list(seeds),
+            "train_length": L,
+            "lengths": lengths,
+            "schemes": LAB_SCHEMES,
+            "methods": LAB_METHODS,
+        },
+        "yardsticks": {
+            str(s): {str(n): dict(yardsticks, uniform=3.2) for n in lengths}
+            for s in seeds
+        },
+        "schemes": {},
+        "scaling": {},
+    }
+    for scheme in LAB_SCHEMES:
+        results["schemes"][scheme] = {
+            str(s): {
+                "text": {"loss": {str(n): 1.0 for n in lengths}},
+                "passkey": {
+                    str(n): [a] * 5
+                    for n, a in zip(lengths, passkey.get(scheme, {}).get(s, [0.0] * 4))
+                },
+            }
+            for s in seeds
+        }
+    for method in LAB_METHODS:
+        accuracy = scaling.get(method, [0.0] * 3)
+        results["scaling"][method] = {
+            str(s): {
+                "text": {str(n): text4.get(method, 2.0) for n in lengths[1:]},
+                "passkey": {str(n): [a] * 5 for n, a in zip(lengths[1:], accuracy)},
+            }
+            for s in seeds
+        }
+    return results
+
+
+def _judge(check, answer) -> tuple:
+    """(ok, English message, Chinese message), the Chinese one checked for English."""
+    english = check(answer)
+    with language("zh"):
+        chinese = check(answer)
+    assert english.ok == chinese.ok
+    assert CJK.search(chinese.message) and not ENGLISH.search(chinese.message), chinese
+    assert not CJK.search(english.message), english
+    return english.ok, english.message, chinese.message
+
+
+def _use(results: dict, tmp_path, monkeypatch) -> None:
+    folder = tmp_path / f"run{len(list(tmp_path.iterdir()))}"
+    folder.mkdir()
+    (folder / "results.json").write_text(json.dumps(results))
+    monkeypatch.setenv("ROPE_LAB_RESULTS", str(folder))
+
+
+def test_learned_seeds_checker_names_each_slip(tmp_path, monkeypatch):
+    # NoPE by seed at L, 2L, 4L, 8L: seeds 0 and 3 learned at 2L; seed 1 is at exactly
+    # 0.9 (not above); RoPE learned at 2L with seeds 2 and 4
+    none = {
+        0: [1.0, 0.95, 0.2, 0.0],
+        1: [1.0, 0.90, 0.95, 0.0],
+        2: [1.0, 0.3, 0.1, 0.0],
+        3: [1.0, 0.97, 0.92, 0.93],
+        4: [0.5, 0.1, 0.0, 0.0],
+    }
+    rope = {2: [1.0, 0.99, 0.0, 0.0], 4: [1.0, 0.98, 0.0, 0.0]}
+    _use(_made_results(range(5), {"none": none, "rope": rope}), tmp_path, monkeypatch)
+    check = lab.check_learned_seeds
+    for right in ([0, 3], (3, 0), {0, 3}, ["0", "3"], np.array([3, 0]), [0.0, 3.0]):
+        ok, message, chinese = _judge(check, right)
+        assert ok and "seeds [0, 3]: 2 of 5" in message and "0.96" in message, message
+        assert "随机种子 [0, 3]" in chinese
+    slips = {
+        ">, not >=": [0, 1, 3],
+        "at L = 64 tokens, the training length": [0, 1, 2, 3],
+        "at 4L": [1, 3],
+        "at 8L": [3],
+        "another scheme's model": [2, 4],
+        "below 0.9, yet 2 of 5 seeds": [],
+        "seeds [9] were not run: this run's seeds are [0, 1, 2, 3, 4]": [0, 3, 9],
+        "2 is how many seeds learned": 2,
+        "the mean accuracy over the seeds": np.mean([0.95, 0.9, 0.3, 0.97, 0.1]),
+        "every seed's accuracy (a dict)": {str(s): 0.5 for s in range(5)},
+        "not a dict": {"0": 1.0, "3": 1.0},
+        "True / False are a yes/no": [True, False, False, True, False],
+        "each seed once": [0, 0, 3],
+        "a flat list": [[0, 3]],
+        "even for one seed: [3]": 3,
+        "even for one seed; got '0, 3'": "0, 3",
+        "'seed' is not a seed": ["seed", 0],
+        "[2] should not be there and [3] is missing": [0, 2],
+        "in your list [3] is missing": [0],
+        "in your list [2] should not be there": [0, 2, 3],
+        "not all are whole numbers": [0.5, 3],
+        "the list of seeds whose NoPE model": None,
+    }
+    for hint, answer in slips.items():
+        ok, message, _chinese = _judge(check, answer)
+        assert not ok and hint in message, (hint, message)
+
+
+def test_learned_seeds_checker_on_other_seeds_and_on_none(tmp_path, monkeypatch):
+    check = lab.check_learned_seeds
+    # seeds 5, 6, 7 (a run with --seed 5): 5 and 6 learned, their mean above 0.9
+    none = {5: [1, 0.95, 0, 0], 6: [1, 0.99, 0, 0], 7: [1, 0.85, 0, 0]}
+    _use(_made_results([5, 6, 7], {"none": none}), tmp_path, monkeypatch)
+    assert _judge(check, [6, 5])[0]
+    for hint, answer in {
+        "the places of the seeds in the list of seeds": [0, 1],
+        "not every seed: the mean over the seeds is 0.93": [5, 6, 7],
+        "seeds [0] were not run": [0, 5, 6],
+    }.items():
+        ok, message, _chinese = _judge(check, answer)
+        assert not ok and hint in message, (hint, message)
+    # every seed learned: said so; an empty list is told that some did
+    none = {0: [1, 0.95, 0, 0], 1: [1, 0.99, 0, 0]}
+    _use(_made_results([0, 1], {"none": none}), tmp_path, monkeypatch)
+    ok, message, chinese = _judge(check, [1, 0])
+    assert ok and "all 2 NoPE models find the key" in message and "全部 2 个" in chinese
+    ok, message, chinese = _judge(check, [])
+    assert not ok and "you listed no seed, yet 2 of 2 seeds" in message
+    # no seed learned: the empty list is right, in any type
+    _use(_made_results([0, 1]), tmp_path, monkeypatch)
+    for empty in ([], set(), (), np.array([], dtype=np.int64), torch.tensor([])):
+        ok, message, chinese = _judge(check, empty)
+        assert ok and "none: no NoPE seed" in message and "一个都没有" in chinese
+    assert not _judge(check, [0])[0] and not _judge(check, [0, 1])[0]
+
+
+def test_best_extension_checker_names_each_slip(tmp_path, monkeypatch):
+    # mean passkey accuracy at 2L, 4L, 8L: YaRN is best at 4L, Llama 3 at 2L and 8L,
+    # PI lowest; NTK (and dynamic NTK, the same numbers) the lowest text loss at 4L
+    scaling = {
+        "linear": [0.3, 0.1, 0.0],
+        "ntk": [0.8, 0.5, 0.2],
+        "dynamic": [0.8, 0.5, 0.2],
+        "yarn": [0.9, 0.8, 0.5],
+        "llama3": [0.95, 0.7, 0.6],
+    }
+    text4 = {"ntk": 1.0, "dynamic": 1.0, "yarn": 1.2}
+    _use(_made_results(range(3), scaling=scaling, text4=text4), tmp_path, monkeypatch)
+    check = lab.check_best_extension
+    for right in ["yarn", "YaRN", " yarn ", "RoPE + YaRN", np.str_("yarn")]:
+        ok, message, chinese = _judge(check, right)
+        assert ok and "YaRN: mean passkey accuracy 0.80 at 4L = 256" in message
+        assert "0 of 3 seeds" in message and "0.80" in chinese
+    slips = {
+        "PI has the LOWEST mean passkey accuracy": "linear",
+        "LOWEST mean passkey accuracy at 4L = 256 tokens (0.10)": "PI",
+        "Llama 3 is the best at 2L": "llama3",
+        "Llama 3 is the best at 2L, but at 4L": "Llama 3",
+        "NTK has the lowest text loss at 4L": "ntk",
+        "dynamic NTK has the lowest text loss": "dynamic",
+        "the RoPE model with no extension": "rope",
+        "no extension, the baseline": "plain RoPE",
+        "is a position scheme": "alibi",
+        "'NoPE' is a position scheme": "NoPE",
+        "(the names in config[\"methods\"]), got 'T5 bias'": "T5 bias",
+        "give one name": ["yarn"],
+        "(a string), got 3": 3,
+        "e.g. 'linear'": None,
+    }
+    for hint, answer in slips.items():
+        ok, message, _chinese = _judge(check, answer)
+        assert not ok and hint in message, (hint, message)
+    # the best at 8L only; and a tie: NTK and dynamic NTK best, both right
+    scaling["llama3"] = [0.85, 0.7, 0.6]
+    _use(_made_results(range(3), scaling=scaling), tmp_path, monkeypatch)
+    assert "Llama 3 is the best at 8L" in _judge(check, "llama3")[1]
+    scaling.update(ntk=[0.8, 0.9, 0.2], dynamic=[0.8, 0.9, 0.2])
+    _use(_made_results(range(3), scaling=scaling), tmp_path, monkeypatch)
+    for name, other in [("ntk", "dynamic NTK"), ("dynamic", "NTK")]:
+        ok, message, chinese = _judge(check, name)
+        assert ok and f"(tied with {other}: the same numbers)" in message, message
+    assert not _judge(check, "yarn")[0]
+
+
+def test_exact_match_checker_names_the_slip():
+    right = lab.check_exact_match(lambda p, e: (p == e).all(dim=1).double().mean())
+    assert right.ok
+    slips = {
+        "fraction of right digits": lambda p, e: (p == e).double().mean(),
+        "not .any(dim=1)": lambda p, e: (p == e).any(dim=1).double().mean(),
+        "how many keys are right": lambda p, e: (p == e).all(dim=1).sum(),
+        "a key is a row, so take .all(dim=1)": lambda p, e: (
+            (p == e).all(dim=0).double().mean()
+        ),
+        "booleans into numbers": lambda p, e: (p == e).all(dim=1).mean(),
+        "one number": lambda p, e: (p == e).all(dim=1).double(),
+        "returns None": lambda p, e: None,
+        "raised KeyError": lambda p, e: {}["x"],
+        "the function itself": 0.5,
+    }
+    for hint, answer in slips.items():
+        ok, message, _chinese = _judge(lab.check_exact_match, answer)
+        assert not ok and hint in message, (hint, message)
+    # every case holds 3-digit keys, as the lab's passkeys
+    assert all(len(row) == 3 for p, e, _ in lab.CASES for row in p + e)
+
+
+def test_pi_checker_names_the_slip():
+    theta = _theta(32, 10000.0)
+    assert lab.check_pi_frequencies(theta / 4).ok
+    assert lab.check_pi_frequencies((theta / 4).float().tolist()).ok
+    i = torch.arange(16, dtype=f64)
+    slips = {
+        "you multiplied by s": theta * 4,
+        "unscaled": theta,
+        "you divided by 8": theta / 8,
+        "you divided by 2": theta / 2,
+        "d = 16, the number of frequencies": 10000.0 ** (-2 * i / 16) / 4,
+        "as if d were 64 (the model's width) or the 2 of 2i were missing": (
+            10000.0 ** (-i / 32) / 4
+        ),
+        "reverse order": theta.flip(0) / 4,
+        "one frequency per pair": (theta / 4).repeat_interleave(2),
+        "a head of 16 dimensions": _theta(16, 10000.0) / 4,
+        "NTK's base change": (10000.0 * 4 ** (32 / 30)) ** (-2 * i / 32),
+        "YaRN's frequencies": rope_frequencies(
+            "yarn", 32, factor=4.0, original_max_position_embeddings=64
+        )[0],
+        "Llama 3's frequencies": rope_frequencies(
+            "llama3",
+            32,
+            factor=4.0,
+            original_max_position_embeddings=64,
+            low_freq_factor=1.0,
+            high_freq_factor=4.0,
+        )[0],
+        "wavelengths": 2 * math.pi / (theta / 4),
+        "expected theta_i = 10000^(-2i/32) / 4": theta / 4 + 0.01,
+        "16 frequencies": None,
+    }
+    for hint, answer in slips.items():
+        ok, message, _chinese = _judge(lab.check_pi_frequencies, answer)
+        assert not ok and hint in message, (hint, message)

@@ -5,8 +5,10 @@
 - each widget, moved through its steps, draws in Chinese with no missing glyph, at the
   size it has in English, and its readout is Chinese with exactly the numbers of the
   English readout;
-- the lab's figures (lm, passkey, scaling) and the thumbnails draw in Chinese with no
-  missing glyph and Chinese axis labels.
+- the lab's figures (text, passkey, copy, scaling, fine-tune) and the thumbnails draw in
+  Chinese with no missing glyph and Chinese axis labels;
+- the lab's results explorer (rope_lib.widgets.lab) draws exactly the numbers of the
+  results it is given, for every model and seed, in place and blitted like a full draw.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import re
 import warnings
 
 import matplotlib
+import numpy as np
 import pytest
 
 matplotlib.use("Agg")
@@ -29,6 +32,7 @@ from rope_lib.widgets import (  # noqa: E402
     multimodal,
     todays_models,
 )
+from rope_lib.widgets.base import plain_text  # noqa: E402
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
@@ -53,14 +57,13 @@ WIDGETS = {
 #: The control descriptions the Chinese teacher notes quote (`description = value`).
 CHINESE_CONTROLS = {
     "wavelength_cutoffs": ("scale s", "base", "head_dim", "method"),
-    "lab_results": ("schemes", "factor"),
+    "lab_results": ("model", "seed"),
     "models": ("model",),
     "mrope": ("rows", "cols", "token"),
     "patch_scores": ("patches", "row", "col", "convention"),
 }
 SYMBOL_CONTROLS = {
     "wavelength_cutoffs": ("L", "alpha", "beta"),
-    "lab_results": ("method",),
 }
 
 
@@ -153,10 +156,10 @@ def test_chinese_labels_are_no_wider_than_the_room_they_get():
         assert width >= label_px(control.description), name
         # the slider's track keeps most of the column beside the figure
         assert width <= 72, name
-    factor = explorer.controls["factor"]
-    assert int(factor.style.description_width.removesuffix("px")) >= (
-        label_px(factor.description)
-    )
+    for control in explorer.controls.values():
+        assert int(control.style.description_width.removesuffix("px")) >= (
+            label_px(control.description)
+        )
 
 
 def _lab_figures():
@@ -164,13 +167,12 @@ def _lab_figures():
     from rope_lib.lab import figures
 
     results = load_results()
-    config = results["config"]
-    panels = [("scheme", s) for s in config["schemes"]]
-    panels += [("zero_shot", "linear"), ("finetuned", "linear")]
     return [
-        figures.plot_lm(results).figure,
-        figures.plot_passkey(results, panels),
-        figures.plot_scaling(results, str(config["finetune"]["factor"])).figure,
+        figures.text_figure(results),
+        figures.passkey_figure(results),
+        figures.copy_figure(results),
+        figures.scaling_figure(results),
+        figures.finetune_figure(results),
         context_extension.thumbnail(),
         lab.thumbnail(),
         multimodal.thumbnail(),
@@ -193,8 +195,147 @@ def test_lab_figures_and_thumbnails_draw_in_chinese():
                 plt.close(figure)
     english = _lab_figures()
     try:
-        assert english[0].axes[0].get_ylabel() == "mean loss (nats)"
+        assert english[0].axes[0].get_ylabel() == "text loss (nats)"
         assert not any(CJK.search(w) for f in english for w in _figure_words(f))
     finally:
         for figure in english:
             plt.close(figure)
+
+
+# --- the results explorer (rope_lib.widgets.lab) --------------------------------------
+
+
+def _lab_results() -> dict:
+    from rope_lib.exercises.lab import load_results
+
+    return load_results()
+
+
+def _by_hand(results: dict, model: str) -> tuple[np.ndarray, np.ndarray]:
+    """(text loss, passkey accuracy) [seed, length] of a model, read from results.json
+    by hand: a scheme's own numbers, or the RoPE model's under a method past L (at L
+    the method's factor is 1: plain RoPE); passkey averaged over the depths."""
+    config = results["config"]
+    L, seeds = config["train_length"], [str(s) for s in config["seeds"]]
+    text, key = np.zeros((2, len(seeds), len(config["lengths"])))
+    for i, seed in enumerate(seeds):
+        for j, n in enumerate(config["lengths"]):
+            if model in config["schemes"]:
+                run = results["schemes"][model][seed]
+                text[i, j] = run["text"]["loss"][str(n)]
+            elif n == L:
+                run = results["schemes"]["rope"][seed]
+                text[i, j] = run["text"]["loss"][str(n)]
+            else:
+                run = results["scaling"][model][seed]
+                text[i, j] = run["text"][str(n)]
+            key[i, j] = np.mean(run["passkey"][str(n)])
+    return text, key
+
+
+def test_explorer_draws_every_models_numbers_and_counts_the_seeds():
+    from rope_lib.widgets.lab import LabResultsWidget
+
+    results = _lab_results()
+    config = results["config"]
+    seeds = [str(s) for s in config["seeds"]]
+    last = config["lengths"][-1]
+    widget = LabResultsWidget(results)
+    try:
+        low, high = widget.ax_text.get_ylim()
+        for model in config["schemes"] + config["methods"]:
+            text, key = _by_hand(results, model)
+            widget.update(model=model, seed="all")
+            for i, line in enumerate(widget.text_lines):
+                np.testing.assert_allclose(line.get_ydata(), text[i], rtol=1e-9)
+                np.testing.assert_allclose(
+                    widget.key_lines[i].get_ydata(), key[i], rtol=1e-9
+                )
+                assert low < text[i].min() and text[i].max() < high  # no axis moves
+            assert widget.mean_line.get_visible()
+            np.testing.assert_allclose(
+                widget.mean_line.get_ydata(), text.mean(axis=0), rtol=1e-9
+            )
+            # "k of n seeds above 0.9" at each length, and the loss at the longest
+            readout = plain_text(widget.readout.value)
+            for n, k in zip(config["lengths"], (key > 0.9).sum(axis=0)):
+                assert f"{k} of {len(seeds)} at {n}" in readout, (model, readout)
+            assert f"text loss at {last}: {text[:, -1].mean():.2f}" in readout
+            assert "entropy rate" in readout
+            # one seed: drawn on top of the others, its numbers in the readout
+            seed = seeds[-1]
+            widget.update(seed=int(seed))  # a seed may be given as an int
+            chosen = widget.text_lines[-1]
+            assert chosen.get_zorder() > widget.text_lines[0].get_zorder() or (
+                len(seeds) == 1
+            )
+            assert not widget.mean_line.get_visible()
+            readout = plain_text(widget.readout.value)
+            accuracies = " · ".join(f"{a:.2f}" for a in key[-1])
+            assert f"seed {seed}: passkey {accuracies}" in readout, readout
+            assert f"text loss at {last}: {text[-1, -1]:.2f}" in readout
+            assert widget.title.get_text().endswith(f"seed {seed}")
+    finally:
+        plt.close(widget.figure)
+
+
+def test_explorer_controls_update_it_and_odd_values_are_refused():
+    from rope_lib.widgets.lab import LabResultsWidget
+
+    results = _lab_results()
+    widget = LabResultsWidget(results, model="alibi")
+    try:
+        assert widget.controls["model"].value == "alibi"
+        assert widget.controls["seed"].value == "all"
+        for name, value in [
+            ("model", "yarn"),
+            ("seed", str(results["config"]["seeds"][0])),
+            ("model", "none"),
+            ("seed", "all"),
+        ]:
+            before = widget.readout.value
+            widget.controls[name].value = value  # as the browser does
+            assert widget.values[name] == value
+            assert widget.readout.value != before, (name, value)
+        labels = dict(
+            (v, k) for k, v in widget.controls["model"].options
+        )  # what the dropdown shows
+        assert labels["yarn"] == "RoPE + YaRN" and labels["none"] == "NoPE"
+        assert labels["rope"] == "RoPE"
+        for bad in [dict(model="t5"), dict(seed="99"), dict(seed=3.5), dict(scheme=1)]:
+            with pytest.raises(ValueError):
+                widget.update(**bad)
+        assert "rope-readout" in widget.readout._dom_classes
+    finally:
+        plt.close(widget.figure)
+
+
+def test_explorer_blits_the_same_picture_as_a_full_draw():
+    from rope_lib.widgets.lab import LabResultsWidget
+
+    results = _lab_results()
+    seed = str(results["config"]["seeds"][-1])
+    widget = LabResultsWidget(results)
+    canvas = widget.figure.canvas
+    try:
+        canvas.draw()
+        for step in [
+            {"model": "sinusoidal", "seed": seed},
+            {"model": "yarn", "seed": "all"},
+            {"model": "none", "seed": seed},
+        ]:
+            widget.update(**step)  # blitted: only the seeds' lines and the title
+            blitted = np.asarray(canvas.buffer_rgba()).copy()
+            canvas.draw()
+            assert np.array_equal(blitted, np.asarray(canvas.buffer_rgba())), step
+    finally:
+        plt.close(widget.figure)
+
+
+def test_explorer_steps_fit_the_lessons_results():
+    factory, steps = lab.WIDGETS["lab_results"]
+    assert len(steps) == 20 and steps[:2] == list(steps)[:2]
+    config = _lab_results()["config"]
+    models = set(config["schemes"] + config["methods"])
+    assert {step["model"] for step in steps} == models
+    assert {step["seed"] for step in steps} >= {"all", str(config["seeds"][0])}

@@ -1,270 +1,253 @@
-"""The extrapolation lab's results explorer: choose schemes, a RoPE scaling method and a
-factor; see mean loss against the evaluation window (with the min..max over seeds).
+"""The extrapolation lab's results explorer: one model at a time, by window length.
 
-    LabResultsWidget(results, schemes=("rope", "alibi"), method="yarn", factor=None)
+    LabResultsWidget(results, model="rope", seed="all")
 
 results is the dict of results.json (rope_lib.exercises.lab.load_results() reads the
-folder the lesson reads). The controls:
-  schemes   one button per trained scheme (in its line's colour when shown): click to
-            show or hide the scheme's mean loss and its min..max band over seeds;
-  RoPE +    a RoPE scaling method applied at evaluation, zero-shot (the dashed line);
-  factor    its factor s.
-Every artist is created once; update() changes data, visibility and the title, then
-redraws by blitting (rope_lib.widgets.Redrawer): the axes, ticks and labels never move
-(the y range holds every number of the results), so only the curves are drawn again.
+folder the lesson reads; rope_lib.lab.summary reads it). The controls:
+  model   a scheme's model trained at L (NoPE, sinusoidal, learned, RoPE, ALiBi), or the
+          RoPE model extended zero-shot by a method at the matched factor s = n / L (PI,
+          NTK, dynamic NTK, YaRN, Llama 3; at L itself s = 1: the plain RoPE model);
+  seed    "all" (every seed a thin line, the text loss's mean a thick one) or one seed
+          (drawn bold, the others faint).
+The figure: the text loss by window length against the source's yardsticks (left), the
+passkey accuracy by length with the LEARNED line at 0.9 (right). The readout: "k of n
+seeds above 0.9" at each length, and the text loss at the longest window (8L) against
+the entropy rate.
+
+Every artist is created once; update() moves them and the base (LiveWidget) redraws by
+blitting: both y ranges hold every number of the results, so no axis ever moves.
 """
 
 from __future__ import annotations
 
-import ipywidgets as w
+from collections.abc import Sequence
+
 import numpy as np
-import traitlets
 from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
 from matplotlib.ticker import NullLocator
 
+from ..lab import summary
 from ..lab.figures import COLORS, LABELS
 from ..language import N_, _, _fig
-from . import label_px
 from .base import TIGHT_LINES, Control, LiveWidget, cumulative_steps, moves
 
-OFF_COLOR, OFF_TEXT = "#e6e6e6", "#606060"
+ALL = "all"
+"""The seed control's value for every seed at once."""
+#: The yardsticks drawn in the text panel (summary.yardsticks keys), grey, with a short
+#: name and a line style.
+YARDSTICKS = {
+    "entropy_rate": (N_("entropy rate"), "-"),
+    "current_word": (N_("current word only"), "--"),
+    "unigram": (N_("word frequencies"), "-."),
+    "uniform": (N_("uniform"), ":"),
+}
+FAINT = "#c8c8c8"
 
 
-class SchemeButtons(w.HBox):
-    """A row of buttons, one per scheme, each on (filled in the scheme's colour) or off;
-    .value is the tuple of schemes that are on, in the order of the options, and can be
-    observed and set like any control's value."""
-
-    value = traitlets.Tuple()
-    description = traitlets.Unicode(N_("schemes"))
-
-    def __init__(self, options, value=()):
-        self.options = tuple(options)
-        self.buttons = {}
-        for name in self.options:
-            button = w.Button(description=_(LABELS.get(name, name)), tooltip=name)
-            button.layout = w.Layout(width="auto", height="28px", margin="0 3px 0 0")
-            button.on_click(lambda _button, name=name: self._toggle(name))
-            self.buttons[name] = button
-        label = w.Label(_("schemes"), layout=w.Layout(width="62px"))
-        super().__init__([label, *self.buttons.values()])
-        self.description = _("schemes")
-        self.observe(self._paint, names="value")
-        self.value = tuple(name for name in self.options if name in value)
-        self._paint()
-
-    @property
-    def _options_labels(self) -> tuple:
-        """The option names, as a SelectMultiple's (what a demo script sets)."""
-        return self.options
-
-    @property
-    def _options_values(self) -> tuple:
-        return self.options
-
-    @traitlets.validate("value")
-    def _known(self, proposal):
-        unknown = set(proposal["value"]) - set(self.options)
-        if unknown:
-            raise traitlets.TraitError(
-                f"schemes must be among {self.options}, got {sorted(unknown)}"
-            )
-        return tuple(name for name in self.options if name in proposal["value"])
-
-    def _toggle(self, name: str) -> None:
-        on = set(self.value) ^ {name}
-        self.value = tuple(n for n in self.options if n in on)
-
-    def _paint(self, change=None) -> None:
-        for name, button in self.buttons.items():
-            on = name in self.value
-            button.style.button_color = COLORS.get(name, "#444444") if on else OFF_COLOR
-            button.style.text_color = "white" if on else OFF_TEXT
-            button.style.font_weight = "bold" if on else "normal"
+def model_label(name: str, translate=_) -> str:
+    """How the model control and the figure name a model: a scheme's label, or
+    "RoPE + <method>" for a zero-shot extension."""
+    if name in ("none", "sinusoidal", "learned", "rope", "alibi"):
+        return translate(LABELS[name])
+    return f"RoPE + {translate(LABELS.get(name, name))}"
 
 
 class LabResultsWidget(LiveWidget):
-    """Mean loss against evaluation window for the chosen schemes (bands: min..max over
-    seeds), and RoPE with a scaling method applied zero-shot (dashed)."""
+    """Text loss and passkey accuracy by window length of one model (a scheme, or RoPE
+    extended zero-shot by a method), every seed or one."""
 
-    # the scheme buttons, then method, factor and the two readout lines in one row, the
-    # figure under them: all of it on the projector's screen
-    ROWS = (("schemes",), ("method", "factor"))
-    BESIDE, READOUT_WIDTH, READOUT = "last row", "335px", TIGHT_LINES
-    FIGSIZE = (6.4, 2.8)
+    ROWS = (("model", "seed"),)
+    BESIDE, READOUT = "below", TIGHT_LINES
+    FIGSIZE = (6.4, 2.85)
 
-    def __init__(
-        self, results: dict, schemes=("rope", "alibi"), method="yarn", factor=None
-    ):
+    def __init__(self, results: dict, model: str = "rope", seed=ALL):
         self.results = results
         config = results["config"]
-        self.lengths = list(config["eval_lengths"])
         self.L = config["train_length"]
+        self.lengths = list(config["lengths"])
+        self.seeds = summary.seeds(results)
         self.schemes = list(config["schemes"])
         self.methods = list(config["methods"])
-        self.factors = [str(f) for f in config["factors"]]
-        factor = str(factor or config["finetune"]["factor"])
-        if factor not in self.factors:
-            factor = self.factors[0]
         self.CONTROLS = (
-            Control("schemes", N_("schemes"), "schemes", convert=tuple),
-            Control("method", "RoPE +", "choice", options=tuple(self.methods)),
-            Control("factor", N_("factor"), "choice", options=tuple(self.factors),
-                    convert=str),
+            Control("model", N_("model"), "choice",
+                    options=tuple(self.schemes + self.methods),
+                    option_label=model_label, convert=str, width="250px",
+                    label_width="48px"),
+            Control("seed", N_("seed"), "choice", options=(ALL, *self.seeds),
+                    option_label=self._seed_label, convert=str, width="190px",
+                    label_width="60px"),
         )  # fmt: skip
-        super().__init__(schemes=schemes, method=method, factor=factor)
+        self._table = self._numbers()
+        super().__init__(model=model, seed=seed)
 
-    def make_control(self, control, description):
-        if control.kind == "schemes":
-            return SchemeButtons(self.schemes, self.values["schemes"])
-        return super().make_control(control, description)
-
-    def control_size(self, control, description):
-        if control.name == "method":
-            return "190px", "58px"
-        if control.name == "factor":
-            px = label_px(description)
-            return ("130px" if px <= 50 else f"{80 + px}px"), f"{max(50, px)}px"
-        return None  # the scheme buttons size themselves
-
-    def check(self, v):
-        """The schemes: known ones, in the order of the buttons."""
-        unknown = set(v["schemes"]) - set(self.schemes)
-        if unknown:
-            raise ValueError(
-                f"schemes must be among {tuple(self.schemes)}, got {sorted(unknown)}"
-            )
-        v["schemes"] = tuple(name for name in self.schemes if name in v["schemes"])
+    @staticmethod
+    def _seed_label(seed: str) -> str:
+        return _("all seeds") if seed == ALL else seed
 
     # ------------------------------------------------------------------ numbers
-    def _summary(self, scheme: str) -> dict:
-        return self.results["lm"][scheme]["summary"]
+    def _per_seed(self, model: str, n: int) -> tuple[dict, dict]:
+        """({seed: text loss}, {seed: passkey accuracy}) of a model at length n; a
+        method at L is plain RoPE (s = 1)."""
+        if model in self.schemes:
+            scheme, method = model, None
+        else:
+            scheme, method = "rope", (model if n > self.L else None)
+        return (
+            summary.text_loss(self.results, scheme, n, method),
+            summary.passkey(self.results, scheme, n, method),
+        )
 
-    def _scaled_summary(self, method: str, factor: str) -> dict:
-        return self.results["rope_scaling"][method][factor]["summary"]
+    def _numbers(self) -> dict:
+        """Every model's per-seed numbers, once: {model: (text [seed][length], passkey
+        [seed][length])} as arrays in the order of self.seeds and self.lengths."""
+        table = {}
+        for model in self.schemes + self.methods:
+            pairs = [self._per_seed(model, n) for n in self.lengths]
+            text = np.array([[p[0][s] for p in pairs] for s in self.seeds], float)
+            key = np.array([[p[1][s] for p in pairs] for s in self.seeds], float)
+            table[model] = (text, key)
+        return table
 
     def compute(self, v):
-        """What the picture shows: the chosen schemes, the dashed line's mean losses."""
-        s = self._scaled_summary(v["method"], v["factor"])
+        """The chosen model's numbers: per seed and length, k of n above LEARNED at each
+        length, and the text loss at the longest window (the mean, or the seed's)."""
+        text, key = self._table[v["model"]]
+        above = (key > summary.LEARNED).sum(axis=0)
+        last = self.lengths[-1]
+        chosen = None if v["seed"] == ALL else self.seeds.index(v["seed"])
         return {
-            "schemes": v["schemes"],
-            "method": v["method"],
-            "factor": v["factor"],
-            "scaled": [s[str(n)]["mean"] for n in self.lengths],
+            "model": v["model"],
+            "seed": v["seed"],
+            "chosen": chosen,
+            "text": text,
+            "passkey": key,
+            "text_mean": text.mean(axis=0),
+            "above": [int(a) for a in above],
+            "last": last,
+            "text_last": float(
+                text[:, -1].mean() if chosen is None else text[chosen, -1]
+            ),
+            "text_range": (float(text[:, -1].min()), float(text[:, -1].max())),
+            "entropy_rate": summary.yardsticks(self.results, last)["entropy_rate"],
         }
 
     # ------------------------------------------------------------------ drawing
     def build(self, figure):
-        ax = figure.add_axes((0.095, 0.17, 0.655, 0.72))
-        # one y range for every number the widget can show: no axis ever moves
-        values = []
-        for scheme in self.schemes:
-            for entry in self._summary(scheme).values():
-                values += [entry["min"], entry["max"]]
-        for by_factor in self.results["rope_scaling"].values():
-            for scaled in by_factor.values():
-                values += [e["mean"] for e in scaled["summary"].values()]
+        ax_text = figure.add_axes((0.085, 0.16, 0.40, 0.72))
+        ax_key = figure.add_axes((0.585, 0.16, 0.40, 0.72))
+        self.ax_text, self.ax_key = ax_text, ax_key
+        for ax in (ax_text, ax_key):
+            ax.axvline(self.L, color="k", ls=":", lw=1, zorder=1)
+            ax.set_xscale("log", base=2)
+            ax.set_xlim(self.lengths[0] / 1.2, self.lengths[-1] * 1.2)
+            ax.set_xticks(self.lengths, [str(n) for n in self.lengths])
+            ax.xaxis.set_minor_locator(NullLocator())
+            ax.tick_params(labelsize=9)
+            ax.set_xlabel(_fig("window (tokens)"), fontsize=10)
+        # the yardsticks (static) and one y range for every number the widget shows
+        values = [t for text, _key in self._table.values() for t in text.flat]
+        for key, (label, style) in YARDSTICKS.items():
+            y = [summary.yardsticks(self.results, n)[key] for n in self.lengths]
+            values += y
+            ax_text.plot(self.lengths, y, style, color="0.6", lw=1, label=_fig(label))
         low, high = float(np.min(values)), float(np.max(values))
-        pad = 0.08 * (high - low or 1.0)
-        ax.set_ylim(low - pad, high + pad)
-        ax.axvline(self.L, color="k", ls=":", lw=1, zorder=1)
-        ax.set_xscale("log", base=2)
-        ax.set_xlim(self.lengths[0] / 1.25, self.lengths[-1] * 1.25)
-        ax.set_xticks(self.lengths, [str(n) for n in self.lengths])
-        ax.xaxis.set_minor_locator(NullLocator())
-        ax.set_xlabel(
-            _fig("evaluation window (tokens); dotted: L = {L}").format(L=self.L)
-        )
-        ax.set_ylabel(_fig("mean loss (nats)"))
-        self.ax = ax
-        self._build_curves(ax)
-        # bands under lines, the dashed line on top, then the title: a full draw's order
-        return [*self.bands.values(), *self.lines.values(), self.scaled, self.title]
-
-    def _build_curves(self, ax) -> None:
-        self.lines, self.bands = {}, {}
-        for scheme in self.schemes:
-            s = self._summary(scheme)
-            self.bands[scheme] = ax.fill_between(
-                self.lengths,
-                [s[str(n)]["min"] for n in self.lengths],
-                [s[str(n)]["max"] for n in self.lengths],
-                color=COLORS[scheme],
-                alpha=0.2,
-                lw=0,
-            )
-            (self.lines[scheme],) = ax.plot(
-                self.lengths,
-                [s[str(n)]["mean"] for n in self.lengths],
-                "o-",
-                color=COLORS[scheme],
-            )
-        (self.scaled,) = ax.plot(self.lengths, self.lengths, "s--", color="k", lw=1.4)
-        self.title = ax.set_title(" ")
-        # the key, right of the axes (static: the scheme buttons say what is shown)
-        keys = [
-            Line2D([], [], color=COLORS[c], marker="o", label=_fig(LABELS[c]))
-            for c in self.schemes
-        ]
-        keys.append(
-            Line2D([], [], color="k", ls="--", marker="s", label=_fig("RoPE scaled"))
-        )
-        self.figure.legend(
-            handles=keys,
+        bottom = low - 0.06 * (high - low or 1.0)
+        # the top fifth holds the yardsticks' key, above every number
+        ax_text.set_ylim(bottom, bottom + (high - bottom) / 0.8)
+        ax_text.set_ylabel(_fig("text loss (nats)"), fontsize=10)
+        ax_text.legend(
             loc="upper left",
-            bbox_to_anchor=(0.765, 0.9),
-            handlelength=1.6,
+            fontsize=7.5,
+            ncol=2,
+            frameon=False,
+            handlelength=1.8,
+            columnspacing=0.8,
+            labelspacing=0.3,
+            borderaxespad=0.2,
         )
+        ax_key.axhline(summary.LEARNED, color="0.6", lw=0.8, ls="--", zorder=1)
+        ax_key.set_ylim(-0.05, 1.05)
+        ax_key.set_ylabel(_fig("passkey accuracy"), fontsize=10)
+        ax_key.set_title(_fig("dashed: 0.9 (a seed above it has learned)"), fontsize=9)
+        # the moving artists: a line per seed in each panel, the mean text loss, a title
+        nothing = [np.nan] * len(self.lengths)
+        self.text_lines, self.key_lines = [], []
+        for ax, lines in ((ax_text, self.text_lines), (ax_key, self.key_lines)):
+            for _seed in self.seeds:
+                (line,) = ax.plot(self.lengths, nothing, "o-", ms=3, lw=1)
+                lines.append(line)
+        (self.mean_line,) = ax_text.plot(self.lengths, nothing, "-", lw=2.6)
+        self.title = ax_text.set_title(" ", fontsize=10, loc="left")
+        return [*self.text_lines, *self.key_lines, self.mean_line, self.title]
 
     def draw(self, s):
-        for scheme in self.schemes:
-            shown = scheme in s["schemes"]
-            self.lines[scheme].set_visible(shown)
-            self.bands[scheme].set_visible(shown)
-        self.scaled.set_ydata(s["scaled"])
-        self.title.set_text(
-            _fig("dashed: {method}, zero-shot").format(
-                method=self._method_label(s, _fig)
-            )
+        color = COLORS.get(s["model"], "#444444")
+        lines = zip(self.text_lines, self.key_lines, s["text"], s["passkey"])
+        for i, (text_line, key_line, text, key) in enumerate(lines):
+            text_line.set_ydata(text)
+            key_line.set_ydata(key)
+            if s["chosen"] is None:
+                style = dict(color=color, alpha=0.55, lw=1.0, ms=3, zorder=2)
+            elif i == s["chosen"]:
+                style = dict(color=color, alpha=1.0, lw=2.2, ms=4.5, zorder=3)
+            else:
+                style = dict(color=FAINT, alpha=0.7, lw=0.8, ms=2, zorder=2)
+            for line in (text_line, key_line):
+                line.set(**style)
+        self.mean_line.set_ydata(s["text_mean"])
+        self.mean_line.set_color(color)
+        self.mean_line.set_visible(s["chosen"] is None)
+        # drawn in zorder, as a full draw would: the chosen seed on top
+        self.redraw.moving = sorted(
+            self._moving, key=lambda artist: artist.get_zorder()
         )
+        name = model_label(s["model"], _fig)
+        if s["chosen"] is None:
+            title = _fig("{model}, {n} seeds").format(model=name, n=len(self.seeds))
+        else:
+            title = _fig("{model}, seed {seed}").format(model=name, seed=s["seed"])
+        self.title.set_text(title)
 
-    def _method_label(self, s: dict, translate=_) -> str:
-        """The dashed line's name; translate: `_` for the readout, `_fig` for the
-        figure."""
-        if s["method"] == "default":
-            return translate(N_("RoPE, no scaling"))
-        return f"RoPE + {s['method']} ×{s['factor']}"
+    @property
+    def _moving(self) -> list:
+        return [*self.text_lines, *self.key_lines, self.mean_line, self.title]
 
     def readout_text(self) -> str:
-        """Two lines: the dashed line at L and at the longest window; every shown scheme
-        at the longest window."""
+        """Two lines: k of n seeds above 0.9 at each length; the text loss at the
+        longest window (the mean and spread over seeds, or the chosen seed's passkey
+        accuracies and text loss) against the entropy rate."""
         s = self.state
-        first, last = self.lengths[0], self.lengths[-1]
-        label = self._method_label(s)
-        if s["method"] == "default":
-            label = _("{label} (factor ×{factor} unused)").format(
-                label=label, factor=s["factor"]
+        n = len(self.seeds)
+        counts = " · ".join(
+            _("{k} of {n} at {length}").format(k=k, n=n, length=length)
+            for k, length in zip(s["above"], self.lengths)
+        )
+        line1 = _("passkey, seeds above 0.9: {counts}").format(counts=counts)
+        if s["chosen"] is None:
+            low, high = s["text_range"]
+            line2 = _(
+                "text loss at {last}: {loss:.2f} (mean of {n} seeds, {low:.2f} to "
+                "{high:.2f}); entropy rate {entropy:.2f}"
+            ).format(
+                last=s["last"],
+                loss=s["text_last"],
+                n=n,
+                low=low,
+                high=high,
+                entropy=s["entropy_rate"],
             )
-        line1 = _(
-            "{label}: {first_loss:.2f} at {first} tokens, {last_loss:.2f} at {last}"
-        ).format(
-            label=label,
-            first_loss=s["scaled"][0],
-            first=first,
-            last_loss=s["scaled"][-1],
-            last=last,
-        )
-        shown = [
-            f"{_(LABELS[c])} {self._summary(c)[str(last)]['mean']:.2f}"
-            for c in s["schemes"]
-        ]
-        line2 = _("at {last}: {shown}").format(
-            last=last,
-            shown=" · ".join(shown)
-            if shown
-            else _("no scheme shown (click a scheme button)"),
-        )
+        else:
+            accuracies = " · ".join(f"{a:.2f}" for a in s["passkey"][s["chosen"]])
+            line2 = _(
+                "seed {seed}: passkey {accuracies}; text loss at {last}: {loss:.2f} "
+                "(entropy rate {entropy:.2f})"
+            ).format(
+                seed=s["seed"],
+                accuracies=accuracies,
+                last=s["last"],
+                loss=s["text_last"],
+                entropy=s["entropy_rate"],
+            )
         return f"{line1}<br>{line2}"
 
 
@@ -274,47 +257,60 @@ def _results() -> dict:
     return load_results()
 
 
-def _steps() -> list[dict]:
-    """20 updates like a learner's session: every scheme button on and off, every
-    method, factors 2 and 4 (in every run of the lab, also a --quick one)."""
-    m = moves(
-        ("schemes", ("rope",), ("rope", "alibi")), ("method", "linear"), ("factor", "2"),
-        ("method", "ntk", "dynamic"), ("factor", "4"), ("method", "llama3", "default"),
-        ("schemes", ("none", "alibi"), ()),
-    )  # fmt: skip
-    m += [{"method": "yarn", "factor": "2"}]
-    every = ("none", "sinusoidal", "learned", "rope", "alibi")
-    m += moves(
-        ("schemes", ("sinusoidal",), ("sinusoidal", "learned"), every),
-        ("factor", "4"), ("method", "linear"), ("schemes", ("learned", "rope")),
-        ("method", "yarn"), ("schemes", ("rope", "alibi", "sinusoidal")),
-    )  # fmt: skip
-    start = dict(schemes=("rope", "alibi", "sinusoidal"), method="yarn", factor="4")
-    return cumulative_steps(start, m)
-
-
 def _explorer() -> LabResultsWidget:
     """The widget as the lesson builds it, on the results the lesson reads."""
-    return LabResultsWidget(
-        _results(), schemes=("rope", "alibi", "sinusoidal"), method="yarn"
-    )
+    return LabResultsWidget(_results())
 
 
-WIDGETS = {"lab_results": (_explorer, _steps())}
+def _steps(results: dict | None = None) -> list[dict]:
+    """20 updates like a learner's session: every model, all seeds and each seed of the
+    results (the lesson's by default: a run's seeds are known only from its results)."""
+    results = _results() if results is None else results
+    config = results["config"]
+    seeds = summary.seeds(results)
+    first, last = seeds[0], seeds[-1]
+    m = moves(
+        ("model", *config["schemes"]), ("seed", first, last, "all"),
+        ("model", *config["methods"]), ("seed", *seeds[1:3], "all"),
+        ("model", "none", "rope", "yarn"), ("seed", first),
+        ("model", "alibi", "linear"),
+    )  # fmt: skip
+    return cumulative_steps({"model": "rope", "seed": "all"}, m)[:20]
+
+
+class _LessonSteps(Sequence):
+    """_steps() on the lesson's results, read when first used (not at import: which seeds
+    are a run's own)."""
+
+    def _steps(self) -> list[dict]:
+        if not hasattr(self, "_cache"):
+            self._cache = _steps()
+        return self._cache
+
+    def __getitem__(self, index):
+        return self._steps()[index]
+
+    def __len__(self) -> int:
+        return len(self._steps())
+
+
+WIDGETS = {"lab_results": (_explorer, _LessonSteps())}
 
 
 def thumbnail() -> Figure:
-    """The lab in one picture: mean loss against evaluation window, trained at L."""
+    """The lab in one picture: mean text loss by window length of every scheme, trained
+    at L, over the entropy rate (the best possible)."""
     results = _results()
     config = results["config"]
-    lengths = config["eval_lengths"]
+    lengths = config["lengths"]
     figure = Figure(figsize=(4.0, 2.5), dpi=80)
     ax = figure.subplots()
+    entropy = [summary.yardsticks(results, n)["entropy_rate"] for n in lengths]
+    ax.plot(lengths, entropy, "-", color="0.6", lw=1, label=_fig("entropy rate"))
     for scheme in config["schemes"]:
-        s = results["lm"][scheme]["summary"]
         ax.plot(
             lengths,
-            [s[str(n)]["mean"] for n in lengths],
+            [summary.mean(summary.text_loss(results, scheme, n)) for n in lengths],
             "o-",
             color=COLORS[scheme],
             label=_fig(LABELS[scheme]),
@@ -325,10 +321,13 @@ def thumbnail() -> Figure:
     ax.set_xscale("log", base=2)
     ax.set_xticks(lengths, [str(n) for n in lengths])
     ax.xaxis.set_minor_locator(NullLocator())
-    ax.set_xlabel(_fig("evaluation window (tokens)"), fontsize=8)
-    ax.set_ylabel(_fig("mean loss"), fontsize=8)
+    ax.set_xlabel(_fig("window (tokens)"), fontsize=8)
+    ax.set_ylabel(_fig("text loss (nats)"), fontsize=8)
     ax.tick_params(labelsize=7)
     ax.legend(fontsize=6, ncol=2, loc="upper left", frameon=False)
     figure.suptitle(_fig("train at L, test at 8L"), fontsize=10)
     figure.subplots_adjust(left=0.14, right=0.97, bottom=0.2, top=0.84)
     return figure
+
+
+__all__ = ["ALL", "LabResultsWidget", "WIDGETS", "model_label", "thumbnail"]
