@@ -17,8 +17,7 @@ the lesson was run (`notebooks`):
   appears on its own press, "-" or no slide_type continues, "skip"/"notes" never show):
   expected_steps() below, compared with the cells the slideshow shows at each press;
 - every press brings one cell into view, and that cell must be whole on the 480 px screen
-  (a taller cell can never be shown at once: split it, or shorten it); the cells that did
-  not fit when this check came are listed in TOO_TALL, to be split and taken out;
+  (a taller cell can never be shown at once: split it, or shorten it);
 - on each widget slide: the widget (controls and figure) is on the 480 px screen, each
   slider's track at least MIN_SLIDER px long, moving a slider with the keyboard (a
   dropdown if there is no slider) changes the picture's pixels and the readout, and does
@@ -50,14 +49,6 @@ if os.environ.get("ROPE_BROWSER_SLIDES", "") == "all":
     SLIDES = NOTEBOOKS
 # a slider's track on a widget slide: at least this long (CSS px), as in test_projector
 MIN_SLIDER = 100
-#: Cells taller than the projector's screen, which no press can show whole, by lesson
-#: (their index in the notebook), as measured when this check came (issue 21): each one
-#: has to be split or shortened in its lesson, and then leaves this list. A tall cell that
-#: is not listed fails; a listed cell that fits is reported.
-TOO_TALL: dict[str, set[int]] = {
-    "08_extrapolation_lab.ipynb": {20},
-    "zh/08_extrapolation_lab.ipynb": {20},
-}
 STARTS = ("slide", "subslide")
 HIDDEN = ("skip", "notes")
 PLUGIN = "jupyterlab-slideshow:plugin"
@@ -316,8 +307,6 @@ def test_slideshow_shows_the_slides_and_live_widgets(notebooks, lab_server, note
     # cell of a screen): that cell, from top to bottom, on the projector's screen
     cells_on_screen = {s["active"]: s["cell"] for s in walked if s["cell"]}
     cut_off = {i: r for i, r in cells_on_screen.items() if _cut_off(r)}
-    known = TOO_TALL.get(notebook, set())
-    fits_now = sorted(i for i in known if i in cells_on_screen and i not in cut_off)
     screens = {}  # the screens as a whole (first cell: top, bottom), for the record
     for s in walked:
         if s["shown"] and s["bottom"] is not None:
@@ -339,7 +328,6 @@ def test_slideshow_shows_the_slides_and_live_widgets(notebooks, lab_server, note
         f"{notebook}: {len(got)} presses of Space in {seconds:.1f} s, "
         f"{len(widgets)} widget(s) moved on their slides; the lowest cell ends at "
         f"{lowest} px, the tallest is {tallest} px; cut off: {cut_off}"
-        + (f"; fit now, out of TOO_TALL with them: {fits_now}" if fits_now else "")
     )
 
     assert menu_bar == "none", f"{notebook}: the slideshow leaves the menu bar showing"
@@ -368,10 +356,9 @@ def test_slideshow_shows_the_slides_and_live_widgets(notebooks, lab_server, note
             + f"the presses: {nb.artifacts}/slideshow.json"
         )
     assert not widget_problems, f"{notebook}:\n" + "\n".join(widget_problems)
-    new = {i: r for i, r in cut_off.items() if i not in known}
-    assert not new, (
+    assert not cut_off, (
         f"{notebook}: cells the slideshow cannot show whole on the projector's {height} "
-        f"px (cell: [top, bottom] in CSS px when it is the active one): {new}\n"
+        f"px (cell: [top, bottom] in CSS px when it is the active one): {cut_off}\n"
         f"screenshots: {nb.artifacts}/slideshow-cut-off-*.png"
     )
     reached = {a for a, _ in got}
