@@ -469,7 +469,7 @@ def test_learned_seeds_checker_names_each_slip(tmp_path, monkeypatch):
         "below 0.9, yet 2 of 5 seeds": [],
         "seeds [9] were not run: this run's seeds are [0, 1, 2, 3, 4]": [0, 3, 9],
         "2 is how many seeds learned": 2,
-        "the mean accuracy over the seeds": np.mean([0.95, 0.9, 0.3, 0.97, 0.1]),
+        "the mean accuracy over all seeds": np.mean([0.95, 0.9, 0.3, 0.97, 0.1]),
         "every seed's accuracy (a dict)": {str(s): 0.5 for s in range(5)},
         "not a dict": {"0": 1.0, "3": 1.0},
         "True / False are a yes/no": [True, False, False, True, False],
@@ -482,7 +482,7 @@ def test_learned_seeds_checker_names_each_slip(tmp_path, monkeypatch):
         "in your list [3] is missing": [0],
         "in your list [2] should not be there": [0, 2, 3],
         "not all are whole numbers": [0.5, 3],
-        "the list of seeds whose NoPE model": None,
+        "the NoPE seeds above 0.9 at 2L, as a list": None,
     }
     for hint, answer in slips.items():
         ok, message, _chinese = _judge(check, answer)
@@ -496,8 +496,8 @@ def test_learned_seeds_checker_on_other_seeds_and_on_none(tmp_path, monkeypatch)
     _use(_made_results([5, 6, 7], {"none": none}), tmp_path, monkeypatch)
     assert _judge(check, [6, 5])[0]
     for hint, answer in {
-        "the places of the seeds in the list of seeds": [0, 1],
-        "not every seed: the mean over the seeds is 0.93": [5, 6, 7],
+        "those are places in the list of seeds": [0, 1],
+        "not every seed: the mean over all seeds is 0.93": [5, 6, 7],
         "seeds [0] were not run": [0, 5, 6],
     }.items():
         ok, message, _chinese = _judge(check, answer)
