@@ -412,16 +412,16 @@ def test_loss_widget_says_the_numbers_of_the_results():
     data = LossResults(results)
     w = widgets.LossCurveWidget(results, method="yarn")
     try:
-        # YaRN over its own windows, plain RoPE and the yardstick on the same windows,
-        # from the units
+        # YaRN at x2 (the widget's first factor) over its own windows, plain RoPE and
+        # the yardstick on the same windows, from the units
         L, bucket = data.L, data.bucket
         yarn = [
             u["bucket_loss"]
             for k, u in results["units"].items()
-            if k.startswith("yarn/")
+            if k.startswith("yarn/x2/")
         ]
         windows = [
-            k.rsplit("/", 1)[1] for k in results["units"] if k.startswith("yarn/")
+            k.rsplit("/", 1)[1] for k in results["units"] if k.startswith("yarn/x2/")
         ]
         plain = [
             results["units"][f"plain/x1/{2 * L}/{w}"]["bucket_loss"] for w in windows

@@ -566,10 +566,13 @@ def test_the_full_plan_covers_every_method_past_L_and_passkey_far_and_near():
     assert settings["training_length"] == 8192 and settings["bucket"] == 2048
     for method in set(METHODS) - {"plain"}:
         assert (method, 2, 16384, 0) in units
-    for method, factor in (("plain", 1), ("dynamic_ntk", 2), ("yarn", 2)):
-        assert {(method, factor, 16384, 0), (method, factor, 16384, 1)} < units
     for method, factor in (("plain", 1), ("dynamic_ntk", 4), ("yarn", 4)):  # 4L
-        assert {(method, factor, 32768, 0), (method, factor, 32768, 1)} < units
+        assert (method, factor, 32768, 0) in units
+    assert len(units) == 6 + 1 + 3  # one window each (2L, plain, 4L): 56 idle minutes
+    two = {tuple(u) for u in plan(False, 8192, windows=2)["units"]}  # --windows 2
+    assert len(two) == 2 * len(units)
+    for method, factor, length in (("plain", 1, 32768), ("yarn", 2, 16384)):
+        assert {(method, factor, length, 0), (method, factor, length, 1)} < two
     passkey = {tuple(u) for u in settings["passkey_units"]}
     assert len(passkey) == len(settings["passkey_units"])
     for method, factor in (("plain", 1), ("dynamic_ntk", 2), ("yarn", 2)):

@@ -107,8 +107,8 @@ ALL = list(METHODS)
 EXTENDED = ["plain", "dynamic_ntk", "yarn"]
 FULL = {
     "stages": [  # loss: windows of factor * L tokens, how many for each method
-        {"factor": 2, "windows": dict.fromkeys(ALL, 2)},
-        {"factor": 4, "windows": dict.fromkeys(EXTENDED, 2)},
+        {"factor": 2, "windows": dict.fromkeys(ALL, 1)},
+        {"factor": 4, "windows": dict.fromkeys(EXTENDED, 1)},
     ],
     "bucket": 2048,
     "training_length": None,  # the model's own: 8,192
@@ -123,16 +123,14 @@ FULL = {
     "probe": {"length": 2048, "windows": 2},  # pairs, decay, sinks
     "offset": 0,
 }
-"""The full run, sized for about 45 minutes on two idle cores. rope_lib's forward
-(token_losses, 2 threads) measured on this machine while other work shared it (load 6):
-16,384 tokens in 284 s and 32,768 in 973 s (3.4 times as long: the attention grows as n^2),
-peak memory 1.3 and 1.8 GB (the attention is fused, the logits made 1,024 positions at a
-time); the 32,768-token pass gives exactly the 16,384-token one's losses on its first
-positions. On an idle machine a 16,384-token forward takes about 70 s, so 32,768 about
-240 s, 12,288 about 43 s and 8,192 about 23 s. The plan: 12 forwards of 2L (six methods,
-two windows; plain RoPE's 2L curves come from its 4L forwards), 6 of 4L (plain RoPE,
-dynamic NTK and YaRN, two windows), 9 passkey prompts (3 of L, 6 of 1.5L) and the probes:
-about 840 + 1,440 + 330 + 70 s, 45 minutes."""
+"""The full run: one text window per method and factor (--windows N for more, and a
+spread). rope_lib's forward (2 threads, at par with transformers') measured on this
+project's idle 2-core machine (AMD EPYC, AVX2): 8,192 tokens in 53 s (a passkey prompt),
+12,288 in 94 s, 16,384 in 153-166 s and 32,768 in 518 s: the attention grows as
+n^2, and at 16,384 tokens it is already most of the work. The plan: 6 forwards of 2L (the
+methods; plain RoPE's 2L curve comes from its 4L forward), 3 of 4L (plain RoPE, dynamic
+NTK, YaRN), 9 passkey prompts (3 of L, 6 of 1.5L: 726 s) and the probes (81 s): about
+56 minutes. Each more window adds about 42 minutes."""
 
 QUICK = {
     "stages": [
@@ -161,8 +159,8 @@ def plan(
     quick: bool, training_length: int, offset: int = 0, windows: int | None = None
 ) -> dict:
     """The settings and the lists of units: "units" [method, factor, length, window] for
-    the loss, "passkey_units" [method, factor, length, depth, trial]. windows: at most
-    that many loss windows per method and factor (a shorter run)."""
+    the loss, "passkey_units" [method, factor, length, depth, trial]. windows: that many
+    loss windows per method and factor instead of the plan's (more: a spread, and time)."""
     if windows is not None and (
         isinstance(windows, bool) or not isinstance(windows, int) or windows < 1
     ):
@@ -172,7 +170,7 @@ def plan(
     settings["offset"] = offset
     for stage in settings["stages"]:
         for method, count in stage["windows"].items():
-            stage["windows"][method] = min(count, windows or count)
+            stage["windows"][method] = windows or count
     settings["units"] = [
         [method, 1 if method == "plain" else stage["factor"], L * stage["factor"], w]
         for stage in settings["stages"]
@@ -503,8 +501,8 @@ def run(
     """Evaluate every unit of plan(quick) not yet in out_dir/results.json; return results.
 
     offset: the text is read from its token `offset` on, wrapping around to its start, so
-    that every window is another stretch of the same documentation. windows: at most that
-    many loss windows per method and factor (plan).
+    that every window is another stretch of the same documentation. windows: that many
+    loss windows per method and factor (plan).
     """
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
         raise ValueError(f"offset must be an int >= 0, got {offset!r}")

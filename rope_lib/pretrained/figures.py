@@ -55,33 +55,6 @@ def _figure(rows=1, cols=1, height=3.6, **kwargs):
     return plt.subplots(rows, cols, figsize=(WIDTH, height), dpi=100, **kwargs)
 
 
-def plot_loss(results: dict):
-    """Mean loss per bucket of positions, one panel per length (2x, 4x if run), one line
-    per method with its min..max over windows as a band; the training length L dotted."""
-    settings = results["settings"]
-    L, bucket = settings["training_length"], settings["bucket"]
-    lengths = [L * stage["factor"] for stage in settings["stages"]]
-    fig, axes = _figure(1, len(lengths), height=3.9, sharey=True, squeeze=False)
-    for ax, length, stage in zip(axes[0], lengths, settings["stages"]):
-        for method in [m for m in METHOD_COLORS if m in stage["windows"]]:
-            factor = 1 if method == "plain" else stage["factor"]
-            s = results["summary"].get(f"{method}/x{factor}/{length}")
-            if s is None:  # a run in progress
-                continue
-            x = (np.arange(len(s["mean"])) + 0.5) * bucket / 1000
-            color = METHOD_COLORS[method]
-            label = METHOD_NAMES[method]
-            ax.plot(x, s["mean"], "o-", ms=3, color=color, label=label)
-            ax.fill_between(x, s["min"], s["max"], color=color, alpha=0.2, lw=0)
-        ax.axvline(L / 1000, color="k", ls=":", lw=1)
-        ax.set_title(f"windows of {length:,} tokens ({stage['factor']}L); dotted: L")
-        ax.set_xlabel("position (thousands of tokens)")
-    axes[0, 0].set_ylabel("mean loss (nats)")
-    axes[0, 0].legend(loc="upper left", ncol=2, fontsize=10)
-    fig.tight_layout()
-    return fig
-
-
 def plot_passkey(results: dict):
     """Passkey retrieval: one row per (method, length), one column per depth of the key;
     green retrieved, red not (the share of trials when there are several), blank: not run."""
@@ -226,9 +199,7 @@ def loss_figure(results: dict) -> Figure:
         ax.set_xlim(0, factor * data.L)
         ax.set_xticks(np.arange(0, factor * data.L + 1, data.L))
         ax.xaxis.set_major_formatter(FuncFormatter(token_label))
-        ax.set_title(_fig("every method at s = {factor}, plain RoPE black").format(
-            factor=factor
-        ))  # fmt: skip
+        ax.set_title(_fig("s = {factor}, windows of {factor}L").format(factor=factor))
         ax.set_xlabel(_fig("position (tokens)"))
     axes[0].set_ylabel(_fig("loss (nats)"))
     axes[0].set_ylim(low - 0.1, high + 0.1 * (high - low))
@@ -240,7 +211,7 @@ def loss_figure(results: dict) -> Figure:
         handlelength=1.4,
         columnspacing=0.9,
     )
-    figure.subplots_adjust(left=0.09, right=0.96, top=0.92, bottom=0.3, wspace=0.06)
+    figure.subplots_adjust(left=0.09, right=0.96, top=0.92, bottom=0.3, wspace=0.12)
     return figure
 
 
@@ -295,7 +266,7 @@ def attention_figure(results: dict) -> Figure:
 
 
 FIGURES = {
-    "loss_by_position.png": plot_loss,
+    "loss_by_position.png": loss_figure,
     "passkey.png": plot_passkey,
     "pair_norms.png": plot_pairs,
     "attention_decay.png": plot_decay,
