@@ -269,9 +269,10 @@ def _rope_settings(method: str, factor, L: int) -> tuple[str, dict]:
 
 
 def _cost(length: int) -> float:
-    """A forward pass's seconds, about: measured 70 s at 16,384 tokens and 8 s at 4,096 on
-    2 threads, a + b n for the linear layers and the attention (for the progress bar)."""
-    return length * (1.2e-3 + 1.9e-7 * length)
+    """A forward pass's seconds, about, on 2 idle threads here: n (a + b n) for the linear
+    layers and the attention, fitted to 160 s at 16,384 tokens and 530 s at 32,768 (it
+    gives 54 s at 8,192, measured 53; for the progress bar's ETA)."""
+    return length * (3.4e-3 + 3.9e-7 * length)
 
 
 # --- the parts: each function computes one unit ----------------------------------------------
