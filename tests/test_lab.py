@@ -32,18 +32,20 @@ torch.set_num_threads(1)
 
 
 def test_loss_falls_on_a_tiny_run():
-    """300 steps of a one-layer model: from about uniform over the vocabulary to below what
-    word frequencies alone give (it uses the context)."""
+    """300 steps of a one-layer model on windows of the lab's L = 64: from about uniform
+    over the vocabulary to below what word frequencies alone give (it uses the context).
+    (In windows of 32, a passkey's or a copy's digits fill most of a sequence, and the text
+    is learned too slowly for so short a run.)"""
     source = D.MarkovSource(0)
     model = build_model(
         "rope", {"d_model": 32, "n_layers": 1, "n_heads": 2, "max_len": 64}, 0
     )
-    before = evaluate_text(model, source, 0, [32], 16)["loss"]["32"]
-    train(model, source, seed=0, steps=300, batch=16, length=32, lr=3e-3)
-    after = evaluate_text(model, source, 0, [32], 16)["loss"]["32"]
+    before = evaluate_text(model, source, 0, [64], 16)["loss"]["64"]
+    train(model, source, seed=0, steps=300, batch=16, length=64, lr=3e-3)
+    after = evaluate_text(model, source, 0, [64], 16)["loss"]["64"]
     assert before > math.log(D.VOCAB_SIZE) - 0.5  # untrained: near uniform guessing
     assert after < before - 0.8
-    assert after < source.yardsticks(32)["unigram"] - 0.1
+    assert after < source.yardsticks(64)["unigram"] - 0.1
 
 
 @pytest.mark.parametrize("scheme", SCHEMES)

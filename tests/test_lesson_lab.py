@@ -6,7 +6,7 @@ code cell that reads the results (not the small model trained live, whose number
 runs as the lesson runs it, with ROPE_LAB_RESULTS set:
 - on the committed results (notebooks/lab_results/, or the folder in ROPE_LAB_RESULTS);
 - on the folder in ROPE_LAB_OTHER_RESULTS when it is set: another run of the same design on
-  other seeds (`python -m rope_lib.lab --seed 5 --seeds 2 --out DIR`), which the claims were
+  other seeds (`python -m rope_lib.lab --seed 5 --seeds 5 --out DIR`), which the claims were
   not written with;
 - on doctored copies of the committed results, one per claim, each made so that its claim is
   false: the lesson must then stop at that claim's assert, and not before.
@@ -148,7 +148,7 @@ def test_the_claims_hold_on_other_results_when_given(tmp_path, monkeypatch):
     folder = os.environ.get("ROPE_LAB_OTHER_RESULTS")
     if not folder:
         pytest.skip("set ROPE_LAB_OTHER_RESULTS=DIR (python -m rope_lib.lab --seed 5 "
-                    "--seeds 2 --out DIR) to check the claims on other seeds")  # fmt: skip
+                    "--seeds 5 --out DIR) to check the claims on other seeds")  # fmt: skip
     results = json.loads((Path(folder) / "results.json").read_text(encoding="utf-8"))
     assert not results["config"]["quick"], "a --quick run learns nothing to check"
     run_claims(results, tmp_path, monkeypatch)
@@ -220,7 +220,17 @@ DOCTORED = [
     (lambda r: r["config"]["model"].update(n_layers=2), 'config["model"] =='),
     (lambda r: _text(r, "rope", _L(r), add=1.0), "full < best"),
     # text past L
+    (
+        lambda r: _text(
+            r, "none", _L(r), MarkovSource(0).yardsticks(_L(r))["current_word"]
+        ),
+        'yard[first]["current_word"] - 1',
+    ),
     (lambda r: _text(r, "learned", _L(r), add=0.6), 'yard[first]["entropy_rate"]'),
+    (
+        lambda r: _text(r, "none", _L(r), _mean_text(r, "rope", _L(r))),
+        'text["none"][0] > max(positional)',
+    ),
     (
         lambda r: _text(r, "sinusoidal", 8 * _L(r), _mean_text(r, "sinusoidal", _L(r))),
         "uniform + 0.3",
@@ -255,7 +265,9 @@ DOCTORED = [
         'text["none"][0] + 1',
     ),
     # retrieval
-    (lambda r: _passkey(r, "learned", _L(r), 0.0), "2 * k_of[s][0]"),
+    (lambda r: _passkey(r, "rope", _L(r), 0.0, _seeds(r)[:2]), "5 * k_of[s][0]"),
+    (lambda r: _passkey(r, "learned", _L(r), 1.0), 'k_of["learned"][0] <'),
+    (lambda r: _passkey(r, "learned", _L(r), 0.0), '"learned", L).values()) > 0.7'),
     (lambda r: _passkey(r, "rope", 4 * _L(r), 1.0, _seeds(r)[:1]), "k_of[s][2] == 0"),
     (
         lambda r: (

@@ -39,7 +39,7 @@ KEY_DIGITS = 3
 """Digits of a passkey: 1,000 keys, so a guess is right once in a thousand."""
 SPAN = 6
 """Digits of an induction copy (distinct, so each one says where its copy continues)."""
-MIX = {"text": 0.5, "passkey": 0.25, "copy": 0.25}
+MIX = {"text": 0.25, "passkey": 0.375, "copy": 0.375}
 """The training mixture: fractions of the sequences in a batch."""
 
 COPY_UNIFORM = math.log(N_DIGITS)

@@ -77,7 +77,7 @@ def make_config(seed: int = 0, seeds: int = 5, quick: bool = False) -> dict:
         "span": SPAN,
         "mix": MIX,
         "answer_weight": 8.0,
-        "train": {"steps": 2000, "batch": 32, "lr": 2e-3, "warmup": 30},
+        "train": {"steps": 1100, "batch": 32, "lr": 2e-3, "warmup": 30},
         "finetune": {
             "factor": 4,
             "budgets": [0, 25, 50, 100, 200],
