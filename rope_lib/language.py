@@ -311,16 +311,8 @@ def _words(text: str) -> str:
     return str(_(text)) if text else ""
 
 
-def table(headers, rows, *, floatfmt="g", intfmt="", gap: int = 2) -> str:
-    """A plain-text table for print(): `headers` (one str per column) and `rows` (each a
-    list with one cell per column: a str, a real number, or None for an empty cell).
-
-    Headers and text cells go through `_` (so a word rope_lib knows, e.g. a regime name,
-    comes out in the learner's language); numbers are formatted with `floatfmt` or
-    `intfmt` (a format spec, or one per column) and right-aligned, text left-aligned; a
-    column whose non-empty cells are all numbers right-aligns its header too. Columns
-    are padded by `display_width`, so a Chinese character counts as two columns and a
-    Chinese table lines up like an English one."""
+def _table_cells(headers, rows, gap) -> list[list]:
+    """table()'s arguments checked: its rows as lists of checked cells (_cell)."""
     if isinstance(headers, (str, bytes)) or not isinstance(headers, Sequence):
         raise TypeError(
             f"headers must be a list or tuple of str, one per column, got "
@@ -336,8 +328,6 @@ def table(headers, rows, *, floatfmt="g", intfmt="", gap: int = 2) -> str:
     if isinstance(gap, bool) or not isinstance(gap, numbers.Integral) or gap < 1:
         raise ValueError(f"gap must be a whole number >= 1, got {gap!r}")
     columns = len(headers)
-    floats = _formats("floatfmt", floatfmt, columns)
-    ints = _formats("intfmt", intfmt, columns)
     cells = []
     for i, row in enumerate(rows):
         if isinstance(row, (str, bytes, Mapping)) or not isinstance(row, Sequence):
@@ -349,6 +339,23 @@ def table(headers, rows, *, floatfmt="g", intfmt="", gap: int = 2) -> str:
                 f"rows[{i}] must have {columns} cells (one per header), got {len(row)}"
             )
         cells.append([_cell(value, f"rows[{i}][{j}]") for j, value in enumerate(row)])
+    return cells
+
+
+def table(headers, rows, *, floatfmt="g", intfmt="", gap: int = 2) -> str:
+    """A plain-text table for print(): `headers` (one str per column) and `rows` (each a
+    list with one cell per column: a str, a real number, or None for an empty cell).
+
+    Headers and text cells go through `_` (so a word rope_lib knows, e.g. a regime name,
+    comes out in the learner's language); numbers are formatted with `floatfmt` or
+    `intfmt` (a format spec, or one per column) and right-aligned, text left-aligned; a
+    column whose non-empty cells are all numbers right-aligns its header too. Columns
+    are padded by `display_width`, so a Chinese character counts as two columns and a
+    Chinese table lines up like an English one."""
+    cells = _table_cells(headers, rows, gap)
+    columns = len(headers)
+    floats = _formats("floatfmt", floatfmt, columns)
+    ints = _formats("intfmt", intfmt, columns)
     numeric = [
         any(not isinstance(row[j], str) for row in cells)
         and all(not isinstance(row[j], str) or row[j] == "" for row in cells)
