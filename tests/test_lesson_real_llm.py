@@ -146,11 +146,14 @@ def perturbed(results: dict, seed: int) -> dict:
     e^N(0, 0.1)."""
     rng = np.random.default_rng(seed)
     out = copy.deepcopy(results)
-    text: dict = {}  # (length, window) -> the text's own noise per bucket
+    # window w begins at the same token at every length: one stretch of text, whose
+    # noise per bucket every length and method shares
+    buckets = max(len(unit["bucket_loss"]) for unit in out["units"].values())
+    text: dict = {}  # window -> the text's own noise per bucket
     for key, unit in out["units"].items():
-        _method, _factor, length, window = key.split("/")
+        window = key.split("/")[3]
         loss = np.asarray(unit["bucket_loss"])
-        common = text.setdefault((length, window), rng.normal(0, 0.15, loss.shape))
+        common = text.setdefault(window, rng.normal(0, 0.15, buckets))[: len(loss)]
         unit["bucket_loss"] = (loss + common + rng.normal(0, 0.02, loss.shape)).tolist()
     for part, names in (
         ("pairs", ("q_rms", "k_rms")),
@@ -450,6 +453,14 @@ def test_loss_widget_says_the_numbers_of_the_results():
             w.update(method=missing[0], factor=4)
             assert "was not run at ×4" in w.readout_text()
             assert not w.line.get_visible()
+        # dynamic NTK at x4 over the first L tokens only (the full plan): its number
+        # inside L, no end, a curve that stops at L
+        unit = results["units"].get(f"dynamic_ntk/x4/{L}/window0")
+        if unit is not None:
+            w.update(method="dynamic_ntk", factor=4)
+            inside = np.mean(unit["bucket_loss"][: L // bucket])
+            assert f"×4: {inside:.2f} inside L (run inside L only)" in w.readout_text()
+            assert w.line.get_visible() and max(w.line.get_xdata()) < L
     finally:
         plt.close(w.figure)
 

@@ -308,6 +308,12 @@ def test_a_window_s_first_positions_have_the_shorter_window_s_losses():
     model.set_rope("dynamic", factor=4.0)  # frequencies set by the length: not so
     long, short = model.token_losses(tokens), model.token_losses(tokens[:24])
     assert (long[:23] - short).abs().max() > 1e-3
+    # ... unless the short window is given the long one's length: the experiment's
+    # dynamic NTK at x4 "inside L only"
+    model.set_rope("dynamic", factor=4.0, seq_len=64)
+    torch.testing.assert_close(
+        long[:23], model.token_losses(tokens[:24]), atol=1e-5, rtol=0
+    )
 
 
 # --- wrong inputs ----------------------------------------------------------------------------
@@ -566,9 +572,10 @@ def test_the_full_plan_covers_every_method_past_L_and_passkey_far_and_near():
     assert settings["training_length"] == 8192 and settings["bucket"] == 2048
     for method in set(METHODS) - {"plain"}:
         assert (method, 2, 16384, 0) in units
-    for method, factor in (("plain", 1), ("dynamic_ntk", 4), ("yarn", 4)):  # 4L
+    for method, factor in (("plain", 1), ("yarn", 4)):  # 4L
         assert (method, factor, 32768, 0) in units
-    assert len(units) == 6 + 1 + 3  # one window each (2L, plain, 4L): 56 idle minutes
+    assert ("dynamic_ntk", 4, 8192, 0) in units  # x4, inside L only
+    assert len(units) == 6 + 1 + 3  # one window each (2L, plain, 4L): 44 idle minutes
     two = {tuple(u) for u in plan(False, 8192, windows=2)["units"]}  # --windows 2
     assert len(two) == 2 * len(units)
     for method, factor, length in (("plain", 1, 32768), ("yarn", 2, 16384)):
@@ -580,7 +587,8 @@ def test_the_full_plan_covers_every_method_past_L_and_passkey_far_and_near():
             assert (method, factor, 12288, depth, 0) in passkey
     assert ("plain", 1, 8192, 0.5, 0) in passkey  # within L
     quick = plan(quick=True, training_length=8192)
-    assert {u[2] for u in quick["units"]} == {64, 128} and len(quick["units"]) == 20
+    assert {u[2] for u in quick["units"]} == {32, 64, 128} and len(quick["units"]) == 20
+    assert [u[:3] for u in quick["units"] if u[2] == 32] == [["dynamic_ntk", 4, 32]] * 2
 
 
 def test_bucket_means_and_summary():
@@ -649,6 +657,11 @@ def test_the_quick_run_evaluates_every_unit_once_and_resumes(gguf_path, tmp_path
         assert derived["from"] == unit_key("plain", 1, 128, w)
         direct = bucket_means(model.token_losses(ids[start : start + 64]), 16)
         np.testing.assert_allclose(derived["bucket_loss"], direct, atol=1e-5)
+    # dynamic NTK at x4 inside L only: the first L = 32 positions of its 4L window
+    model.set_rope("dynamic", factor=4.0, max_position_embeddings=32)
+    whole = model.token_losses(ids[starts[0] : starts[0] + 128])
+    inside = results["units"][unit_key("dynamic_ntk", 4, 32, 0)]["bucket_loss"]
+    np.testing.assert_allclose(inside, bucket_means(whole[:31], 16), atol=1e-5)
     passkey = results["passkey"]
     assert set(passkey["units"]) == {passkey_key(*u) for u in settings["passkey_units"]}
     for unit in passkey["units"].values():

@@ -14,7 +14,10 @@ loss     For each method (METHODS) at factor s, windows of s * L tokens of Pytho
          recomputes its base for the length) runs once, on its longest window: the model is
          causal, and the first 2L positions of a 4L window have the 2L window's losses.
          Plain RoPE (factor 1 at every length) is the one method that runs at two lengths:
-         its 4L forward gives its 2L curve too.
+         its 4L forward gives its 2L curve too. A method listed in a stage's "inside_L"
+         runs over the first L tokens of its window only, with the frequencies it has on
+         the whole window (dynamic NTK's base is the one for s L tokens): its cost inside
+         L, for a fifth of the time.
 passkey  Passkey retrieval (passkey.py): is the key said back by greedy decoding, by prompt
          length, depth of the key and method.
 pairs    The size of q and k per frequency pair, by layer (pairs.py), on windows of 2,048
@@ -108,7 +111,11 @@ EXTENDED = ["plain", "dynamic_ntk", "yarn"]
 FULL = {
     "stages": [  # loss: windows of factor * L tokens, how many for each method
         {"factor": 2, "windows": dict.fromkeys(ALL, 1)},
-        {"factor": 4, "windows": dict.fromkeys(EXTENDED, 1)},
+        {
+            "factor": 4,
+            "windows": dict.fromkeys(EXTENDED, 1),
+            "inside_L": ["dynamic_ntk"],  # 53 s instead of 530 s: its cost inside L
+        },
     ],
     "bucket": 2048,
     "training_length": None,  # the model's own: 8,192
@@ -125,17 +132,22 @@ FULL = {
 }
 """The full run: one text window per method and factor (--windows N for more, and a
 spread). rope_lib's forward (2 threads, at par with transformers') measured on this
-project's idle 2-core machine (AMD EPYC, AVX2): 8,192 tokens in 53 s (a passkey prompt),
-12,288 in 94 s, 16,384 in 153-166 s and 32,768 in 518 s: the attention grows as
-n^2, and at 16,384 tokens it is already most of the work. The plan: 6 forwards of 2L (the
-methods; plain RoPE's 2L curve comes from its 4L forward), 3 of 4L (plain RoPE, dynamic
-NTK, YaRN), 9 passkey prompts (3 of L, 6 of 1.5L: 726 s) and the probes (81 s): about
-56 minutes. Each more window adds about 42 minutes."""
+project's idle 2-core machine (AMD EPYC, AVX2): 8,192 tokens in 43-56 s (a passkey
+prompt), 12,288 in 90-98 s, 16,384 in 131-181 s and 32,768 in 453-553 s: the attention
+grows as n^2, and at 16,384 tokens it is already most of the work. The plan: 6 forwards
+of 2L (the methods; plain RoPE's 2L curve comes from its 4L forward), 2 of 4L (plain
+RoPE, YaRN), dynamic NTK at x4 over L tokens (its loss past L at 4L would cost 8 more
+minutes), 9 passkey prompts (3 of L, 6 of 1.5L) and the probes: 44 minutes (2,646 s of
+units) in the committed run. Each more window adds about 32 minutes."""
 
 QUICK = {
     "stages": [
         {"factor": 2, "windows": dict.fromkeys(ALL, 2)},
-        {"factor": 4, "windows": dict.fromkeys(EXTENDED, 2)},
+        {
+            "factor": 4,
+            "windows": dict.fromkeys(EXTENDED, 2),
+            "inside_L": ["dynamic_ntk"],
+        },
     ],
     "bucket": 16,
     "training_length": 32,
@@ -172,7 +184,12 @@ def plan(
         for method, count in stage["windows"].items():
             stage["windows"][method] = windows or count
     settings["units"] = [
-        [method, 1 if method == "plain" else stage["factor"], L * stage["factor"], w]
+        [
+            method,
+            1 if method == "plain" else stage["factor"],
+            L if method in stage.get("inside_L", ()) else L * stage["factor"],
+            w,
+        ]
         for stage in settings["stages"]
         for w in range(max(stage["windows"].values()))
         for method, count in stage["windows"].items()
@@ -254,15 +271,20 @@ def _fingerprint(ids: torch.Tensor) -> str:
     return hashlib.sha256(ids.numpy().astype("<i4").tobytes()).hexdigest()[:16]
 
 
-def _rope_settings(method: str, factor, L: int) -> tuple[str, dict]:
+def _rope_settings(
+    method: str, factor, L: int, seq_len: int | None = None
+) -> tuple[str, dict]:
     """(rope_type, params) of a method at a factor, with L as the training length (quick
-    pretends a shorter one)."""
+    pretends a shorter one); seq_len: dynamic NTK's frequencies are those for seq_len
+    tokens, whatever the length it reads (default: the length it reads)."""
     rope_type, params = METHODS[method]
     params = dict(params)
     if method != "plain":
         params["factor"] = float(factor)
         if rope_type == "dynamic":
             params["max_position_embeddings"] = L
+            if seq_len is not None:
+                params["seq_len"] = seq_len
         elif rope_type in ("yarn", "llama3"):
             params["original_max_position_embeddings"] = L
     return rope_type, params
@@ -407,8 +429,7 @@ class Unit(NamedTuple):
     store: dict
     keys: tuple[str, ...]
     cost: float  # about its seconds on an idle machine (the progress bar's weight)
-    method: str  # the rope settings it runs with (METHODS)
-    factor: float
+    rope: tuple[str, dict]  # the rope settings it runs with (_rope_settings)
     compute: Callable[[], dict]
 
 
@@ -432,7 +453,9 @@ def _write(results: dict, results_path: Path) -> None:
 def _loss_units(settings, results, model, ids) -> list[Unit]:
     """The loss units: one forward pass per method, factor and window at the longest length
     it runs at; a method whose frequencies do not depend on the length (every one but
-    dynamic NTK) reads its shorter lengths from that pass's first positions."""
+    dynamic NTK) reads its shorter lengths from that pass's first positions. Dynamic NTK at
+    factor s has the frequencies it has on s L tokens, on a shorter window too
+    ("inside_L")."""
     L, bucket = settings["training_length"], settings["bucket"]
     longest = max(L * s["factor"] for s in settings["stages"])
     count = max(max(s["windows"].values()) for s in settings["stages"])
@@ -447,10 +470,9 @@ def _loss_units(settings, results, model, ids) -> list[Unit]:
         tokens = text_windows(ids, n, count, span=longest)[w]
         keys = dict(sorted(keys.items(), reverse=True))  # the longest first
         compute = partial(loss_unit, model, tokens, bucket, keys)
+        rope = _rope_settings(method, factor, L, seq_len=factor * L)
         store = results["units"]
-        units.append(
-            Unit(store, tuple(keys.values()), _cost(n), method, factor, compute)
-        )
+        units.append(Unit(store, tuple(keys.values()), _cost(n), rope, compute))
     return units
 
 
@@ -462,17 +484,14 @@ def _todo(settings, results, model, tokenizer, ids) -> list[Unit]:
     windows = [
         w.to(device) for w in text_windows(ids, probe["length"], probe["windows"])
     ]
-    cost = _cost(probe["length"]) * probe["windows"]
+    cost, plain = _cost(probe["length"]) * probe["windows"], ("default", {})
     units = [
-        Unit(
-            results, ("pairs",), cost, "plain", 1, partial(pairs_unit, model, windows)
-        ),
+        Unit(results, ("pairs",), cost, plain, partial(pairs_unit, model, windows)),
         Unit(
             results,
             ("decay", "sinks"),
             2 * cost,
-            "plain",
-            1,
+            plain,
             partial(attention_unit, model, windows),
         ),
     ]
@@ -486,7 +505,8 @@ def _todo(settings, results, model, tokenizer, ids) -> list[Unit]:
             return {key: passkey_unit(model, tokenizer, n, depth, number)}
 
         store = results["passkey"]["units"]
-        units.append(Unit(store, (key,), _cost(n), method, factor, compute))
+        rope = _rope_settings(method, factor, settings["training_length"])
+        units.append(Unit(store, (key,), _cost(n), rope, compute))
     missing = (u for u in units if any(key not in u.store for key in u.keys))
     return sorted(missing, key=lambda u: u.cost)
 
@@ -543,7 +563,7 @@ def run(
     )
     start = time.perf_counter()
     for unit in todo:
-        rope_type, params = _rope_settings(unit.method, unit.factor, L)
+        rope_type, params = unit.rope
         model.set_rope(rope_type, **params)
         bar.set_postfix_str(unit.keys[0])
         begun, cpu = time.perf_counter(), time.process_time()

@@ -164,8 +164,10 @@ class Llama(nn.Module):
 
         original_max_position_embeddings (YaRN, Llama 3) and max_position_embeddings
         (dynamic NTK) default to the training length L = config.context_length; dynamic NTK
-        recomputes its frequencies for each call's length, as transformers does. The
-        parameters are checked here: a wrong name or value raises now.
+        recomputes its frequencies for each call's length, as transformers does, unless
+        seq_len is given: then it keeps the frequencies it has on seq_len tokens (the first
+        L positions of a 4L window, read from a window of L). The parameters are checked
+        here: a wrong name or value raises now.
         """
         length = self.config.context_length
         if rope_type in ("yarn", "llama3"):
@@ -177,7 +179,7 @@ class Llama(nn.Module):
 
     def _frequencies(self, rope_type, params, seq_len):
         if rope_type == "dynamic":
-            params = dict(params, seq_len=seq_len)
+            params = {"seq_len": seq_len} | params  # a seq_len set_rope was given wins
         config = self.config
         return rope_frequencies(rope_type, config.head_dim, config.rope_base, **params)
 

@@ -59,12 +59,13 @@ def method_label(method: str, translate=_) -> str:
 def window_losses(results: dict) -> dict:
     """{(method, factor): {window: [mean loss per bucket]}} from results['units'] (keys
     "method/x{factor}/{length}/window{w}"); plain RoPE, which runs on the windows of every
-    factor, is filed under each factor it ran at (by its window length)."""
+    factor, is filed under each factor it ran at (by its window length). A method run
+    inside L only at a factor (a window of L, not s L) has a curve that ends at L."""
     L = results["settings"]["training_length"]
     runs: dict = {}
     for key, unit in results["units"].items():
-        method, _factor, length, window = key.split("/")
-        factor = int(length) // L
+        method, factor, length, window = key.split("/")
+        factor = int(length) // L if method == "plain" else int(factor[1:])
         window = int(window.removeprefix("window"))
         runs.setdefault((method, factor), {})[window] = unit["bucket_loss"]
     return runs

@@ -8,7 +8,7 @@ lesson reads, rope_lib.pretrained.figures draws the static figures).
         mean over the text windows with the min..max band, the plain model on the same
         windows, and the yardstick (dashed), the plain model's mean loss inside L.
         Controls "method" and "factor s" (a method the run did not evaluate at that factor
-        is said so, and its curve hidden).
+        is said so, and its curve hidden; one it ran inside L only, there, ends at L).
     PairNormWidget(results, layer=12)
         The size (RMS over tokens and heads) of q and k in each frequency pair of one layer,
         against the pair's wavelength and L. Control "layer".
@@ -87,6 +87,8 @@ class LossCurveWidget(LiveWidget):
             "plain": plain,
             "inside": None if curve is None else data.inside(curve),
             "last": None if curve is None else data.last(curve),
+            # run over the first L tokens only (its curve ends at L)
+            "inside_only": curve is not None and curve["x"][-1] < data.L,
             "plain_last": data.last(plain),
             "yardstick": data.inside(plain),
             "end": factor * data.L,
@@ -143,6 +145,9 @@ class LossCurveWidget(LiveWidget):
             line1 = _("{label} was not run at ×{factor}").format(
                 label=label, factor=s["factor"]
             )
+        elif s["inside_only"]:
+            line1 = _("{label} ×{factor}: {inside:.2f} inside L (run inside L only)")
+            line1 = line1.format(label=label, factor=s["factor"], inside=s["inside"])
         else:
             line1 = _(
                 "{label} ×{factor}: {inside:.2f} inside L, {last:.2f} at the end"
