@@ -370,6 +370,34 @@ def as_complex(answer, name: str):
     return z
 
 
+def sorted_set(items, name: str, expected: str) -> list:
+    """A set's items in order (a set has none of its own); NotYet when they cannot be
+    compared (numbers and words mixed)."""
+    try:
+        return sorted(items)
+    except TypeError:
+        raise NotYet(
+            _("{name} should be {expected}, got a set of mixed things").format(
+                name=name, expected=expected
+            )
+        ) from None
+
+
+def whole_numbers(t: torch.Tensor, name: str, expected: str) -> list[int]:
+    """t's values, flattened, as ints; NotYet when a float among them is not whole (or not
+    finite): 2.0 is 2, 2.5 is no index and no seed."""
+    values = t.reshape(-1).tolist()
+    if t.is_floating_point() and not all(
+        math.isfinite(v) and v == math.floor(v) for v in values
+    ):
+        raise NotYet(
+            _("{name} should be {expected}; not all are whole numbers").format(
+                name=name, expected=expected
+            )
+        )
+    return [int(v) for v in values]
+
+
 def as_indices(answer, name: str, size: int):
     """A set of indices in [0, size): a bool mask of `size` entries, or whole numbers (a
     list, set, range, array or tensor of them, in any order); raises NotYet otherwise."""
@@ -377,14 +405,7 @@ def as_indices(answer, name: str, size: int):
         "indices between 0 and {last} (or a bool mask of {size} entries)"
     ).format(last=size - 1, size=size)
     if isinstance(answer, (set, frozenset)):
-        try:
-            answer = sorted(answer)
-        except TypeError:
-            raise NotYet(
-                _("{name} should be {expected}, got a set of mixed things").format(
-                    name=name, expected=expected
-                )
-            )
+        answer = sorted_set(answer, name, expected)
     t = _values(answer, name, expected)
     if t.is_complex():
         raise NotYet(_got_complex(name, expected))
@@ -402,16 +423,7 @@ def as_indices(answer, name: str, size: int):
                 name=name, expected=expected, shape=tuple(t.shape)
             )
         )
-    values = t.reshape(-1).tolist()
-    if t.is_floating_point() and not all(
-        math.isfinite(v) and v == math.floor(v) for v in values
-    ):
-        raise NotYet(
-            _("{name} should be {expected}; not all are whole numbers").format(
-                name=name, expected=expected
-            )
-        )
-    indices = [int(v) for v in values]
+    indices = whole_numbers(t, name, expected)
     if any(not 0 <= i < size for i in indices):
         raise NotYet(
             _("{name} should be {expected}; some are outside that range").format(

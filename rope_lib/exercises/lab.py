@@ -26,7 +26,7 @@ import torch
 from .. import results as _results
 from ..language import N_, _
 from . import NotYet, Word, compare_tensor, either, exercise
-from .answers import _values, as_number, as_tensor, describe
+from .answers import _values, as_number, as_tensor, describe, sorted_set, whole_numbers
 
 #: The committed results, read when ROPE_LAB_RESULTS is not set.
 COMMITTED_RESULTS = _results.NOTEBOOKS / "lab_results"
@@ -345,15 +345,7 @@ def _as_seeds(answer, name: str) -> tuple[frozenset, bool]:
     if isinstance(answer, np.ndarray) and answer.dtype.kind in "US":
         answer = answer.tolist()
     if isinstance(answer, (set, frozenset)):
-        answer = [_seed_item(item) for item in answer]
-        try:
-            answer = sorted(answer)
-        except TypeError:
-            raise NotYet(
-                _("{name} should be {expected}, got a set of mixed things").format(
-                    name=name, expected=expected
-                )
-            ) from None
+        answer = sorted_set([_seed_item(item) for item in answer], name, expected)
     elif isinstance(answer, (list, tuple)):
         answer = [_seed_item(item) for item in answer]
     t = _values(answer, name, expected)
@@ -376,16 +368,7 @@ def _as_seeds(answer, name: str) -> tuple[frozenset, bool]:
                 name=name, expected=expected, shape=tuple(t.shape)
             )
         )
-    values = t.reshape(-1).tolist()
-    if t.is_floating_point() and not all(
-        math.isfinite(v) and v == math.floor(v) for v in values
-    ):
-        raise NotYet(
-            _("{name} should be {expected}; not all are whole numbers").format(
-                name=name, expected=expected
-            )
-        )
-    seeds = [int(v) for v in values]
+    seeds = whole_numbers(t, name, expected)
     if len(set(seeds)) != len(seeds):
         raise NotYet(
             _("{name} should be {expected}: each seed once, got {got}").format(
