@@ -68,10 +68,12 @@ def _is_browser_item(item) -> bool:
 
 def pytest_collection_modifyitems(config, items):
     """All browser tests of one notebook run one after the other (the notebook is opened
-    and executed once for them all), in _TEST_ORDER; skipped with a reason when they
-    cannot run."""
+    and executed once for them all), in _TEST_ORDER, each lesson's before its Chinese
+    twin's; skipped with a reason when they cannot run."""
     reason = lab.skip_reason()
-    order = {name: i for i, name in enumerate(lab.discover_notebooks())}
+    # each lesson, then its Chinese twin (which runs behind it: Notebooks)
+    names = sorted(lab.discover_notebooks(), key=lambda n: (Path(n).name, "/" in n))
+    order = {name: i for i, name in enumerate(names)}
     rank = {name: i for i, name in enumerate(_TEST_ORDER)}
     slots = [i for i, item in enumerate(items) if _is_browser_item(item)]
     browser = [items[i] for i in slots]
@@ -336,9 +338,11 @@ class OpenNotebook:
 
 class Notebooks:
     """Opens and runs a notebook on first use and keeps it open for the next tests of
-    the same notebook; opening another one closes it and shuts its kernel down (one
-    kernel runs at a time). A notebook is opened and run once per session (the tests of
-    one notebook run together)."""
+    the same notebook; opening another one closes it and shuts its kernel down. A
+    notebook is opened and run once per session (the tests of one notebook run together).
+    A lesson's Chinese twin, next in the order, runs behind it while the lesson is checked
+    (two kernels on the two cores): its own checks, at the projector, come when it has
+    run."""
 
     def __init__(self, server, context, order: list[str] = ()):
         self.server, self.context = server, context
@@ -349,6 +353,7 @@ class Notebooks:
         # kernel)
         self.order = list(order)
         self._next: tuple[str, object] | None = None  # (name, page) being loaded
+        self._running: tuple[str, object] | None = None  # (name, page) running ahead
 
     def get(self, name: str) -> OpenNotebook:
         if self.current is not None and self.current.name == name:
@@ -356,8 +361,16 @@ class Notebooks:
         start = time.monotonic()
         self.close()
         closed = time.monotonic()
-        page = None
-        if self._next is not None:
+        page, ran_ahead = None, False
+        if self._running is not None:  # started behind the lesson before it
+            ahead, running = self._running
+            self._running = None
+            if ahead == name:
+                page, ran_ahead = running, True
+                page.bring_to_front()
+            else:
+                self._drop(running)
+        if page is None and self._next is not None:
             ahead, loading = self._next
             self._next = None
             if ahead == name:
@@ -374,16 +387,17 @@ class Notebooks:
         # the notebook, an idle kernel): started now, it is ready when its tests come
         order = self.order
         following = order[order.index(name) + 1 :] if name in order else []
-        if following:
+        if following and self._next is None:  # (a twin running ahead opened it)
             ahead = lab.start_opening(self.context, self.server, following[0])
             self._next = (following[0], ahead)
             # the page under test stays in front: a page behind it gets its timers and
             # animation frames throttled (its drawing would crawl)
             page.bring_to_front()
         try:
-            status = lab.run_all(page)
+            status = lab.wait_run_all(page) if ran_ahead else lab.run_all(page)
         except Exception as exc:  # a timeout: report what the prompts say
             status = f"timeout: {exc.__class__.__name__}"
+        self._run_twin_ahead(name, page)
         opened = OpenNotebook(
             name,
             page,
@@ -392,6 +406,10 @@ class Notebooks:
             lab.errors(page),
             time.monotonic() - opened_at,
         )
+        if ran_ahead:  # the time it still took once in front
+            opened.timings["run all, rest after running ahead"] = opened.timings.pop(
+                "run all"
+            )
         opened.timings["close previous"] = round(closed - start, 1)
         opened.timings["open"] = round(opened_at - closed, 1)
         self.current = opened
@@ -401,6 +419,28 @@ class Notebooks:
             path=str(opened.artifacts / "notebook-after-run.png"), full_page=True
         )
         return opened
+
+    def _run_twin_ahead(self, name: str, page) -> None:
+        """If the next notebook is this lesson's Chinese twin (loaded meanwhile), start
+        running it now, behind this one, which stays in front for its checks."""
+        if self._next is None or self._next[0] != f"zh/{name}":
+            return
+        twin, loading = self._next
+        self._next = None
+        try:
+            lab.finish_opening(loading)
+            lab.start_run_all(loading)
+            self._running = (twin, loading)
+        except Exception:  # it is opened and run afresh when its turn comes
+            self._drop(loading)
+        # and the lesson after the twin starts loading (the twin's own checks are short)
+        after = self.order[self.order.index(twin) + 1 :]
+        if after:
+            self._next = (
+                after[0],
+                lab.start_opening(self.context, self.server, after[0]),
+            )
+        page.bring_to_front()
 
     def _drop(self, page) -> None:
         self._closing.append(
@@ -430,7 +470,8 @@ def notebooks(request, lab_server, browser):
         yield manager
     finally:
         manager.close()
-        if manager._next is not None:
-            manager._drop(manager._next[1])
+        for pending in (manager._next, manager._running):
+            if pending is not None:
+                manager._drop(pending[1])
         for thread in manager._closing:
             thread.join(timeout=30)

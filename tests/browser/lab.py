@@ -495,6 +495,13 @@ def close_side_panels(page) -> None:
 def run_all(page, timeout_ms: int = 120_000) -> str:
     """Clear every output, run all cells, wait until every non-empty code cell shows a number
     (or an error stopped the run). Returns 'done' or 'error'."""
+    start_run_all(page)
+    return wait_run_all(page, timeout_ms)
+
+
+def start_run_all(page) -> None:
+    """Clear every output and start running all cells; returns while they run (the kernel
+    goes on, in a page behind another one too)."""
     page.evaluate(
         "() => window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')"
     )
@@ -508,6 +515,11 @@ def run_all(page, timeout_ms: int = 120_000) -> str:
     page.evaluate(
         "() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }"
     )
+
+
+def wait_run_all(page, timeout_ms: int = 120_000) -> str:
+    """After start_run_all: wait until every non-empty code cell shows a number (or an
+    error stopped the run). Returns 'done' or 'error'."""
     handle = page.wait_for_function(_JS_CELLS_DONE, timeout=timeout_ms, polling=200)
     return handle.json_value()
 
