@@ -17,7 +17,7 @@ loss     For each method (METHODS) at factor s, windows of s * L tokens of Pytho
          its 4L forward gives its 2L curve too. A method listed in a stage's "inside_L"
          runs over the first L tokens of its window only, with the frequencies it has on
          the whole window (dynamic NTK's base is the one for s L tokens): its cost inside
-         L, for a fifth of the time.
+         L, for about a tenth of the time.
 passkey  Passkey retrieval (passkey.py): is the key said back by greedy decoding, by prompt
          length, depth of the key and method.
 pairs    The size of q and k per frequency pair, by layer (pairs.py), on windows of 2,048
@@ -114,7 +114,7 @@ FULL = {
         {
             "factor": 4,
             "windows": dict.fromkeys(EXTENDED, 1),
-            "inside_L": ["dynamic_ntk"],  # 53 s instead of 530 s: its cost inside L
+            "inside_L": ["dynamic_ntk"],  # 56 s instead of about 500: inside L
         },
     ],
     "bucket": 2048,
