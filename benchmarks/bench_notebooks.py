@@ -28,7 +28,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def seconds(command: list[str], cwd: Path = ROOT) -> float:
     start = time.perf_counter()
-    subprocess.run(command, cwd=cwd, check=True, capture_output=True)
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
+    if done.returncode:
+        sys.exit(
+            f"{' '.join(command)} failed:\n{done.stdout[-3000:]}{done.stderr[-2000:]}"
+        )
     return time.perf_counter() - start
 
 
