@@ -58,6 +58,9 @@ class PositionalSelfAttention(nn.Module):
     for "rope" and "sinusoidal"; "learned" needs integers in 0 .. max_len-1, "sinusoidal"
     positions >= 0. Returns out [batch, seq, d_model] (and the attention weights
     [batch, heads, seq, seq]). Works on x's device and dtype.
+    window: None, or w >= 1 (set it at any time, module.window = w): query i sees only the
+    keys j with 0 <= i - j < w, a band (sliding-window attention, as in Mistral 7B; a probe
+    of how far back a model may look). Needs causal=True.
     """
 
     def __init__(
@@ -100,6 +103,7 @@ class PositionalSelfAttention(nn.Module):
         if rope is not None:
             require_rope_pair("rope", rope, self.head_dim)
         self.rope = rope
+        self.window: int | None = None
         self.qkv = nn.Linear(d_model, 3 * d_model, bias=False)
         self.out = nn.Linear(d_model, d_model, bias=False)
         if position == "learned":
@@ -226,6 +230,28 @@ class PositionalSelfAttention(nn.Module):
         require_bool("return_weights", return_weights)
         positions = self._check_positions(positions, x)
 
+        q, k, v = self._qkv(x, positions)
+        bias = None
+        if self.position == "alibi":
+            bias = self._alibi_bias(positions, seq, x)  # [batch or 1, heads, seq, seq]
+        heads, weights = self._attend(q, k, v, bias, return_weights)
+        out = self.out(heads.transpose(1, 2).reshape(batch, seq, d_model))
+        return (out, weights) if return_weights else out
+
+    def query_key(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(q, k) [batch, heads, seq, head_dim] as the scores use them (RoPE: rotated), for
+        x [batch, seq, d_model] at the default positions: what a probe of the scores reads."""
+        require_float_tensor("x", x)
+        if x.dim() != 3 or x.shape[-1] != self.d_model:
+            raise ValueError(
+                f"x must be [batch, seq, d_model = {self.d_model}], got {tuple(x.shape)}"
+            )
+        q, k, _ = self._qkv(x, None)
+        return q, k
+
+    def _qkv(self, x: torch.Tensor, positions):
+        """q, k, v [batch, heads, seq, head_dim], positions added (or q and k rotated)."""
+        batch, seq, _ = x.shape
         x = self._add_positions(x, positions)  # sinusoidal, learned: at the input
         qkv = (
             self.qkv(x)
@@ -235,12 +261,7 @@ class PositionalSelfAttention(nn.Module):
         q, k, v = qkv[0], qkv[1], qkv[2]
         if self.position == "rope":  # q and k rotated in one pass
             q, k = rotate_pairs(qkv[:2], *self._rope_cos_sin(positions, x), self.layout)
-        bias = None
-        if self.position == "alibi":
-            bias = self._alibi_bias(positions, seq, x)  # [batch or 1, heads, seq, seq]
-        heads, weights = self._attend(q, k, v, bias, return_weights)
-        out = self.out(heads.transpose(1, 2).reshape(batch, seq, d_model))
-        return (out, weights) if return_weights else out
+        return q, k, v
 
     def _add_positions(self, x: torch.Tensor, positions) -> torch.Tensor:
         """x + PE (sinusoidal) or x + the learned rows; x itself for the other schemes."""
@@ -279,10 +300,26 @@ class PositionalSelfAttention(nn.Module):
             cos, sin = cos * factor, sin * factor
         return cos, sin
 
+    def _band(self, seq: int, q: torch.Tensor) -> torch.Tensor | None:
+        """The additive mask of self.window (0 inside the band, -inf elsewhere), or None."""
+        if self.window is None:
+            return None
+        window = require_positive_int("window", self.window)
+        if not self.causal:
+            raise ValueError("window needs causal=True, got causal=False")
+        offset = torch.arange(seq, device=q.device)
+        offset = offset[:, None] - offset[None, :]
+        inside = (offset >= 0) & (offset < window)
+        zero = torch.zeros((), dtype=q.dtype, device=q.device)
+        return torch.where(inside, zero, float("-inf")).expand(1, 1, seq, seq)
+
     def _attend(self, q, k, v, bias, return_weights: bool):
         """softmax(q k^T / sqrt(head_dim) + bias, causal) v, and the weights when asked for
         (written out); otherwise torch's fused scaled_dot_product_attention."""
         seq = q.shape[-2]
+        band = self._band(seq, q)
+        if band is not None:  # the band holds the causal mask
+            bias = band if bias is None else bias + band
         if not return_weights:
             if bias is not None:
                 return F.scaled_dot_product_attention(q, k, v, attn_mask=bias), None

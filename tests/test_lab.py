@@ -92,6 +92,56 @@ def _attention_by_hand(attn, x, q_map, bias=None):
     return attn.out(out.transpose(1, 2).reshape(batch, seq, d))
 
 
+@pytest.mark.parametrize("scheme", ["rope", "alibi", "none"])
+def test_window_lets_a_query_see_only_its_last_keys(scheme):
+    torch.manual_seed(3)
+    model = LabModel(
+        D.VOCAB_SIZE, scheme, d_model=32, n_heads=2, n_layers=1, max_len=64
+    )
+    attn, x, window = model.blocks[0].attn, torch.randn(2, 20, 32), 5
+    far = torch.arange(20)[:, None] - torch.arange(20)[None, :] >= window
+    bias = alibi_bias(20, 2, causal=False) if scheme == "alibi" else torch.zeros(20, 20)
+    positions = torch.arange(20)
+    q_map = (lambda t: apply_rope(t, positions)) if scheme == "rope" else (lambda t: t)
+    with torch.no_grad():
+        full = attn(x)
+        model.set_window(window)
+        banded = attn(x)
+        torch.testing.assert_close(
+            banded,
+            _attention_by_hand(attn, x, q_map, bias.masked_fill(far, float("-inf"))),
+            atol=1e-5,
+            rtol=1e-4,
+        )
+        _, weights = attn(x, return_weights=True)
+        assert (weights[..., far] == 0).all()
+        # the first `window` queries see every key anyway; the later ones lose some
+        torch.testing.assert_close(banded[:, :window], full[:, :window])
+        assert not torch.allclose(banded[:, window:], full[:, window:], atol=1e-4)
+        model.set_window(20)  # a band as long as the sequence: plain causal attention
+        torch.testing.assert_close(attn(x), full, atol=1e-6, rtol=1e-5)
+    for bad in (0, -1, 2.5):
+        attn.window = bad
+        with pytest.raises((ValueError, TypeError), match="window"):
+            attn(x)
+
+
+def test_base_sets_the_rope_frequencies_and_query_key_reads_them():
+    torch.manual_seed(4)
+    model = LabModel(
+        D.VOCAB_SIZE, "rope", d_model=32, n_heads=2, n_layers=1, max_len=64, base=500.0
+    )
+    attn, x = model.blocks[0].attn, torch.randn(2, 12, 32)
+    q, k = attn.query_key(x)
+    raw = attn.qkv(x).view(2, 12, 3, 2, 16).permute(2, 0, 3, 1, 4)
+    positions = torch.arange(12)
+    torch.testing.assert_close(q, apply_rope(raw[0], positions, base=500.0))
+    torch.testing.assert_close(k, apply_rope(raw[1], positions, base=500.0))
+    assert not torch.allclose(q, apply_rope(raw[0], positions))
+    with pytest.raises(ValueError, match="x must be"):
+        attn.query_key(torch.randn(12, 32))
+
+
 @pytest.mark.parametrize(
     "method,params",
     [
@@ -247,6 +297,31 @@ def test_copy_batch_repeats_a_span_at_the_distance():
     for bad in (span - 1, 64 - span + 1):
         with pytest.raises(ValueError, match="distance must be in"):
             D.copy_batch(source, np.random.default_rng(0), 1, 64, bad)
+
+
+def test_copy_at_start_puts_the_first_copy_first_at_the_same_distance():
+    source, span = D.MarkovSource(0), D.SPAN
+    for distance in (span, 20, 58):
+        tokens, answers = D.copy_batch(
+            source, np.random.default_rng(1), 16, 64, distance, at_start=True
+        )
+        first, second = tokens[:, :span], tokens[:, distance : distance + span]
+        assert torch.equal(first, second)
+        assert ((first >= D.DIGIT0) & (first < D.KEY)).all()
+        assert answers.sum().item() == 16 * (span - 1)
+        assert answers[:, distance + 1 : distance + span].all()
+        # the same digits as the placement at the end: only where they sit differs
+        end, _ = D.copy_batch(source, np.random.default_rng(1), 16, 64, distance)
+        assert torch.equal(end[:, 64 - span :], second)
+
+
+def test_text_only_mixture_has_no_passkeys_and_no_copies():
+    mix = {"text": 1.0, "passkey": 0.0, "copy": 0.0}
+    tokens, answers = D.training_batch(
+        D.MarkovSource(0), np.random.default_rng(0), 8, 65, mix
+    )
+    assert tokens.shape == (8, 65) and not answers.any()
+    assert (tokens < D.N_TEXT).all()
 
 
 def test_training_batch_mixes_the_kinds_as_MIX_says():
@@ -414,13 +489,36 @@ def test_cli_quick_runs_and_resume_runs_nothing_new(tmp_path):
     ]
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert "ran 5 job(s)" in done.stdout
+    assert "ran 6 job(s)" in done.stdout
     results = json.loads((out / "results.json").read_text())
     config = results["config"]
     assert config["seeds"] == [3] and config["quick"]
     assert set(results["schemes"]) == set(SCHEMES)
-    assert set(results["scaling"]) == set(METHODS)
+    assert set(results["scaling"]) == {*METHODS, "yarn_no_temperature"}
     assert set(results["finetune"]) == {"default", "linear", "yarn"}
+    # the controls: text-only and low-rate fine-tunes, YaRN without temperature, base 500
+    controls = results["finetune_controls"]
+    assert set(controls) == {"text_only", "low_lr"}
+    for control in controls.values():
+        assert set(control) == {"default", "linear"}
+        assert sorted(control["linear"]["3"], key=int) == [
+            str(b) for b in config["finetune"]["budgets"]
+        ]
+        # budget 0 is the model trained at L, whatever the fine-tune does next
+        assert control["linear"]["3"]["0"] == results["finetune"]["linear"]["3"]["0"]
+    assert (
+        controls["text_only"]["default"]["3"]["10"]
+        != (results["finetune"]["default"]["3"]["10"])
+    )
+    yarn, cold = (
+        results["scaling"]["yarn"]["3"],
+        results["scaling"]["yarn_no_temperature"],
+    )
+    assert cold["3"]["text"] != yarn["text"]
+    sweep = results["base_sweep"]["500"]["3"]
+    assert set(sweep["scaling"]) == set(results["scaling"])
+    assert sweep["text"]["loss"] != results["schemes"]["rope"]["3"]["text"]["loss"]
+    assert set(results["schemes"]["none"]["3"]["copy_at_start"]) == {"256"}
     budgets = [str(b) for b in config["finetune"]["budgets"]]
     assert sorted(results["finetune"]["yarn"]["3"], key=int) == budgets
     rope = results["schemes"]["rope"]["3"]
@@ -439,8 +537,8 @@ def test_cli_quick_runs_and_resume_runs_nothing_new(tmp_path):
     )
     for name in ("text", "passkey", "copy", "scaling", "finetune"):
         assert (out / f"{name}.png").stat().st_size > 1000
-    assert len(list((out / "jobs").glob("*.json"))) == 5
-    assert len(list((out / "checkpoints").glob("*.pt"))) == 5
+    assert len(list((out / "jobs").glob("*.json"))) == 6
+    assert len(list((out / "checkpoints").glob("*.pt"))) == 6
     # A second run finds every job: it runs nothing and writes the same numbers.
     again = run(out, seed=3, quick=True, quiet=True)
     assert again["trained"] == []

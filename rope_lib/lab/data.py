@@ -144,11 +144,15 @@ def passkey_batch(source, rng, batch: int, length: int, depth: float | None = No
     return torch.from_numpy(tokens), torch.from_numpy(answers)
 
 
-def copy_batch(source, rng, batch: int, length: int, distance: int | None = None):
+def copy_batch(
+    source, rng, batch: int, length: int, distance: int | None = None, at_start=False
+):
     """(tokens, answers): text filler with a span of SPAN distinct digits at p and again at
     p + distance. With distance None both are drawn per row (distance uniform in SPAN ..
     length - SPAN, p uniform where both copies fit); with a distance, the second copy ends
-    the sequence. answers marks the second copy's tokens after its first."""
+    the sequence, or, with at_start=True, the first copy begins it (p = 0): the same
+    distance, read by tokens at other positions. answers marks the second copy's tokens
+    after its first."""
     if length < 2 * SPAN:
         raise ValueError(f"length must be >= {2 * SPAN} for a copy, got {length}")
     if distance is not None and not SPAN <= distance <= length - SPAN:
@@ -162,7 +166,7 @@ def copy_batch(source, rng, batch: int, length: int, distance: int | None = None
         starts = (rng.random(batch) * (length - SPAN - distances + 1)).astype(np.int64)
     else:
         distances = np.full(batch, distance)
-        starts = length - SPAN - distances
+        starts = 0 * distances if at_start else length - SPAN - distances
     span = DIGIT0 + np.argsort(rng.random((batch, N_DIGITS)), axis=1)[:, :SPAN]
     rows, offsets = np.arange(batch)[:, None], np.arange(SPAN)
     tokens[rows, starts[:, None] + offsets] = span
@@ -173,11 +177,12 @@ def copy_batch(source, rng, batch: int, length: int, distance: int | None = None
     return torch.from_numpy(tokens), torch.from_numpy(answers)
 
 
-def training_batch(source, rng, batch: int, length: int):
-    """(tokens [batch, length], answers [batch, length]): the MIX of text, passkeys and
-    copies, shuffled; text rows have no answers."""
-    n_key = int(round(batch * MIX["passkey"]))
-    n_copy = int(round(batch * MIX["copy"]))
+def training_batch(source, rng, batch: int, length: int, mix: dict | None = None):
+    """(tokens [batch, length], answers [batch, length]): the mixture `mix` (default MIX)
+    of text, passkeys and copies, shuffled; text rows have no answers."""
+    mix = MIX if mix is None else mix
+    n_key = int(round(batch * mix["passkey"]))
+    n_copy = int(round(batch * mix["copy"]))
     n_text = batch - n_key - n_copy
     text = torch.from_numpy(source.sample(rng, n_text, length))
     keys = passkey_batch(source, rng, n_key, length)

@@ -1,6 +1,7 @@
 """The lab's model: a tiny decoder-only transformer whose position scheme is a parameter.
 
-    LabModel(vocab_size, position="rope", d_model=64, n_layers=2, n_heads=4, max_len=512)
+    LabModel(vocab_size, position="rope", d_model=64, n_layers=2, n_heads=4, max_len=512,
+             base=10000.0)
 
 embedding -> (+ sinusoidal table or learned table, once, for those two schemes)
           -> n_layers pre-norm blocks:  x + attn(LN(x)),  then  x + MLP(LN(x))
@@ -10,7 +11,9 @@ The attention is rope_lib.PositionalSelfAttention. RoPE rotates q and k inside e
 ALiBi adds its bias to every block's scores; "sinusoidal" and "learned" are added once at the
 embedding (the blocks then get position="none"), as in the original Transformer and GPT-2.
 For a RoPE model, `set_rope(inv_freq, attention_factor)` swaps the frequencies of every block,
-which is how a scaling method (PI, NTK, YaRN, ...) is applied at evaluation or fine-tuning.
+which is how a scaling method (PI, NTK, YaRN, ...) is applied at evaluation or fine-tuning;
+`base` is RoPE's b (theta_i = b^(-2i/d)). `set_window(w)` lets every block see only the
+last w keys (a probe: is it the far keys that break a model past L?).
 """
 
 from __future__ import annotations
@@ -48,7 +51,13 @@ class Block(nn.Module):
     """Pre-norm transformer block: x + attn(LN(x)), then x + MLP(LN(x))."""
 
     def __init__(
-        self, d_model: int, n_heads: int, position: str, max_len: int, plain: bool
+        self,
+        d_model: int,
+        n_heads: int,
+        position: str,
+        max_len: int,
+        plain: bool,
+        base: float = 10000.0,
     ):
         super().__init__()
         self.ln1, self.ln2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
@@ -56,7 +65,7 @@ class Block(nn.Module):
             self.attn = PlainCausalAttention(d_model, n_heads)
         else:
             self.attn = PositionalSelfAttention(
-                d_model, n_heads, position, causal=True, max_len=max_len
+                d_model, n_heads, position, causal=True, max_len=max_len, base=base
             )
         self.mlp = nn.Sequential(
             nn.Linear(d_model, 4 * d_model), nn.GELU(), nn.Linear(4 * d_model, d_model)
@@ -85,6 +94,7 @@ class LabModel(nn.Module):
         n_heads: int = 4,
         max_len: int = 512,
         plain: bool = False,
+        base: float = 10000.0,
     ):
         super().__init__()
         if position not in SCHEMES:
@@ -93,7 +103,7 @@ class LabModel(nn.Module):
             raise ValueError(
                 f"plain=True is the no-position floor: position must be 'none', got {position!r}"
             )
-        self.position, self.max_len = position, max_len
+        self.position, self.max_len, self.base = position, max_len, float(base)
         self.embed = nn.Embedding(vocab_size, d_model)
         if position == "learned":
             self.learned = LearnedPositionEmbedding(max_len, d_model)
@@ -103,7 +113,7 @@ class LabModel(nn.Module):
             )
         block_position = position if position in ("rope", "alibi") else "none"
         self.blocks = nn.ModuleList(
-            Block(d_model, n_heads, block_position, max_len, plain)
+            Block(d_model, n_heads, block_position, max_len, plain, base)
             for _ in range(n_layers)
         )
         self.ln_f = nn.LayerNorm(d_model)
@@ -121,6 +131,13 @@ class LabModel(nn.Module):
             )
         for block in self.blocks:
             block.attn.rope = rope
+
+    def set_window(self, window: int | None) -> None:
+        """Every block's attention sees only the last `window` keys (None: all of them)."""
+        if self.blocks and isinstance(self.blocks[0].attn, PlainCausalAttention):
+            raise ValueError("set_window needs rope_lib's attention, got plain=True")
+        for block in self.blocks:
+            block.attn.window = window
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         seq = tokens.shape[1]

@@ -60,6 +60,7 @@ def train(
     warmup: int = 30,
     answer_weight: float = 8.0,
     constant: bool = False,
+    mix: dict | None = None,
     progress=None,
     after_step=None,
 ) -> list[float]:
@@ -68,6 +69,7 @@ def train(
     tenth (or stays, with constant=True: a fine-tune whose every prefix is a shorter one).
     The answers count `answer_weight` times in the loss: they are 3 to 5 tokens in 64, and
     without the weight a tiny model learns the text long before it learns to look back.
+    mix: the batch's fractions of text, passkeys and copies (default data.MIX).
     after_step(n) is called after step n (1-based), e.g. to evaluate at budgets; `progress`
     (a tqdm bar) advances per step. Returns the training loss of every step."""
     rng = np.random.default_rng([seed, 2, length])
@@ -85,7 +87,7 @@ def train(
     losses = []
     for step in range(steps):
         model.train()
-        tokens, answers = training_batch(source, rng, batch, length + 1)
+        tokens, answers = training_batch(source, rng, batch, length + 1, mix)
         logits = model(tokens[:, :-1])
         loss = F.cross_entropy(
             logits.flatten(0, 1), tokens[:, 1:].flatten(), reduction="none"
@@ -184,15 +186,19 @@ def evaluate_copy(
     distances,
     n_sequences: int,
     rope_for_length=None,
+    at_start: bool = False,
 ) -> dict:
     """{distance: mean loss on the second copy's answers}: in windows of `length` tokens
-    that end with the second copy, its first copy `distance` tokens earlier."""
+    that end with the second copy, its first copy `distance` tokens earlier (at_start: the
+    first copy opens the window instead, so that the copy is read near its start)."""
     model.eval()
     out = {}
     with _Scaled(model, rope_for_length, length):
         for distance in distances:
             rng = np.random.default_rng([seed, 5, length, distance])
-            tokens, answers = copy_batch(source, rng, n_sequences, length, distance)
+            tokens, answers = copy_batch(
+                source, rng, n_sequences, length, distance, at_start
+            )
             loss = _losses(model, tokens)
             out[str(distance)] = float(loss[answers[:, 1:]].mean())
     return out
