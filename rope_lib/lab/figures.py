@@ -27,6 +27,7 @@ COLORS = {
     "dynamic": "#e377c2",
     "yarn": "#17becf",
     "llama3": "#bcbd22",
+    "banded": "#2ca02c",
 }
 #: How schemes and methods are named in legends and titles (English; shown through `_`).
 LABELS = {
@@ -244,6 +245,51 @@ def finetune_figure(results: dict):
     axes[0, 0].set_ylim(-0.05, 1.05)
     axes[0, 1].set_ylabel(_fig("text loss at {n}").format(n=n))
     axes[0, 0].legend(fontsize=7, loc="lower right")
+    return fig
+
+
+def mechanism_figure(results: dict, bands: dict, scores):
+    """Why plain RoPE fails past L. Left: text loss by chunk of L in the 8L window, as
+    trained (results.json) and with every key more than L back hidden (bands[seed]["text"],
+    probes.band_probe), each seed thin, the mean thick, over two yardsticks. Right: the
+    mean attention score by offset m - n of one model (scores: probes.scores_by_offset's
+    "mean" [layers, heads, n]), a line per layer (mean over heads), unseen offsets shaded."""
+    fig, axes = _axes(1, 2, height=3.1)
+    ax, L = axes[0, 0], results["config"]["train_length"]
+    seeds = summary.seeds(results)
+    chunks = [
+        {s: results["schemes"]["rope"][s]["text"]["loss_by_chunk"][j] for s in seeds}
+        for j in range(len(bands[seeds[0]]["text"]))
+    ]
+    banded = [{s: bands[s]["text"][j] for s in seeds} for j in range(len(chunks))]
+    xs = [L * (j + 1) for j in range(len(chunks))]
+    last = results["config"]["lengths"][-1]
+    for key in ("entropy_rate", "current_word"):
+        label, style = YARDSTICKS[key]
+        value = summary.yardsticks(results, last)[key]
+        ax.axhline(value, ls=style, color="0.55", lw=1, label=_fig(label))
+    for per_x, name, label in (
+        (chunks, "default", LABELS["default"]),
+        (banded, "banded", N_("keys < L back only")),
+    ):
+        for s in seeds:
+            ax.plot(xs, [v[s] for v in per_x], color=COLORS[name], lw=0.6, alpha=0.5)
+        means = [summary.mean(v) for v in per_x]
+        ax.plot(xs, means, "o-", ms=3, color=COLORS[name], label=_fig(label))
+    ax.set_xlabel(_fig("position in the 8L window (chunks of L)"))
+    ax.set_ylabel(_fig("text loss (nats)"))
+    ax.legend(fontsize=6, loc="upper left")
+    ax = axes[0, 1]
+    mean = scores.mean(1)  # over heads: [layers, n]
+    ax.axvspan(L, mean.shape[-1], color="0.92", lw=0)
+    for layer, row in enumerate(mean):
+        ax.plot(row.tolist(), lw=0.8, label=_fig("layer {k}").format(k=layer + 1))
+    ax.axvline(L, color="k", ls=":", lw=1)
+    ax.set_xlabel(_fig("offset m - n (tokens); shaded: never seen"))
+    ax.set_ylabel(_fig("mean score q·k/√d"))
+    ax.legend(fontsize=6, loc="lower right")
+    for ax in axes[0]:
+        ax.tick_params(labelsize=7)
     return fig
 
 

@@ -1,11 +1,14 @@
-"""Reading results.json (experiments.py's layout): per-seed numbers, k of n seeds, means.
+"""Reading results.json (experiments.py's layout): per-seed numbers, spreads, means.
 
-Retrieval is bimodal across seeds (a model learns to look back, or it does not), so it is
-reported as "k of n seeds above LEARNED" with the accuracy among those seeds, and per seed;
-never as a mean alone.
+Retrieval is reported per seed: the median and the range over seeds (`spread`), with the
+uncertainty of one seed's value from its number of keys (`wilson_interval`); "k of n seeds
+above LEARNED" (`learned`) only where the seeds really split into two groups. A mean alone
+hides both.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -72,6 +75,25 @@ def learned(by_seed: dict, threshold: float = LEARNED) -> tuple[int, int, float 
     """(k, n, accuracy among the k): how many seeds are above the threshold."""
     good = [v for v in by_seed.values() if v > threshold]
     return len(good), len(by_seed), (float(np.mean(good)) if good else None)
+
+
+def spread(by_seed: dict) -> tuple[float, float, float]:
+    """(median, lowest, highest) of the values over the seeds."""
+    values = list(by_seed.values())
+    return float(np.median(values)), float(min(values)), float(max(values))
+
+
+def wilson_interval(p: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of a share p measured on n independent trials (95 % with
+    z = 1.96): how far one seed's accuracy over n keys may sit from its model's true one.
+    (Wilson 1927; it stays inside [0, 1], unlike p +- z sqrt(p (1 - p) / n).)"""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n must be a positive int, got {n!r}")
+    if not 0 <= p <= 1:
+        raise ValueError(f"p must be in [0, 1], got {p!r}")
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def mean(by_seed: dict) -> float:

@@ -1,0 +1,195 @@
+"""Probes of the lab's trained RoPE models: why a model trained at L fails past it.
+
+    model = trained_model(folder, seed)            # the committed checkpoint, evaluated
+    banded(model, window)                          # a context manager: keys <= window back
+    scores_by_offset(model, tokens)                # q.k / sqrt(d) by the offset m - n
+    pair_sizes(model, tokens)                      # |q_i|, |k_i| per layer and pair
+
+The account tested here (Chen et al. 2023, "Extending Context Window of Large Language
+Models via Positional Interpolation", arXiv:2306.15595, section 2.3 and Figure 2; Xiao et
+al. 2024, StreamingLLM; Han et al. 2024, LM-Infinite): past L a query meets keys at offsets,
+so at angles m theta_i, that training never showed it. Their scores are not bounded by
+anything learned, and those keys take attention from the ones that matter, even when the
+token that matters is near. The probes: hide the keys more than L back (a band, `banded`):
+if the loss returns to its value at L, the far keys were the trouble; the scores by offset,
+seen (< L) against unseen (>= L); and which pairs carry the size of q and k (a pair whose
+|q_i| |k_i| is small cannot matter, whatever its angle).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from ..pretrained.pairs import pair_rms
+from .data import MarkovSource
+from .experiments import job_tag
+from .train import (
+    build_model,
+    evaluate_copy,
+    evaluate_passkey,
+    evaluate_text,
+    load_checkpoint,
+)
+
+
+def trained_model(folder, seed, scheme: str = "rope", config: dict | None = None):
+    """The model of `scheme` and `seed` trained by a lab run whose results are in `folder`
+    (folder/checkpoints/<scheme>_seed<seed>.pt, made with the folder's results.json config),
+    in eval mode. FileNotFoundError, saying how to make it, when it is not there."""
+    import json
+
+    folder = Path(folder)
+    if config is None:
+        config = json.loads((folder / "results.json").read_text())["config"]
+    path = folder / "checkpoints" / f"{scheme}_seed{seed}.pt"
+    model = build_model(scheme, config["model"], int(seed))
+    if (
+        not path.is_file()
+        or load_checkpoint(path, model, job_tag(config, scheme, int(seed))) is None
+    ):
+        raise FileNotFoundError(
+            f"no checkpoint of {scheme} seed {seed} made with this run's settings at "
+            f"{path}: run `python -m rope_lib.lab --out {folder}` (make experiments)"
+        )
+    return model
+
+
+def text_tokens(config: dict, seed, n: int) -> torch.Tensor:
+    """The text windows of n tokens the lab scores a model of `seed` on, as the model
+    reads them (evaluate_text's sequences, results.json's numbers, less the last target):
+    int64 [text_sequences, n]."""
+    rng = np.random.default_rng([int(seed), 3, n])
+    source = MarkovSource(int(seed))
+    return torch.from_numpy(source.sample(rng, config["text_sequences"], n + 1)[:, :n])
+
+
+@torch.no_grad()
+def band_probe(model, config: dict, seed) -> dict:
+    """The model read with every key more than L back hidden (banded(model, L)), on the
+    data the lab scores it on (the same sequences as results.json's): {"text": loss by
+    chunk of L in the 8L window, "copy": {distance: loss} in 4L windows, "passkey":
+    [exact match per depth] at 2L}."""
+    L, seed = config["train_length"], int(seed)
+    source = MarkovSource(seed)
+    with banded(model, L):
+        text = evaluate_text(
+            model, source, seed, [8 * L], config["text_sequences"], None, L
+        )
+        copy = evaluate_copy(
+            model,
+            source,
+            seed,
+            4 * L,
+            config["copy_distances"][str(4 * L)],
+            config["copy_sequences"],
+        )
+        keys = evaluate_passkey(
+            model,
+            source,
+            seed,
+            [2 * L],
+            config["passkey_depths"],
+            config["passkey_keys"],
+        )
+    return {"text": text["loss_by_chunk"], "copy": copy, "passkey": keys[str(2 * L)]}
+
+
+@torch.no_grad()
+def text_loss_with(model, config: dict, seed, n: int, rope) -> float:
+    """Mean text loss of the model in windows of n tokens (results.json's sequences), its
+    RoPE set to `rope` = (inv_freq, attention_factor) for the occasion."""
+    source, seed = MarkovSource(int(seed)), int(seed)
+    model.set_rope(rope)
+    try:
+        return evaluate_text(model, source, seed, [n], config["text_sequences"])[
+            "loss"
+        ][str(n)]
+    finally:
+        model.set_rope(None)
+
+
+@contextlib.contextmanager
+def banded(model, window: int | None):
+    """Within the block, every attention layer of `model` sees only the last `window` keys
+    (None: all). With window = L, no query meets an offset it did not meet in training."""
+    model.set_window(window)
+    try:
+        yield model
+    finally:
+        model.set_window(None)
+
+
+def _layer_inputs(model, tokens: torch.Tensor) -> list[torch.Tensor]:
+    """The input of each block's attention (after its LayerNorm), one forward pass."""
+    inputs = []
+    hooks = [
+        block.attn.register_forward_pre_hook(lambda _, args: inputs.append(args[0]))
+        for block in model.blocks
+    ]
+    try:
+        with torch.no_grad():
+            model(tokens)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    return inputs
+
+
+@torch.no_grad()
+def scores_by_offset(model, tokens: torch.Tensor) -> dict:
+    """The attention scores q_m . k_n / sqrt(d) of every layer and head, by offset m - n,
+    on tokens [batch, n] read as the model reads them (its current RoPE setting).
+
+    Returns {"mean", "max", "top": [layers, heads, n]}: per offset, the mean score, the
+    largest one, and the mean of each query's largest score at that offset over the
+    queries that see it (rows m >= offset; "top" is "max" made robust: a mean, not one
+    extreme)."""
+    out = {"mean": [], "max": [], "top": []}
+    n = tokens.shape[1]
+    for block, x in zip(model.blocks, _layer_inputs(model, tokens)):
+        q, k = block.attn.query_key(x)
+        scores = (q @ k.transpose(-1, -2)) / q.shape[-1] ** 0.5  # [batch, heads, n, n]
+        # scores[..., m, m - offset] for every offset: diagonals below the main one
+        diagonals = [scores.diagonal(-offset, -2, -1) for offset in range(n)]
+        out["mean"].append([d.mean((0, -1)) for d in diagonals])
+        out["max"].append([d.amax((0, -1)) for d in diagonals])
+        out["top"].append([d.amax(0).mean(-1) for d in diagonals])
+    return {
+        key: torch.stack([torch.stack(row, -1) for row in value])
+        for key, value in out.items()
+    }
+
+
+@torch.no_grad()
+def pair_sizes(model, tokens: torch.Tensor) -> dict:
+    """{"q", "k": [layers, pairs]}: sqrt(mean |q_i|^2) and the same for k, per layer and
+    frequency pair i (pair_rms), on tokens [batch, n]: which pairs carry the scores."""
+    sizes = {"q": [], "k": []}
+    for block, x in zip(model.blocks, _layer_inputs(model, tokens)):
+        q, k = block.attn.query_key(x)
+        sizes["q"].append(pair_rms(q))
+        sizes["k"].append(pair_rms(k))
+    return {key: torch.stack(value) for key, value in sizes.items()}
+
+
+@torch.no_grad()
+def far_attention(model, tokens: torch.Tensor, reach: int) -> torch.Tensor:
+    """[layers, heads]: the share of attention that queries put on keys `reach` or more
+    tokens back, averaged over the queries m >= reach that have such keys, on tokens
+    [batch, n] (the weights softmax(q k^T / sqrt(d)) written out, causal)."""
+    n = tokens.shape[1]
+    m = torch.arange(n)
+    far = (m[:, None] - m[None, :]) >= reach  # [n, n]
+    shares = []
+    for block, x in zip(model.blocks, _layer_inputs(model, tokens)):
+        q, k = block.attn.query_key(x)
+        scores = (q @ k.transpose(-1, -2)) / q.shape[-1] ** 0.5
+        scores = scores.masked_fill(m[None, :] > m[:, None], float("-inf"))
+        weights = scores.softmax(-1)  # [batch, heads, n, n]
+        share = (weights * far).sum(-1)[..., reach:]  # [batch, heads, n - reach]
+        shares.append(share.mean((0, -1)))
+    return torch.stack(shares)
