@@ -24,7 +24,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..pretrained.pairs import pair_rms
+from ..language import N_
+from ..pretrained.pairs import band_interpolated, pair_rms
+from ..scaling import rope_frequencies
 from .data import MarkovSource
 from .experiments import job_tag
 from .train import (
@@ -96,6 +98,54 @@ def band_probe(model, config: dict, seed) -> dict:
             config["passkey_keys"],
         )
     return {"text": text["loss_by_chunk"], "copy": copy, "passkey": keys[str(2 * L)]}
+
+
+MEASURES = {
+    "text": N_("text, last L of 8L"),
+    "copy": N_("copy 8 back, 4L"),
+    "key_far": N_("passkey 2L, depth 0"),
+    "key_near": N_("passkey 2L, depth 1"),
+}
+"""band_summary's measures, as a table names them."""
+
+
+def band_summary(results: dict, bands: dict) -> dict:
+    """{measure of MEASURES: ({seed: with all keys}, {seed: with the band})}: the last
+    chunk of L of the text at 8L, the copy 8 tokens back at 4L, the passkey at 2L at the
+    first and the last depth; all keys from results.json, the band from bands[seed]
+    (band_probe)."""
+    rope, L = results["schemes"]["rope"], results["config"]["train_length"]
+
+    def pair(read_all, read_band):
+        return (
+            {k: read_all(rope[k]) for k in bands},
+            {k: read_band(bands[k]) for k in bands},
+        )
+
+    return {
+        "text": pair(lambda r: r["text"]["loss_by_chunk"][-1], lambda b: b["text"][-1]),
+        "copy": pair(lambda r: r["copy"][str(4 * L)]["8"], lambda b: b["copy"]["8"]),
+        "key_far": pair(
+            lambda r: r["passkey"][str(2 * L)][0], lambda b: b["passkey"][0]
+        ),
+        "key_near": pair(
+            lambda r: r["passkey"][str(2 * L)][-1], lambda b: b["passkey"][-1]
+        ),
+    }
+
+
+@torch.no_grad()
+def pi_on_pairs(model, config: dict, seed, pairs) -> list[float]:
+    """Position Interpolation on the pairs first <= i < stop only (pairs = (first, stop)),
+    the model's own frequencies elsewhere: the text loss at L with s = 4 (its cost where
+    nothing needed extending), and at 4L and 8L with s = n / L."""
+    L = config["train_length"]
+    theta = rope_frequencies("default", model.head_dim, model.base)[0]
+    losses = []
+    for n, s in ((L, 4), (4 * L, 4), (8 * L, 8)):
+        inv_freq = band_interpolated(theta, list(pairs), s)
+        losses.append(text_loss_with(model, config, seed, n, (inv_freq, 1.0)))
+    return losses
 
 
 @torch.no_grad()

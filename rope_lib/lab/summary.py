@@ -57,17 +57,46 @@ def text_loss(
 
 
 def copy_loss(
-    results: dict, distance, scheme: str = "rope", n=None, method=None
+    results: dict, distance, scheme: str = "rope", n=None, method=None, at_start=False
 ) -> dict:
     """{seed: loss on a copy's second half, `distance` back, in windows of n tokens (4L by
-    default)}; method: the RoPE model extended zero-shot at s = n / L."""
+    default)}; method: the RoPE model extended zero-shot at s = n / L; at_start: the first
+    copy opening the window (4L only) instead of the second copy closing it."""
     n = str(n or 4 * results["config"]["train_length"])
+    part = "copy_at_start" if at_start else "copy"
     out = {}
     for s in seeds(results):
         if method is not None and method != "default":
-            out[s] = results["scaling"][method][s]["copy"][n][str(distance)]
+            out[s] = results["scaling"][method][s][part][n][str(distance)]
         else:
-            out[s] = results["schemes"][scheme][s]["copy"][n][str(distance)]
+            out[s] = results["schemes"][scheme][s][part][n][str(distance)]
+    return out
+
+
+def finetune_runs(results: dict) -> dict:
+    """{(method, control): {"text": [mean over seeds per budget], "passkey": [median seed
+    per budget]}} at 4L, for the fine-tune sweep (control None) and its controls."""
+    config = results["config"]
+    n, budgets = str(4 * config["train_length"]), config["finetune"]["budgets"]
+    parts = {None: results["finetune"], **results.get("finetune_controls", {})}
+    out = {}
+    for control, part in parts.items():
+        for method, by_seed in part.items():
+            out[method, control] = {
+                "text": [
+                    mean({k: v[str(b)]["text"] for k, v in by_seed.items()})
+                    for b in budgets
+                ],
+                "passkey": [
+                    spread(
+                        {
+                            k: float(np.mean(v[str(b)]["passkey"][n]))
+                            for k, v in by_seed.items()
+                        }
+                    )[0]
+                    for b in budgets
+                ],
+            }
     return out
 
 
