@@ -40,14 +40,23 @@ def passkey(
 
 
 def text_loss(
-    results: dict, scheme: str = "rope", n=None, method=None, budget=None
+    results: dict, scheme: str = "rope", n=None, method=None, budget=None, base=None
 ) -> dict:
     """{seed: mean text loss in windows of n tokens}, chosen as in passkey(); a fine-tune's
-    text loss is measured at 4L only."""
+    text loss is measured at 4L only. base: the RoPE model trained with that base
+    (results["base_sweep"]), plain or extended zero-shot by `method`."""
     n = str(n or results["config"]["train_length"])
     out = {}
     for s in seeds(results):
-        if budget is not None:
+        if base is not None:
+            model = results["base_sweep"][str(base)][s]
+            plain = method is None or method == "default"
+            out[s] = (
+                model["text"]["loss"][n]
+                if plain
+                else model["scaling"][method]["text"][n]
+            )
+        elif budget is not None:
             out[s] = results["finetune"][method][s][str(budget)]["text"]
         elif method is not None and method != "default":
             out[s] = results["scaling"][method][s]["text"][n]
