@@ -8,7 +8,9 @@
 - the lab's figures (text, passkey, copy, scaling, fine-tune) and the thumbnails draw in
   Chinese with no missing glyph and Chinese axis labels;
 - the lab's results explorer (rope_lib.widgets.lab) draws exactly the numbers of the
-  results it is given, for every model and seed, in place and blitted like a full draw.
+  results it is given, for every model and seed, in place and blitted like a full draw,
+  and its readout gives the passkey accuracy's median seed and range over the seeds at
+  each length.
 """
 
 from __future__ import annotations
@@ -233,7 +235,22 @@ def _by_hand(results: dict, model: str) -> tuple[np.ndarray, np.ndarray]:
     return text, key
 
 
-def test_explorer_draws_every_models_numbers_and_counts_the_seeds():
+def _spreads(key: np.ndarray) -> str:
+    """The readout's passkey numbers, by hand: at each length (a column of key), the
+    median over the seeds and the lowest and highest seed, "m [lo-hi]" joined by " · "."""
+    return " · ".join(
+        f"{m:.2f} [{lo:.2f}-{hi:.2f}]"
+        for m, lo, hi in zip(np.median(key, axis=0), key.min(axis=0), key.max(axis=0))
+    )
+
+
+def test_spreads_by_hand_reads_the_lessons_nope_example():
+    # NoPE at 4L over five seeds: 0.84, 0.91, 0.90, 0.63, 0.88 -> median 0.88, 0.63-0.91
+    key = np.array([[0.84], [0.91], [0.90], [0.63], [0.88]])
+    assert _spreads(key) == "0.88 [0.63-0.91]"
+
+
+def test_explorer_draws_every_models_numbers_and_the_spread_over_seeds():
     from rope_lib.widgets.lab import LabResultsWidget
 
     results = _lab_results()
@@ -256,10 +273,11 @@ def test_explorer_draws_every_models_numbers_and_counts_the_seeds():
             np.testing.assert_allclose(
                 widget.mean_line.get_ydata(), text.mean(axis=0), rtol=1e-9
             )
-            # "k of n seeds above 0.9" at each length, and the loss at the longest
+            # the median seed [range] at each length, and the loss at the longest
             readout = plain_text(widget.readout.value)
-            for n, k in zip(config["lengths"], (key > 0.9).sum(axis=0)):
-                assert f"{k} of {len(seeds)} at {n}" in readout, (model, readout)
+            first = f"passkey, median [range]: {_spreads(key)}"
+            assert readout.splitlines()[0] == first, (model, readout)
+            assert "above 0.9" not in readout
             assert f"text loss at {last}: {text[:, -1].mean():.2f}" in readout
             assert "entropy rate" in readout
             # one seed: drawn on top of the others, its numbers in the readout
@@ -271,6 +289,7 @@ def test_explorer_draws_every_models_numbers_and_counts_the_seeds():
             )
             assert not widget.mean_line.get_visible()
             readout = plain_text(widget.readout.value)
+            assert readout.splitlines()[0] == first, readout  # every seed's, still
             accuracies = " · ".join(f"{a:.2f}" for a in key[-1])
             assert f"seed {seed}: passkey {accuracies}" in readout, readout
             assert f"text loss at {last}: {text[-1, -1]:.2f}" in readout
