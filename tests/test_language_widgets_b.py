@@ -8,9 +8,10 @@
 - the lab's figures (text, passkey, copy, scaling, fine-tune) and the thumbnails draw in
   Chinese with no missing glyph and Chinese axis labels;
 - the lab's results explorer (rope_lib.widgets.lab) draws exactly the numbers of the
-  results it is given, for every model and seed, in place and blitted like a full draw,
-  and its readout gives the passkey accuracy's median seed and range over the seeds at
-  each length.
+  results it is given, for every model and seed, in place and blitted like a full draw;
+  its readout gives the passkey accuracy's median seed and range over the seeds at each
+  length (in English and Chinese), in two lines that fit its width, and its passkey
+  panel draws no threshold line.
 """
 
 from __future__ import annotations
@@ -296,6 +297,59 @@ def test_explorer_draws_every_models_numbers_and_the_spread_over_seeds():
             assert widget.title.get_text().endswith(f"seed {seed}")
     finally:
         plt.close(widget.figure)
+
+
+def _readout_px(line: str) -> float:
+    """About the width (CSS px) of a readout line in 13 px text: Latin in DejaVu Sans
+    (Chromium's sans-serif on Linux, wider than Segoe UI, Helvetica or Arial), a CJK
+    character a 13 px square."""
+    from matplotlib.backends.backend_agg import RendererAgg
+    from matplotlib.font_manager import FontProperties
+
+    latin = "".join(c for c in line if ord(c) < 0x2E80)
+    font = FontProperties(family="DejaVu Sans", size=13)
+    width = RendererAgg(10, 10, 72).get_text_width_height_descent(latin, font, False)[0]
+    return width + 13 * (len(line) - len(latin))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_explorer_readout_in_both_languages_fits_its_two_lines(lang):
+    from rope_lib.widgets import static_png
+    from rope_lib.widgets.lab import LabResultsWidget
+
+    results = _lab_results()
+    config = results["config"]
+    seed = str(config["seeds"][0])
+    with language(lang):
+        widget = LabResultsWidget(results)
+        try:
+            width = int(widget.READOUT_WIDTH.removesuffix("px"))
+            for model in config["schemes"] + config["methods"]:
+                _text, key = _by_hand(results, model)
+                for chosen in ("all", seed):
+                    widget.update(model=model, seed=chosen)
+                    lines = plain_text(widget.readout.value).splitlines()
+                    assert len(lines) == 2, lines
+                    # the passkey numbers, whatever the seed control says
+                    assert lines[0].endswith(_spreads(key)), (model, lines)
+                    assert ("中位数" in lines[0]) == (lang == "zh"), lines
+                    for line in lines:  # a 10 px margin: no third line
+                        px = _readout_px(line)
+                        assert px <= width - 10, (line, px)
+            # the passkey panel: a line per seed, no threshold line, no "has learned"
+            title = widget.ax_key.get_title()
+            expected = {"en": "each seed a line", "zh": "每个随机种子一条线"}[lang]
+            assert title == expected, title
+            flat = [
+                line
+                for line in widget.ax_key.get_lines()
+                if line not in widget.key_lines and np.ptp(line.get_ydata()) == 0
+            ]
+            assert flat == [], [line.get_ydata() for line in flat]
+            # the static figure beside the widget still renders
+            assert len(static_png(widget.figure).data) > 10_000
+        finally:
+            plt.close(widget.figure)
 
 
 def test_explorer_controls_update_it_and_odd_values_are_refused():
