@@ -19,17 +19,29 @@ import numpy as np
 import pytest
 import torch
 
-from rope_lib import half_to_interleaved, interleaved_to_half, rope_frequencies
-from rope_lib.pretrained import Llama, LlamaConfig, qk_rows, text_windows
+from rope_lib import (
+    apply_rope,
+    half_to_interleaved,
+    interleaved_to_half,
+    rope_frequencies,
+)
+from rope_lib.pretrained import Llama, LlamaConfig, Window, qk_rows, text_windows
 from rope_lib.pretrained.attention_maps import (
     attention_weights,
     decay_by_distance,
     distance_edges,
     sink_share,
     uniform_attention,
+    without_first_token,
 )
 from rope_lib.pretrained.gguf import smollm2_path
-from rope_lib.pretrained.pairs import pair_rms, wavelengths
+from rope_lib.pretrained.pairs import (
+    band_interpolated,
+    pair_reach,
+    pair_rms,
+    reach_table,
+    wavelengths,
+)
 from rope_lib.pretrained.passkey import (
     greedy_answer,
     greedy_decode,
@@ -388,6 +400,110 @@ def test_rope_frequencies_reach_the_attention():
     assert np.isfinite(scaled.numpy()).all()
 
 
+def _random_tiny(seed: int = 0) -> Llama:
+    """TINY (L = 16) with weights large enough that attention is far from even."""
+    torch.manual_seed(seed)
+    model = Llama(TINY).eval()
+    for parameter in model.parameters():
+        parameter.data.normal_(0, 0.3)
+    return model
+
+
+def test_explicit_frequencies_reach_the_attention():
+    """set_rope(inv_freq=...) uses them as they are: PI's frequencies given by hand give
+    PI's logits; the band test's (band_interpolated) change only the band's pairs."""
+    model = _random_tiny()
+    tokens = torch.randint(0, 50, (30,))
+    plain, _ = rope_frequencies("default", 8, 10000.0)
+    with torch.no_grad():
+        model.set_rope("linear", factor=2.0)
+        pi = model(tokens)
+        model.set_rope(inv_freq=plain / 2)
+        assert torch.allclose(model(tokens), pi, atol=1e-6)
+        assert model._rope(30, "cpu")[2] == 1.0  # attention factor 1
+        model.set_rope("default")
+        assert model.rope_inv_freq is None
+        assert not torch.allclose(model(tokens), pi, atol=1e-4)
+    band = band_interpolated(plain, [1, 3], 2.0)
+    assert band.tolist() == pytest.approx(
+        [1.0, 0.1 / 2, 0.01 / 2, 0.001], rel=1e-6
+    )  # base 10,000, d = 8: theta_i = 10 ** -i
+    assert band is not plain and plain[1] == pytest.approx(0.1)  # a new tensor
+
+
+def _brute_attention(attention, x, rope: dict, window: Window):
+    """StreamingLLM as its paper runs it, query by query: the keys in the cache (the
+    first `sinks` tokens, the `recent` last ones), each rotated at its cache position
+    (the sinks at 0.., the recent keys right after them), the query at its own."""
+    q, k, v = attention.projections(x)
+    heads, d = q.shape[1], q.shape[-1]
+    k = k.repeat_interleave(heads // k.shape[1], 1)
+    v = v.repeat_interleave(heads // v.shape[1], 1)
+    cache, out = window.sinks + window.recent, torch.zeros_like(q)
+    for m in range(q.shape[2]):
+        recent = list(range(max(0, m - window.recent + 1), m + 1))
+        keys = [j for j in range(min(window.sinks, m + 1)) if j not in recent] + recent
+        where = keys if m < cache else list(range(len(keys)))  # cache positions
+        k_m = apply_rope(k[:, :, keys], torch.tensor(where), **rope)
+        q_m = apply_rope(q[:, :, m : m + 1], torch.tensor([where[-1]]), **rope)
+        weights = (q_m @ k_m.transpose(-1, -2) / d**0.5).softmax(-1)
+        out[:, :, m] = (weights @ v[:, :, keys])[:, :, 0]
+    return attention.wo(out.transpose(1, 2).flatten(2))
+
+
+def _brute_losses(model: Llama, tokens, window: Window):
+    _, inv_freq, factor = model._rope(len(tokens), tokens.device)
+    rope = dict(inv_freq=inv_freq, attention_factor=factor, layout=model.layout)
+    h = model.embedding(tokens[None])
+    for layer in model.layers:
+        x = layer.attention_norm(h)
+        h = h + _brute_attention(layer.attention, x, rope, window)
+        h = h + layer.ffn(layer.ffn_norm(h))
+    logits = model.norm(h)[0, :-1] @ model.embedding.weight.T
+    return torch.nn.functional.cross_entropy(logits, tokens[1:], reduction="none")
+
+
+@pytest.mark.parametrize(
+    "window",
+    [
+        Window(12, sinks=4, block=5),  # StreamingLLM at L = 16, blocks across L
+        Window(12, sinks=4, block=1),
+        Window(12, sinks=4),  # one block
+        Window(16, block=7),  # the recent L keys, no sinks
+        Window(3, sinks=2, block=4),
+        Window(1, sinks=1, block=3),
+    ],
+)
+def test_windowed_attention_is_streamingllm_s_cache(window):
+    """The blocked forward (recent keys at their absolute positions, sinks scored with
+    the query at its cache position) equals a query-by-query cache re-rotated at cache
+    positions, on a tiny random Llama, past L = 16; below the cache's size it is the
+    plain forward; a window that holds every key is the plain forward."""
+    model = _random_tiny()
+    tokens = torch.randint(0, 50, (40,))
+    with torch.no_grad():
+        got = model.token_losses(tokens, window=window)
+        torch.testing.assert_close(
+            got, _brute_losses(model, tokens, window), atol=1e-5, rtol=0
+        )
+        plain = model.token_losses(tokens)
+        size = window.sinks + window.recent
+        torch.testing.assert_close(
+            got[: size - 1], plain[: size - 1], atol=1e-5, rtol=0
+        )
+        assert (got[size:] - plain[size:]).abs().max() > 1e-3  # past it: not plain
+        wide = Window(40, sinks=window.sinks, block=window.block)
+        got = model.token_losses(tokens, window=wide)
+        torch.testing.assert_close(got, plain, atol=1e-5, rtol=0)
+        model.set_rope("yarn", factor=2.0)  # any frequencies: the same cache rule
+        torch.testing.assert_close(
+            model.token_losses(tokens, window=window),
+            _brute_losses(model, tokens, window),
+            atol=1e-5,
+            rtol=0,
+        )
+
+
 # --- passkey retrieval, pairs, attention maps -------------------------------------------------
 
 
@@ -513,6 +629,93 @@ def test_decay_and_sinks_on_weights_known_by_hand():
     assert float(sink_share(sink)) == 1.0 and float(sink_share(itself).mean()) == 0.0
     expected = np.mean([1 / (m + 1) for m in range(SINK_TOKENS, n)])
     assert float(sink_share(uniform_attention(n))) == pytest.approx(expected)
+
+
+def test_without_the_first_token_weights_are_renormalised_by_hand():
+    """Token 0 out, each query's other weights rescaled to sum to 1; even attention
+    becomes 1 / m on keys 1..m, and its decay is that averaged by hand."""
+    weights = torch.tensor(
+        [[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.5, 0.25, 0.25]], dtype=torch.float64
+    )
+    expected = [[0.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.5, 0.5]]
+    assert without_first_token(weights).tolist() == expected
+    assert without_first_token(weights[None].float()).dtype == torch.float32
+    n = 12
+    even = without_first_token(uniform_attention(n))
+    m = torch.arange(1, n, dtype=torch.float64)[:, None]
+    ones = torch.ones(n - 1, n - 1, dtype=torch.float64)
+    torch.testing.assert_close(even[1:, 1:], ones.tril() / m, atol=1e-15, rtol=0)
+    decay = decay_by_distance(even)
+    by_hand = [1 / (j + d) for d in range(4, 8) for j in range(4, n - d)]
+    assert decay["mean_weight"][3] == pytest.approx(np.mean(by_hand))
+    # a sink that takes 90% everywhere: the weight left over is the even share again
+    sink = 0.1 * uniform_attention(n)
+    sink[:, 0] += 0.9
+    sink[0, 0] = 1.0
+    assert decay_by_distance(without_first_token(sink))["mean_weight"] == pytest.approx(
+        decay_by_distance(without_first_token(uniform_attention(n)))["mean_weight"]
+    )
+
+
+@pytest.mark.parametrize(
+    "call, error, name",
+    [
+        (lambda: band_interpolated(torch.ones(4), [2, 2], 2.0), ValueError, "band"),
+        (lambda: band_interpolated(torch.ones(4), [0, 5], 2.0), ValueError, "band"),
+        (lambda: band_interpolated(torch.ones(4), (0.0, 2), 2.0), ValueError, "band"),
+        (lambda: band_interpolated(torch.ones(4), [0, 2], 0.0), ValueError, "factor"),
+        (lambda: band_interpolated([1.0, 2.0], [0, 1], 2.0), TypeError, "inv_freq"),
+        (
+            lambda: pair_reach(torch.ones(3), torch.ones(4), 10, 20),
+            ValueError,
+            "original_inv_freq",
+        ),
+        (
+            lambda: pair_reach(-torch.ones(3), torch.ones(3), 10, 20),
+            ValueError,
+            "inv_freq",
+        ),
+        (lambda: pair_reach(torch.ones(3), torch.ones(3), 10, 0), ValueError, "length"),
+        (
+            lambda: pair_reach(torch.ones(3), torch.ones(3), -1, 5),
+            ValueError,
+            "training_length",
+        ),
+        (lambda: reach_table({}, torch.ones(3), 10, [20]), ValueError, "frequencies"),
+        (
+            lambda: reach_table({"a": torch.ones(3)}, torch.ones(3), 10, []),
+            ValueError,
+            "lengths",
+        ),
+        (lambda: without_first_token(torch.zeros(3, 4)), ValueError, "weights"),
+        (
+            lambda: Llama(TINY).set_rope("yarn", inv_freq=torch.ones(4)),
+            ValueError,
+            "inv_freq",
+        ),
+        (lambda: Llama(TINY).set_rope(inv_freq=torch.ones(3)), ValueError, "inv_freq"),
+        (lambda: Llama(TINY).set_rope(inv_freq=-torch.ones(4)), ValueError, "inv_freq"),
+        (lambda: Llama(TINY).set_rope(inv_freq=[1.0] * 4), TypeError, "inv_freq"),
+        (
+            lambda: Llama(TINY).token_losses(torch.arange(9), window=Window(0)),
+            ValueError,
+            "recent",
+        ),
+        (
+            lambda: Llama(TINY).token_losses(torch.arange(9), window=Window(4, -1)),
+            ValueError,
+            "sinks",
+        ),
+        (
+            lambda: Llama(TINY).token_losses(torch.arange(9), window=(4, 0)),
+            TypeError,
+            "window",
+        ),
+    ],
+)
+def test_wrong_inputs_to_the_new_tools_raise_naming_the_argument(call, error, name):
+    with pytest.raises(error, match=rf"\b{name}\b.*got"):
+        call()
 
 
 @pytest.mark.parametrize(

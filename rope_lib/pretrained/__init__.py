@@ -1,7 +1,8 @@
 """A real pretrained LLM run by rope_lib: SmolLM2-135M-Instruct from its GGUF file.
 
 model.py   Llama: RMSNorm, grouped-query attention through rope_lib.apply_rope with any
-           rope_frequencies variant, SwiGLU; Llama.from_gguf(layout=...)
+           rope_frequencies variant (or explicit frequencies), SwiGLU;
+           Llama.from_gguf(layout=...); Window: StreamingLLM's sinks + recent keys
 gguf.py    the file (smollm2_path), its hyper-parameters and float32 weights, the row order
            of W_q / W_k (qk_rows), the tokenizer; caches in ~/.cache/rope-notebooks/
 text.py    real English with no download: Python's documentation (pydoc_data.topics)
@@ -18,7 +19,7 @@ figures.py the figures of a results folder (`python -m rope_lib.pretrained.figur
 """
 
 from .gguf import LlamaConfig, load_tokenizer, load_weights, qk_rows, smollm2_path
-from .model import Llama
+from .model import Llama, Window
 from .text import documentation_text, text_windows
 
 __all__ = [
@@ -30,4 +31,5 @@ __all__ = [
     "qk_rows",
     "smollm2_path",
     "text_windows",
+    "Window",
 ]

@@ -16,6 +16,11 @@ Sinks", arXiv:2309.17453) found that trained models put much of their attention 
 token(s), whatever they say. sink_share measures the share of each query's weight that lands
 on the first tokens. Both measures leave out the first SINK_TOKENS keys (decay) or queries
 (sinks): the decay would otherwise be the sinks seen again at every distance.
+
+A sink still deflates the decay: a query that puts 90% of its weight on token 0 has 10% left
+for every distance. without_first_token takes token 0 out and spreads each query's weight
+over the other keys again (w / (1 - w_0)), so that decay_by_distance of it, against the
+same measure of evenly spread attention, compares layers whose sinks differ.
 """
 
 from __future__ import annotations
@@ -97,6 +102,24 @@ def uniform_attention(n: int) -> torch.Tensor:
         raise ValueError(f"n must be a positive int, got {n!r}")
     rows = torch.arange(1, n + 1, dtype=torch.float64)[:, None]
     return torch.ones(n, n, dtype=torch.float64).tril() / rows
+
+
+def without_first_token(weights: torch.Tensor) -> torch.Tensor:
+    """Attention weights [..., n, n] with key 0 removed and each query's weights
+    renormalised over the others: w'[m, j] = w[m, j] / sum_(j' >= 1) w[m, j'] for j >= 1,
+    w'[m, 0] = 0 (query 0, which sees token 0 alone, gets a row of zeros). The sums are
+    taken in float64; the result has weights' dtype."""
+    if not isinstance(weights, torch.Tensor) or weights.dim() < 2:
+        raise ValueError(f"weights must be a tensor [..., n, n], got {weights!r:.60}")
+    if weights.shape[-1] != weights.shape[-2] or weights.shape[-1] < 2:
+        raise ValueError(
+            f"weights must be square [..., n, n] with n >= 2, got {tuple(weights.shape)}"
+        )
+    rest = weights[..., 1:].sum(-1, keepdim=True, dtype=torch.float64)
+    scale = torch.where(rest > 0, 1 / rest, torch.zeros_like(rest)).to(weights.dtype)
+    out = weights * scale
+    out[..., 0] = 0
+    return out
 
 
 def sink_share(weights: torch.Tensor, first: int = 1) -> torch.Tensor:

@@ -14,6 +14,10 @@ arXiv:2302.13971), tokens t_1 .. t_n become next-token logits:
     Attention(x) = W_o concat_h softmax(q_h k_h^T / sqrt(d) + causal mask) v_h
                    q_h = R(m) W_q,h x,  k_h = R(m) W_k,g(h) x,  v_h = W_v,g(h) x
 
+Past the training length, a Window restricts each query's keys as StreamingLLM does (Xiao et
+al. 2024): the first few tokens (attention sinks) and the most recent ones, every offset below
+the cache's size (windowed_attention, in blocks of queries).
+
 Grouped-query attention (Ainslie et al. 2023): 9 query heads share 3 key/value heads, head h
 reading group g(h) = h // 3. R(m) is RoPE at position m, applied by rope_lib.apply_rope with the
 frequencies of any rope_frequencies variant: (inv_freq, attention_factor) = rope_frequencies(
@@ -25,12 +29,14 @@ The layout names the row order of W_q and W_k: "interleaved" for the file's orde
 from __future__ import annotations
 
 from contextlib import contextmanager
+from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from .. import apply_rope, rope_frequencies
+from ..extension_analysis import check_frequencies
 from .gguf import LlamaConfig, load_weights, qk_rows
 
 GGUF_NAMES = {  # our name in layer i: llama.cpp's name in block i ("blk.{i}.{name}.weight")
@@ -64,6 +70,86 @@ def _no_random_init():
             setattr(nn.init, name, function)
 
 
+class Window(NamedTuple):
+    """Which keys query m may see: StreamingLLM's cache (Xiao et al. 2024, "Efficient
+    Streaming Language Models with Attention Sinks", arXiv:2309.17453).
+
+    recent  the most recent keys, the query itself included: m - recent < j <= m
+    sinks   the first tokens 0 .. sinks-1, seen by every query (the attention sinks)
+    block   queries attended per step (memory: block x (block + recent) scores)
+
+    The cache holds C = sinks + recent tokens at cache positions 0 .. C-1: the sinks at
+    0 .. sinks-1, the recent keys right after them, so a query at m >= C sits at cache
+    position C - 1 and every offset it sees is below C. Below C nothing differs from plain
+    causal attention. sinks=0: a plain sliding window of `recent` keys.
+    """
+
+    recent: int
+    sinks: int = 0
+    block: int = 1024
+
+    def checked(self) -> "Window":
+        for name, least in (("recent", 1), ("sinks", 0), ("block", 1)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ValueError(
+                    f"window.{name} must be an int >= {least}, got {value!r}"
+                )
+        return self
+
+
+def windowed_attention(q, q_sink, k, v, window: Window) -> torch.Tensor:
+    """softmax(q k^T / sqrt(d)) v over a Window's keys only, `block` queries at a time
+    against the keys they may see (never an n x n matrix), each block one fused
+    scaled_dot_product_attention with a mask. q, q_sink [batch, H, n, d], k, v [batch,
+    G, n, d] (G divides H) -> [batch, H, n, d].
+
+    A recent key j (m - recent < j <= m) is scored as q_m . k_j: its cache offset equals
+    m - j, and RoPE's score depends on the offset alone. A sink j < sinks older than the
+    window (j <= m - recent) is scored as q_sink_m . k_j, the query rotated at its cache
+    position min(m, C - 1): the offset C - 1 - j once m >= C, m - j before (plain). Both
+    in one call: the query is [q_m, q_sink_m] (2d wide), a recent key [k_j, 0], a sink
+    [0, k_j], so that each dot product is the one it should be (and v is [v_j, 0]: the
+    fused kernel wants one width). A block without a sink outside its window runs plain.
+    """
+    d, n, W = q.shape[-1], q.shape[2], window.recent
+    S = min(window.sinks, n)
+    if S:
+        zeros = torch.zeros_like(k)
+        wide = (
+            torch.cat([q, q_sink], -1),
+            torch.cat([zeros[..., :S, :], k[..., :S, :]], -1),  # the sinks
+            torch.cat([k, zeros], -1),
+            torch.cat([v, zeros], -1),
+        )
+    out = torch.empty_like(q)
+    for a in range(0, n, window.block):
+        e, lo = min(a + window.block, n), max(0, a - W + 1)
+        m = torch.arange(a, e, device=q.device)[:, None]
+        j = torch.arange(lo, e, device=q.device)[None]
+        mask = (j <= m) & (j > m - W)
+        if S and e - 1 - W >= 0:  # some query here sees a sink outside its window
+            wide_q, sinks, wide_k, wide_v = wide
+            sink = torch.arange(S, device=q.device)[None] <= m - W
+            out[..., a:e, :] = F.scaled_dot_product_attention(
+                wide_q[..., a:e, :],
+                torch.cat([sinks, wide_k[..., lo:e, :]], -2),
+                torch.cat([wide_v[..., :S, :], wide_v[..., lo:e, :]], -2),
+                attn_mask=torch.cat([sink, mask], -1),
+                scale=d**-0.5,
+                enable_gqa=True,
+            )[..., :d]
+        else:
+            out[..., a:e, :] = F.scaled_dot_product_attention(
+                q[..., a:e, :],
+                k[..., lo:e, :],
+                v[..., lo:e, :],
+                attn_mask=mask,
+                enable_gqa=True,
+            )
+    return out
+
+
 class RMSNorm(nn.Module):
     """x / sqrt(mean(x^2) + eps) * g, computed in float32 as transformers does."""
 
@@ -93,20 +179,42 @@ class Attention(nn.Module):
         self.wv = nn.Linear(config.dim, config.n_kv_heads * d, bias=False)
         self.wo = nn.Linear(config.n_heads * d, config.dim, bias=False)
 
-    def rotated_qkv(self, x, positions, inv_freq, attention_factor):
-        """q, k rotated by RoPE and v: [batch, n_heads or n_kv_heads, n, head_dim]."""
+    def projections(self, x):
+        """q, k, v before RoPE: [batch, n_heads or n_kv_heads, n, head_dim]."""
         batch, n, _ = x.shape
         q = self.wq(x).view(batch, n, self.n_heads, self.head_dim).transpose(1, 2)
         k = self.wk(x).view(batch, n, self.n_kv_heads, self.head_dim).transpose(1, 2)
         v = self.wv(x).view(batch, n, self.n_kv_heads, self.head_dim).transpose(1, 2)
+        return q, k, v
+
+    def rotated_qkv(self, x, positions, inv_freq, attention_factor):
+        """q, k rotated by RoPE and v: [batch, n_heads or n_kv_heads, n, head_dim]."""
+        q, k, v = self.projections(x)
         rope = dict(
             inv_freq=inv_freq, attention_factor=attention_factor, layout=self.layout
         )
         return apply_rope(q, positions, **rope), apply_rope(k, positions, **rope), v
 
-    def forward(self, x, positions, inv_freq, attention_factor):
-        q, k, v = self.rotated_qkv(x, positions, inv_freq, attention_factor)
-        out = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+    def forward(self, x, positions, inv_freq, attention_factor, window=None):
+        """Causal attention over every earlier key, or over a Window's keys only."""
+        if window is None:
+            q, k, v = self.rotated_qkv(x, positions, inv_freq, attention_factor)
+            out = F.scaled_dot_product_attention(
+                q, k, v, is_causal=True, enable_gqa=True
+            )
+        else:
+            q, k, v = self.projections(x)
+            rope = dict(
+                inv_freq=inv_freq, attention_factor=attention_factor, layout=self.layout
+            )
+            cache = positions.clamp(max=window.sinks + window.recent - 1)
+            out = windowed_attention(
+                apply_rope(q, positions, **rope),
+                apply_rope(q, cache, **rope),  # the query at its cache position
+                apply_rope(k, positions, **rope),
+                v,
+                window,
+            )
         return self.wo(out.transpose(1, 2).flatten(2))
 
 
@@ -131,9 +239,9 @@ class Block(nn.Module):
         self.ffn_norm = RMSNorm(config.dim, config.norm_eps)
         self.ffn = SwiGLU(config.dim, config.hidden_dim)
 
-    def forward(self, h, positions, inv_freq, attention_factor):
+    def forward(self, h, positions, inv_freq, attention_factor, window=None):
         h = h + self.attention(
-            self.attention_norm(h), positions, inv_freq, attention_factor
+            self.attention_norm(h), positions, inv_freq, attention_factor, window
         )
         return h + self.ffn(self.ffn_norm(h))
 
@@ -143,8 +251,10 @@ class Llama(nn.Module):
 
     model = Llama.from_gguf()                      # SmolLM2-135M-Instruct, plain RoPE
     model.set_rope("yarn", factor=4.0)             # any rope_frequencies variant
+    model.set_rope(inv_freq=frequencies)           # or frequencies of one's own
     logits = model(tokens)                         # tokens [batch, n] -> [batch, n, V]
     losses = model.token_losses(tokens)            # next-token loss per position, [n-1]
+    losses = model.token_losses(tokens, window=Window(8188, sinks=4))  # StreamingLLM
     """
 
     def __init__(self, config: LlamaConfig, layout: str = "interleaved"):
@@ -159,8 +269,10 @@ class Llama(nn.Module):
         self.norm = RMSNorm(config.dim, config.norm_eps)
         self.set_rope("default")
 
-    def set_rope(self, rope_type: str = "default", **params) -> None:
-        """Use rope_frequencies(rope_type, head_dim, rope_base, **params) from now on.
+    def set_rope(self, rope_type: str = "default", *, inv_freq=None, **params) -> None:
+        """Use rope_frequencies(rope_type, head_dim, rope_base, **params) from now on, or
+        the frequencies inv_freq [head_dim/2] (then rope_type "default" and no params;
+        attention factor 1), e.g. a band of pairs interpolated (pairs.band_interpolated).
 
         original_max_position_embeddings (YaRN, Llama 3) and max_position_embeddings
         (dynamic NTK) default to the training length L = config.context_length; dynamic NTK
@@ -169,13 +281,33 @@ class Llama(nn.Module):
         L positions of a 4L window, read from a window of L). The parameters are checked
         here: a wrong name or value raises now.
         """
+        if inv_freq is not None:
+            self._explicit(rope_type, inv_freq, params)
+            return
         length = self.config.context_length
         if rope_type in ("yarn", "llama3"):
             params.setdefault("original_max_position_embeddings", length)
         if rope_type == "dynamic":
             params.setdefault("max_position_embeddings", length)
         self._frequencies(rope_type, params, seq_len=length)  # raises on a bad argument
-        self.rope_type, self.rope_params = rope_type, params
+        self.rope_type, self.rope_params, self.rope_inv_freq = rope_type, params, None
+
+    def _explicit(self, rope_type, inv_freq, params) -> None:
+        """set_rope(inv_freq=...): checked, then kept (float32, as rope_frequencies')."""
+        if rope_type != "default" or params:
+            raise ValueError(
+                "inv_freq replaces rope_type's frequencies: give rope_type 'default' and "
+                f"no other parameters, got {rope_type!r} and {sorted(params)}"
+            )
+        check_frequencies("inv_freq", inv_freq)
+        pairs = self.config.head_dim // 2
+        if inv_freq.shape != (pairs,):
+            raise ValueError(
+                f"inv_freq must have shape ({pairs},) (head_dim / 2), got "
+                f"{tuple(inv_freq.shape)}"
+            )
+        self.rope_type, self.rope_params = "default", {}
+        self.rope_inv_freq = inv_freq.detach().to(torch.float32)
 
     def _frequencies(self, rope_type, params, seq_len):
         if rope_type == "dynamic":
@@ -208,18 +340,25 @@ class Llama(nn.Module):
 
     def _rope(self, n: int, device) -> tuple:
         """(positions, inv_freq, attention_factor) for a sequence of n tokens."""
-        inv_freq, attention_factor = self._frequencies(
-            self.rope_type, self.rope_params, n
-        )
+        inv_freq, attention_factor = self.rope_inv_freq, 1.0
+        if inv_freq is None:
+            inv_freq, attention_factor = self._frequencies(
+                self.rope_type, self.rope_params, n
+            )
         return torch.arange(n, device=device), inv_freq.to(device), attention_factor
 
-    def hidden_states(self, tokens: torch.Tensor) -> torch.Tensor:
-        """The last layer's output after the final RMSNorm, [batch, n, dim]."""
+    def hidden_states(self, tokens: torch.Tensor, window=None) -> torch.Tensor:
+        """The last layer's output after the final RMSNorm, [batch, n, dim]. window: a
+        Window, each query attending to its keys only (default: every earlier key)."""
         tokens = self._checked(tokens)
+        if window is not None:
+            if not isinstance(window, Window):
+                raise TypeError(f"window must be a Window or None, got {window!r:.60}")
+            window.checked()
         rope = self._rope(tokens.shape[1], tokens.device)
         h = self.embedding(tokens)
         for layer in self.layers:
-            h = layer(h, *rope)
+            h = layer(h, *rope, window)
         return self.norm(h)
 
     def layer_qk(self, tokens: torch.Tensor):
@@ -234,16 +373,19 @@ class Llama(nn.Module):
             yield i, q, k
             h = layer(h, *rope)
 
-    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
-        """Next-token logits [batch, n, V] (tied output head: h E^T)."""
-        return self.hidden_states(tokens) @ self.embedding.weight.T
+    def forward(self, tokens: torch.Tensor, window=None) -> torch.Tensor:
+        """Next-token logits [batch, n, V] (tied output head: h E^T); window: see
+        hidden_states."""
+        return self.hidden_states(tokens, window) @ self.embedding.weight.T
 
     @torch.no_grad()
-    def token_losses(self, tokens: torch.Tensor, chunk: int = 1024) -> torch.Tensor:
+    def token_losses(
+        self, tokens: torch.Tensor, chunk: int = 1024, window=None
+    ) -> torch.Tensor:
         """-log p(t_(m+1) | t_1..t_m) for m = 1 .. n-1, float32 [n-1], for one sequence [n].
 
         The logits are made chunk positions at a time: for 32,768 tokens all at once they
-        would take 6.4 GB.
+        would take 6.4 GB. window: see hidden_states.
         """
         if not isinstance(tokens, torch.Tensor) or tokens.dim() != 1 or len(tokens) < 2:
             raise ValueError(
@@ -251,7 +393,7 @@ class Llama(nn.Module):
             )
         if not isinstance(chunk, int) or chunk < 1:
             raise ValueError(f"chunk must be a positive int, got {chunk!r}")
-        h = self.hidden_states(tokens)[0, :-1]
+        h = self.hidden_states(tokens, window)[0, :-1]
         targets = tokens[1:]
         return torch.cat(
             [

@@ -15,6 +15,10 @@ arXiv:2410.06205) found that Gemma 7B puts most of the size of q and k in the lo
 frequency pairs, which turn so slowly that they act as a semantic channel nearly free of
 position, and uses the highest frequencies for a few positional heads. The pair's wavelength
 2 pi / theta_i (in tokens) says which pairs ever complete a turn within the training length L.
+
+Past L, pair_reach says which pairs meet angles training never showed them, for any set of
+frequencies (plain RoPE or a scaling method's) and any model (no model needed), and
+band_interpolated makes the band test's frequencies: Position Interpolation on a few pairs.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import math
 import torch
 
 from .. import half_to_interleaved
+from ..extension_analysis import check_frequencies
 
 
 def wavelengths(head_dim: int, base: float) -> list[float]:
@@ -55,3 +60,88 @@ def pair_rms(x: torch.Tensor, layout: str = "interleaved") -> torch.Tensor:
         x = half_to_interleaved(x)
     squared = x.double().pow(2).unflatten(-1, (-1, 2)).sum(-1)  # |x_i|^2, [..., d/2]
     return squared.flatten(0, -2).mean(0).sqrt().to(x.dtype)
+
+
+def band_interpolated(inv_freq: torch.Tensor, band, factor: float) -> torch.Tensor:
+    """inv_freq with the pairs band[0] <= i < band[1] divided by factor (Position
+    Interpolation on that band only, every other pair as it was); a new tensor."""
+    check_frequencies("inv_freq", inv_freq)
+    pairs = inv_freq.shape[-1] if inv_freq.dim() == 1 else -1
+    if (
+        not isinstance(band, (list, tuple))
+        or len(band) != 2
+        or not all(isinstance(b, int) and not isinstance(b, bool) for b in band)
+        or not 0 <= band[0] < band[1] <= pairs
+    ):
+        raise ValueError(
+            f"band must be two ints [first, stop) with 0 <= first < stop <= {pairs} "
+            f"(inv_freq's pairs), got {band!r}"
+        )
+    if isinstance(factor, bool) or not isinstance(factor, (int, float)) or factor <= 0:
+        raise ValueError(f"factor must be a number > 0, got {factor!r}")
+    out = inv_freq.clone()
+    out[band[0] : band[1]] /= factor
+    return out
+
+
+def pair_reach(
+    inv_freq: torch.Tensor, original_inv_freq: torch.Tensor, training_length, length
+) -> dict:
+    """Which angles pair i meets over `length` tokens with the frequencies inv_freq
+    (theta'_i: a scaling method's), against those training showed it (original_inv_freq,
+    theta_i, over training_length = L tokens). Per pair, float64 [d/2]:
+
+        angle_i   = theta'_i n                        the largest angle over n tokens
+        trained_i = min(theta_i L, 2 pi)              the arc training showed it
+        reach_i   = min(angle_i, 2 pi) / trained_i    its arc over n tokens against that
+        exceeds_i = reach_i > 1 (by more than 1e-6)   angles training never showed
+
+    A pair that completed a turn within L (theta_i L >= 2 pi) has seen every angle: its
+    reach is 1, whatever n. Plain RoPE at n = 2L doubles every slow pair's arc (reach 2);
+    PI at factor s keeps every reach at n = s L to 1. (Positions run from 0 to n - 1, so
+    theta n is the bound the arc approaches; Chen et al. 2023, arXiv:2306.15595, and
+    extension_analysis.angle_coverage use n - 1.) The tolerance 1e-6 forgives float32
+    frequencies (PI's theta / s times s L is theta L up to round-off).
+    Returns {"angle", "trained", "reach", "exceeds" (bool)}.
+    """
+    theta = check_frequencies("inv_freq", inv_freq).to(torch.float64)
+    original = check_frequencies("original_inv_freq", original_inv_freq)
+    if theta.dim() != 1 or original.shape != theta.shape:
+        raise ValueError(
+            "inv_freq and original_inv_freq must be 1-D of one shape [d/2], got "
+            f"{tuple(theta.shape)} and {tuple(original.shape)}"
+        )
+    for name, value in (("training_length", training_length), ("length", length)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            raise ValueError(f"{name} must be a number of tokens > 0, got {value!r}")
+    angle = theta * length
+    trained = (original.to(torch.float64) * training_length).clamp(max=2 * math.pi)
+    reach = angle.clamp(max=2 * math.pi) / trained
+    return {
+        "angle": angle,
+        "trained": trained,
+        "reach": reach,
+        "exceeds": reach > 1 + 1e-6,
+    }
+
+
+def reach_table(
+    frequencies: dict, original_inv_freq: torch.Tensor, training_length, lengths
+) -> dict:
+    """pair_reach for every method's frequencies at every length: {name: {n: {"angle",
+    "trained", "reach", "exceeds"}}}, frequencies {name: inv_freq} (e.g. experiment.
+    method_frequencies: plain RoPE, PI, NTK, YaRN, Llama 3 at a factor), lengths e.g.
+    (L, 2L, 4L)."""
+    if not isinstance(frequencies, dict) or not frequencies:
+        raise ValueError(
+            f"frequencies must be a non-empty dict {{name: inv_freq}}, got {frequencies!r:.60}"
+        )
+    if not isinstance(lengths, (list, tuple)) or not lengths:
+        raise ValueError(f"lengths must be a non-empty list of ints, got {lengths!r}")
+    return {
+        name: {
+            n: pair_reach(inv_freq, original_inv_freq, training_length, n)
+            for n in lengths
+        }
+        for name, inv_freq in frequencies.items()
+    }
