@@ -504,6 +504,27 @@ def test_windowed_attention_is_streamingllm_s_cache(window):
         )
 
 
+def test_the_sliding_reference_scores_each_position_once_within_L():
+    """sliding_unit on a tiny model (L = 16, a 4L window): each position m >= L from its
+    own window of L tokens ending at 1.5L, 2L, ... 4L, scored with L/2 to L - 1 tokens
+    of context; the buckets at their absolute positions."""
+    from rope_lib.pretrained.experiment import bucket_means, sliding_unit
+
+    model, L, bucket = _random_tiny(), 16, 8
+    tokens = torch.randint(0, 50, (4 * L,))
+    unit = sliding_unit(model, tokens, L, bucket)
+    assert unit["ends"] == [24, 32, 40, 48, 56, 64]
+    assert unit["buckets"] == [2, 3, 4, 5, 6, 7]
+    by_hand, contexts = [], []
+    for m in range(L, 4 * L - 1):  # query m predicts token m + 1
+        end = next(e for e in unit["ends"] if e - L // 2 - 1 <= m <= e - 2)
+        by_hand.append(model.token_losses(tokens[end - L : end])[m - (end - L)])
+        contexts.append(m - (end - L) + 1)
+    assert min(contexts) == L // 2 and max(contexts) == L - 1
+    expected = bucket_means(torch.stack(by_hand), bucket)
+    np.testing.assert_allclose(unit["bucket_loss"], expected, atol=1e-5)
+
+
 # --- passkey retrieval, pairs, attention maps -------------------------------------------------
 
 
@@ -657,6 +678,44 @@ def test_without_the_first_token_weights_are_renormalised_by_hand():
     )
 
 
+def test_pair_reach_by_hand_and_for_the_lab_model():
+    """theta = (1, 0.05, 0.01), L = 100: training showed (2 pi, 5, 1) rad. Plain RoPE at
+    n = 200 reaches (200, 10, 2) rad: arcs (2 pi, 2 pi, 2), reach (1, 2 pi / 5, 2); PI at
+    x2 keeps every reach to 1."""
+    theta = torch.tensor([1.0, 0.05, 0.01], dtype=torch.float64)
+    plain = pair_reach(theta, theta, 100, 200)
+    assert plain["angle"].tolist() == pytest.approx([200.0, 10.0, 2.0])
+    assert plain["trained"].tolist() == pytest.approx([2 * np.pi, 5.0, 1.0])
+    assert plain["reach"].tolist() == pytest.approx([1.0, 2 * np.pi / 5, 2.0])
+    assert plain["exceeds"].tolist() == [False, True, True]
+    pi = pair_reach(theta / 2, theta, 100, 200)
+    assert pi["reach"].tolist() == pytest.approx([1.0, 1.0, 1.0])
+    assert not pi["exceeds"].any()
+    assert pair_reach(theta, theta, 100, 400)["reach"].tolist() == pytest.approx(
+        [1.0, 2 * np.pi / 5, 4.0]
+    )
+    # the lab's model: d = 32, b = 10,000, L = 64; theta_i = 10 ** (-i / 4). Pair 4
+    # (theta L = 6.4 > 2 pi) has turned once within L; pairs 5-15 have not
+    from rope_lib.pretrained.experiment import method_frequencies
+
+    methods = ["plain", "pi", "ntk", "yarn", "llama3"]
+    frequencies = {m: method_frequencies(m, 2, 64, 32, 10000.0) for m in methods}
+    original = frequencies["plain"]
+    table = reach_table(frequencies, original, 64, [64, 128, 256])
+    assert not table["plain"][64]["exceeds"].any()
+    assert table["plain"][128]["exceeds"].nonzero().flatten().tolist() == list(
+        range(5, 16)
+    )
+    assert float(table["plain"][128]["reach"][5]) == pytest.approx(
+        2 * np.pi / (64 * 10**-1.25), rel=1e-6
+    )  # 1.7458: the arc of 3.60 rad became the whole circle
+    assert float(table["plain"][128]["reach"][15]) == pytest.approx(2.0, rel=1e-6)
+    for method in ("pi", "yarn", "llama3"):  # at s L = 128: nothing new
+        assert not table[method][128]["exceeds"].any(), method
+        assert table[method][256]["exceeds"].any(), method
+    assert table["ntk"][128]["exceeds"].any()  # NTK's slowest pair is not divided by s
+
+
 @pytest.mark.parametrize(
     "call, error, name",
     [
@@ -778,9 +837,18 @@ def test_the_full_plan_covers_every_method_past_L_and_passkey_far_and_near():
     for method, factor in (("plain", 1), ("yarn", 4)):  # 4L
         assert (method, factor, 32768, 0) in units
     assert ("dynamic_ntk", 4, 8192, 0) in units  # x4, inside L only
-    assert len(units) == 6 + 1 + 3  # one window each (2L, plain, 4L): 44 idle minutes
+    assert ("ntk", 4, 8192, 0) in units  # its matched control: static NTK x4 inside L
+    assert ("pi_band", 2, 16384, 0) in units and settings["band"] == [20, 26]
+    assert len(units) == 7 + 1 + 4  # one window each (2L, plain, 4L)
+    assert settings["windowed_units"] == [
+        ["streaming", 16384, 0],
+        ["window_only", 10240, 0],
+        ["sliding", 32768, 0],
+    ]
+    assert settings["windowed"]["sinks"] == 4
     two = {tuple(u) for u in plan(False, 8192, windows=2)["units"]}  # --windows 2
     assert len(two) == 2 * len(units)
+    assert len(plan(False, 8192, windows=2)["windowed_units"]) == 6
     for method, factor, length in (("plain", 1, 32768), ("yarn", 2, 16384)):
         assert {(method, factor, length, 0), (method, factor, length, 1)} < two
     passkey = {tuple(u) for u in settings["passkey_units"]}
@@ -790,8 +858,10 @@ def test_the_full_plan_covers_every_method_past_L_and_passkey_far_and_near():
             assert (method, factor, 12288, depth, 0) in passkey
     assert ("plain", 1, 8192, 0.5, 0) in passkey  # within L
     quick = plan(quick=True, training_length=8192)
-    assert {u[2] for u in quick["units"]} == {32, 64, 128} and len(quick["units"]) == 20
-    assert [u[:3] for u in quick["units"] if u[2] == 32] == [["dynamic_ntk", 4, 32]] * 2
+    assert {u[2] for u in quick["units"]} == {32, 64, 128} and len(quick["units"]) == 24
+    inside = [u[:3] for u in quick["units"] if u[2] == 32]
+    assert inside == [["dynamic_ntk", 4, 32], ["ntk", 4, 32]] * 2
+    assert [u[1] for u in quick["windowed_units"]] == [64, 40, 128]
 
 
 def test_bucket_means_and_summary():
@@ -820,6 +890,74 @@ def test_the_forward_stays_on_the_models_device():
     model.set_rope("dynamic", factor=2.0)
     assert (
         model(torch.zeros(1, 40, dtype=torch.long, device="meta")).device.type == "meta"
+    )
+
+
+def _check_quick_windowed(results, settings):
+    """The quick run's windowed units: StreamingLLM and the window alone are plain RoPE
+    below L = 32 (its first two buckets of 16) and not past it; the sliding reference
+    scores buckets 2..7 of the 4L window."""
+    from rope_lib.pretrained.experiment import unit_key, windowed_key
+
+    windowed = results["windowed"]["units"]
+    assert set(windowed) == {windowed_key(*u) for u in settings["windowed_units"]}
+    plain = results["units"][unit_key("plain", 1, 128, 0)]["bucket_loss"]
+    for key, buckets in (("streaming/64/window0", 4), ("window_only/40/window0", 3)):
+        loss = windowed[key]["bucket_loss"]
+        assert len(loss) == buckets and windowed[key]["seconds"] >= 0
+        np.testing.assert_allclose(loss[:2], plain[:2], atol=1e-5)
+        assert abs(loss[2] - plain[2]) > 1e-4
+    sliding = windowed["sliding/128/window0"]
+    assert sliding["buckets"] == [2, 3, 4, 5, 6, 7]
+    assert sliding["ends"] == [48, 64, 80, 96, 112, 128]
+    assert (
+        np.isfinite(sliding["bucket_loss"]).all() and len(sliding["bucket_loss"]) == 6
+    )
+
+
+def _check_an_older_run_resumes_with_the_new_units_only(folder, results):
+    """A results.json made before the band test, static NTK x4, the windowed units and
+    decay without the first token (as notebooks/llm_results/ was): a resumed run adds
+    them and keeps every other unit as it was (the same seconds: not run again). A new
+    band runs the band test again, and only it."""
+    from rope_lib.pretrained import experiment
+    from rope_lib.pretrained.experiment import run
+
+    old = copy.deepcopy(results)
+    for key in [k for k in old["units"] if k.startswith(("pi_band/", "ntk/x4/"))]:
+        del old["units"][key]
+    for name in ("windowed", "summary"):
+        del old[name]
+    for name in ("band", "windowed"):
+        del old["settings"][name]
+    for field in experiment.FIELDS["decay"]:
+        del old["decay"][field]
+    (folder / "results.json").write_text(json.dumps(old))
+    resumed = run(folder, quick=True, quiet=True)
+    assert all(resumed["units"][k] == v for k, v in old["units"].items())
+    assert set(resumed["units"]) == set(results["units"])
+    assert resumed["passkey"]["units"] == results["passkey"]["units"]
+    assert resumed["pairs"] == results["pairs"]
+    assert set(resumed["windowed"]["units"]) == set(results["windowed"]["units"])
+    assert resumed["decay"]["seconds"] > 0  # run again, with its new fields
+    for field in experiment.FIELDS["decay"]:
+        np.testing.assert_allclose(resumed["decay"][field], results["decay"][field])
+    other = json.loads(json.dumps(experiment.QUICK))
+    other["band"] = [10, 16]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(experiment, "QUICK", other)
+        moved = run(folder, quick=True, quiet=True)
+    for key, unit in moved["units"].items():
+        changed = unit["bucket_loss"] != resumed["units"][key]["bucket_loss"]
+        assert changed == key.startswith("pi_band/"), key
+    (folder / "results.json").write_text(json.dumps(results))  # as before, for the rest
+    # --windows 2 keeps the windowed units of window 0 (and runs window 1's)
+    settings = experiment.plan(True, 8192, windows=2)
+    settings["window_starts"] = results["settings"]["window_starts"]
+    header = {k: results[k] for k in ("model", "source", "quick")}
+    kept = experiment._stored(folder / "results.json", header, settings)
+    assert (
+        kept["windowed"] == results["windowed"] and len(settings["windowed_units"]) == 6
     )
 
 
@@ -880,13 +1018,24 @@ def test_the_quick_run_evaluates_every_unit_once_and_resumes(gguf_path, tmp_path
     assert np.array(results["pairs"]["k_rms"]).shape == (layers, 32)
     decay = results["decay"]
     assert np.array(decay["mean_weight"]).shape == (layers, len(decay["edges"]) - 1)
+    bins = len(decay["edges"]) - 1
+    assert np.array(decay["mean_weight_without_first"]).shape == (layers, bins)
+    assert len(decay["uniform_without_first"]) == bins
+    ratio = (
+        np.array(decay["mean_weight_without_first"]) / decay["uniform_without_first"]
+    )
+    assert np.isfinite(ratio).all() and (ratio > 0).all()
     assert np.array(results["sinks"]["first_token_by_head"]).shape == (layers, 9)
-    assert set(results["seconds"]) == {"loss", "passkey", "pairs", "decay", "sinks"}
+    parts = {"loss", "passkey", "windowed", "pairs", "decay", "sinks"}
+    assert set(results["seconds"]) == parts
     assert set(results["cpu_seconds"]) == set(results["seconds"])
+    _check_quick_windowed(results, settings)
 
     again = run(tmp_path, quick=True, quiet=True)
     assert again["units"] == results["units"]
     assert again["passkey"]["units"] == passkey["units"]
+    assert again["windowed"] == results["windowed"]
+    _check_an_older_run_resumes_with_the_new_units_only(tmp_path, results)
 
     cut = json.loads(json.dumps(experiment.QUICK))
     for stage in cut["stages"]:

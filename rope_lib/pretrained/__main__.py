@@ -4,13 +4,15 @@
 SmolLM2-135M on Python's documentation, zero-shot: the loss per position past its training
 length (8,192 tokens) for plain RoPE and PI, NTK, dynamic NTK, YaRN (with and without its
 attention factor) and Llama 3 scaling at factor 2 (16,384 tokens), and for plain RoPE,
-dynamic NTK and YaRN at factor 4 (32,768 tokens); passkey retrieval by length, depth and
+dynamic NTK and YaRN at factor 4 (32,768 tokens); why plain RoPE breaks: PI on a band of
+pairs only, static NTK x4 inside L, StreamingLLM (attention sinks + recent keys), the
+recent keys alone, and the sliding-window reference; passkey retrieval by length, depth and
 method; the size of q and k per frequency pair, attention by distance and the attention
 sinks, by layer. Writes DIR/results.json after every unit; run it again to continue an
-interrupted run. --quick: the same steps at tiny sizes (under a minute), for CI. --offset N:
-read the text from its token N on (other windows, same text). --windows N: N text windows
-per method and factor instead of one (a spread between stretches of text; each more window
-adds about 42 minutes on two idle cores)."""
+interrupted run (units already there are skipped). --quick: the same steps at tiny sizes
+(under a minute), for CI. --offset N: read the text from its token N on (other windows,
+same text). --windows N: N text windows per method and factor instead of one (a spread
+between stretches of text; each more window adds about 47 minutes on two idle cores)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
     run(out_dir, quick=False, device="cpu", offset=0) -> results, also out_dir/results.json
 
-SmolLM2-135M was trained on 8,192 tokens (L). Four parts, each made of units (one forward pass
+SmolLM2-135M was trained on 8,192 tokens (L). Five parts, each made of units (one forward pass
 or a few) that are written to results.json as soon as each is done:
 
 loss     For each method (METHODS) at factor s, windows of s * L tokens of Python's
@@ -17,7 +17,19 @@ loss     For each method (METHODS) at factor s, windows of s * L tokens of Pytho
          its 4L forward gives its 2L curve too. A method listed in a stage's "inside_L"
          runs over the first L tokens of its window only, with the frequencies it has on
          the whole window (dynamic NTK's base is the one for s L tokens): its cost inside
-         L, for about a tenth of the time.
+         L, for about a tenth of the time. Static NTK at x4 runs there too: dynamic NTK x4
+         over 4L has NTK's frequencies at factor 13, and this is its matched control.
+         The band test ("pi_band", x2): plain RoPE but for the pairs settings "band"
+         (20-25: the largest q and k in the pair probe, wavelengths 8.4k-51k tokens, 1 to
+         6 rad within L), whose frequencies are divided by 2: PI on those pairs only.
+windowed Why plain RoPE breaks past L, tested with plain RoPE whose every offset stays
+         below L: "streaming" (StreamingLLM, Xiao et al. 2024: each query sees the first
+         `sinks` = 4 tokens and the most recent L - 4 keys, at cache positions < L) on
+         2L tokens; its control "window_only" (the most recent L keys, no sinks) on 1.25L;
+         "sliding", the PI paper's evaluation: windows of L tokens ending every L/2 from
+         1.5L to 4L on the 4L window, each scoring its last L/2 positions, so that every
+         position past L has L/2 to L tokens of context, all at offsets seen in training:
+         the in-distribution reference, bucket by bucket, on the same text.
 passkey  Passkey retrieval (passkey.py): is the key said back by greedy decoding, by prompt
          length, depth of the key and method.
 pairs    The size of q and k per frequency pair, by layer (pairs.py), on windows of 2,048
@@ -38,8 +50,15 @@ results.json (keys sorted; "x2" is the factor, window w the w-th window of that 
                   (plain RoPE is "plain/x1/...": it runs on every stage's windows; a unit
                   read from a longer window's forward pass says so, "from": that unit's key,
                   with 0 seconds)
+                  (pi_band is the band test, "ntk/x4/<L>/..." static NTK x4 inside L)
     summary       loss: {"<method>/x<factor>/<length>": {"windows": count, "mean", "std",
                          "min", "max": [per bucket, over the windows]}}
+    windowed      {"units": {"<name>/<length>/window<w>": {"bucket_loss", "seconds",
+                         "cpu_seconds"}}}: "streaming/<2L>/...", "window_only/<1.25L>/..."
+                   as a loss unit's buckets (from position 0); "sliding/<4L>/...": also
+                   "buckets": [the bucket indices b it scores, L / bucket (4) to the last],
+                   "bucket_loss" per such bucket, at its absolute position in the 4L window
+                   (compare with a loss unit's bucket_loss[b]), "ends": [each window's end]
     passkey       {"units": {"<method>/x<factor>/<length>/depth<d>/trial<t>":
                          {"retrieved": bool, "key": int, "said": the greedy answer's text up
                           to its first wrong token, "tokens": prompt + answer, "seconds",
@@ -49,14 +68,17 @@ results.json (keys sorted; "x2" is the factor, window w the w-th window of that 
     pairs         {"wavelength": [2 pi / theta_i, per pair i], "q_rms", "k_rms":
                    [per layer [per pair]], "seconds", "cpu_seconds"}  (theta_i = b^(-2i/d))
     decay         {"edges": distance bin edges (bin b: edges[b] <= m - n < edges[b+1]),
-                   "mean_weight": [per layer [per bin]], "uniform": [per bin], "seconds",
-                   "cpu_seconds"}
+                   "mean_weight": [per layer [per bin]], "uniform": [per bin],
+                   "mean_weight_without_first": [per layer [per bin]], the same with token
+                   0 removed and each query's weights renormalised over the other keys
+                   (attention_maps.without_first_token), "uniform_without_first": [per bin]
+                   its even-spread baseline, computed the same way, "seconds", "cpu_seconds"}
     sinks         {"first_token", "first_4_tokens": [per layer, mean over heads],
                    "first_token_by_head": [per layer [per head]], "uniform_first_token",
                    "uniform_first_4_tokens": what evenly spread attention gives, "from":
                    "decay" (the same pass)}
-    seconds       the sum of the units' wall seconds per part (loss, passkey, pairs, decay,
-                  sinks); cpu_seconds the same for the process's CPU time (all threads),
+    seconds       the sum of the units' wall seconds per part (loss, passkey, windowed,
+                  pairs, decay, sinks); cpu_seconds the same for the process's CPU time (all threads),
                   which a busy machine stretches less than the wall time
 pairs, decay and sinks are means over the probe windows. Every part that has not run yet is
 absent (a run in progress), or empty.
@@ -65,7 +87,8 @@ Resumable: a second run with the same --out skips the units already there (and d
 its plan no longer has). The text's token ids are fingerprinted: a results.json made from
 another text (another Python's documentation) or with other BASIS settings (another --offset)
 is refused rather than mixed; a loss unit whose window begins elsewhere in the new plan (more
-windows, or longer ones) is run again.
+windows, or longer ones) is run again, and so are the band test when the band changed, the
+windowed units when settings "windowed" changed, and decay when it lacks a field (FIELDS).
 """
 
 from __future__ import annotations
@@ -75,20 +98,23 @@ import json
 import time
 from functools import partial
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Callable, NamedTuple
 
 import numpy as np
 import torch
 
+from .. import rope_frequencies
 from .attention_maps import (
     attention_weights,
     decay_by_distance,
     sink_share,
     uniform_attention,
+    without_first_token,
 )
 from .gguf import load_tokenizer, smollm2_path
-from .model import Llama
-from .pairs import pair_rms, wavelengths
+from .model import Llama, Window
+from .pairs import band_interpolated, pair_rms, wavelengths
 from .passkey import greedy_answer, passkey_number, passkey_prompt
 from .text import documentation_tokens, text_source, text_windows, window_starts
 
@@ -104,6 +130,9 @@ METHODS = {
         "llama3",
         {"low_freq_factor": 1.0, "high_freq_factor": 4.0},
     ),  # Llama 3.1
+    # the band test: plain RoPE but PI on the pairs settings["band"] only
+    # (pairs.band_interpolated: not a rope_frequencies type)
+    "pi_band": ("band", {}),
 }
 
 ALL = list(METHODS)
@@ -113,10 +142,18 @@ FULL = {
         {"factor": 2, "windows": dict.fromkeys(ALL, 1)},
         {
             "factor": 4,
-            "windows": dict.fromkeys(EXTENDED, 1),
-            "inside_L": ["dynamic_ntk"],  # 56 s instead of about 500: inside L
+            "windows": dict.fromkeys(EXTENDED + ["ntk"], 1),
+            # 56 s instead of about 500: inside L. Static NTK x4 is dynamic NTK x4's
+            # matched control there (dynamic NTK over 4L has NTK's frequencies at 13)
+            "inside_L": ["dynamic_ntk", "ntk"],
         },
     ],
+    "band": [20, 26],  # pi_band: pairs 20-25, lambda 8.4k-51k tokens, the largest q, k
+    "windowed": {  # plain RoPE, every offset below L; lengths in multiples of L
+        "lengths": {"streaming": 2, "window_only": 1.25, "sliding": 4},
+        "sinks": 4,
+        "windows": 1,
+    },
     "bucket": 2048,
     "training_length": None,  # the model's own: 8,192
     "passkey": {
@@ -138,17 +175,30 @@ grows as n^2, and at 16,384 tokens it is already most of the work. The plan: 6 f
 of 2L (the methods; plain RoPE's 2L curve comes from its 4L forward), 2 of 4L (plain
 RoPE, YaRN), dynamic NTK at x4 over L tokens (its loss past L at 4L would cost 8 more
 minutes), 9 passkey prompts (3 of L, 6 of 1.5L) and the probes: 44 minutes (2,646 s of
-units) in the committed run. Each more window adds about 32 minutes."""
+units) in the committed run. The units that explain the break add about 14 minutes
+(_cost, idle): the band test (a 2L forward, ~160 s), static NTK x4 inside L (~54 s),
+StreamingLLM on 2L (a masked forward, ~210 s), the window alone on 1.25L (~90 s), the
+sliding reference (6 forwards of L, ~325 s); the decay probe runs again for its fields
+without the first token (~65 s). Masked forwards timed at 8,192 tokens on the busy
+machine (benchmarks/bench_windowed.py, 2 threads, CPU seconds): plain 63, the window
+alone 77, StreamingLLM 82. From scratch about 58 minutes; resuming the committed run
+(make llm-experiments) about 15. Each more window adds about 47 minutes."""
 
 QUICK = {
     "stages": [
         {"factor": 2, "windows": dict.fromkeys(ALL, 2)},
         {
             "factor": 4,
-            "windows": dict.fromkeys(EXTENDED, 2),
-            "inside_L": ["dynamic_ntk"],
+            "windows": dict.fromkeys(EXTENDED + ["ntk"], 2),
+            "inside_L": ["dynamic_ntk", "ntk"],
         },
     ],
+    "band": [20, 26],
+    "windowed": {
+        "lengths": {"streaming": 2, "window_only": 1.25, "sliding": 4},
+        "sinks": 4,
+        "windows": 1,
+    },
     "bucket": 16,
     "training_length": 32,
     "passkey": {
@@ -171,8 +221,9 @@ def plan(
     quick: bool, training_length: int, offset: int = 0, windows: int | None = None
 ) -> dict:
     """The settings and the lists of units: "units" [method, factor, length, window] for
-    the loss, "passkey_units" [method, factor, length, depth, trial]. windows: that many
-    loss windows per method and factor instead of the plan's (more: a spread, and time)."""
+    the loss, "passkey_units" [method, factor, length, depth, trial], "windowed_units"
+    [name, length, window]. windows: that many loss (and windowed) windows per method and
+    factor instead of the plan's (more: a spread, and time)."""
     if windows is not None and (
         isinstance(windows, bool) or not isinstance(windows, int) or windows < 1
     ):
@@ -195,6 +246,13 @@ def plan(
         for method, count in stage["windows"].items()
         if w < count
     ]
+    windowed = settings["windowed"]
+    windowed["windows"] = windows or windowed["windows"]
+    settings["windowed_units"] = [
+        [name, round(L * multiple), w]
+        for w in range(windowed["windows"])
+        for name, multiple in windowed["lengths"].items()
+    ]
     keys = settings["passkey"]
     settings["passkey_units"] = [
         [method, 1 if method == "plain" else keys["factor"], stage["length"], depth, t]
@@ -212,6 +270,10 @@ def unit_key(method: str, factor: float, length: int, window: int) -> str:
 
 def passkey_key(method, factor, length, depth, trial) -> str:
     return f"{method}/x{factor}/{length}/depth{depth}/trial{trial}"
+
+
+def windowed_key(name: str, length: int, window: int) -> str:
+    return f"{name}/{length}/window{window}"
 
 
 def bucket_means(losses: torch.Tensor, bucket: int) -> list[float]:
@@ -272,12 +334,17 @@ def _fingerprint(ids: torch.Tensor) -> str:
 
 
 def _rope_settings(
-    method: str, factor, L: int, seq_len: int | None = None
+    method: str, factor, L: int, seq_len: int | None = None, band=None, config=None
 ) -> tuple[str, dict]:
     """(rope_type, params) of a method at a factor, with L as the training length (quick
     pretends a shorter one); seq_len: dynamic NTK's frequencies are those for seq_len
-    tokens, whatever the length it reads (default: the length it reads)."""
+    tokens, whatever the length it reads (default: the length it reads). The band test
+    (rope_type "band") needs its band and the model's config (head_dim, rope_base): its
+    params are explicit frequencies, {"inv_freq": ...} (Llama.set_rope)."""
     rope_type, params = METHODS[method]
+    if rope_type == "band":
+        inv_freq, _ = rope_frequencies("default", config.head_dim, config.rope_base)
+        return "default", {"inv_freq": band_interpolated(inv_freq, band, factor)}
     params = dict(params)
     if method != "plain":
         params["factor"] = float(factor)
@@ -290,11 +357,45 @@ def _rope_settings(
     return rope_type, params
 
 
-def _cost(length: int) -> float:
+def method_frequencies(
+    method: str, factor, training_length: int, head_dim: int, base: float, band=None
+) -> torch.Tensor:
+    """The frequencies theta'_i (float32 [head_dim/2]) a method of METHODS uses at a factor
+    for a model of head_dim and base trained on training_length tokens, set as the
+    experiment sets them (dynamic NTK: on factor * training_length tokens); for any model,
+    e.g. the lab's (32, 10,000, L = 64). With pairs.reach_table: the per-pair reach."""
+    config = SimpleNamespace(head_dim=head_dim, rope_base=base)
+    seq_len = round(factor * training_length)
+    rope_type, params = _rope_settings(
+        method, factor, training_length, seq_len, band, config
+    )
+    if "inv_freq" in params:
+        return params["inv_freq"]
+    return rope_frequencies(rope_type, head_dim, base, **params)[0]
+
+
+def _cost(length: int, window: Window | None = None) -> float:
     """A forward pass's seconds, about, on 2 idle threads here: n (a + b n) for the linear
     layers and the attention, fitted to 160 s at 16,384 tokens and 530 s at 32,768 (it
-    gives 54 s at 8,192, measured 53; for the progress bar's ETA)."""
-    return length * (3.4e-3 + 3.9e-7 * length)
+    gives 54 s at 8,192, measured 53; for the progress bar's ETA). With a window (a
+    masked forward, model.Window): n a + c K, K the query-key scores its blocks form,
+    about n min(n, block + recent), a block with sinks outside its window counted 1.5
+    times (its query and keys are twice as wide)."""
+    if window is None:
+        return length * (3.4e-3 + 3.9e-7 * length)
+    scores = 0.0
+    for a in range(0, length, window.block):
+        e, lo = min(a + window.block, length), max(0, a - window.recent + 1)
+        wide = window.sinks and e - 1 - window.recent >= 0
+        scores += (e - a) * (e - lo + window.sinks * wide) * (1.5 if wide else 1.0)
+    return length * 3.4e-3 + MASKED_SECONDS_PER_SCORE * scores
+
+
+MASKED_SECONDS_PER_SCORE = 1.0e-6
+"""_cost's c: seconds per query-key score of a masked forward, all layers and heads (a
+fused causal forward: 2 b = 7.8e-7 per score), from 8,192-token forwards timed on the busy
+machine (benchmarks/bench_windowed.py): the window alone 1.22 times the plain forward's
+CPU seconds, StreamingLLM 1.30 times, scaled to the plain forward's 54 idle seconds."""
 
 
 # --- the parts: each function computes one unit ----------------------------------------------
@@ -310,6 +411,35 @@ def loss_unit(model, tokens, bucket: int, keys: dict) -> dict:
     return {
         key: {"bucket_loss": bucket_means(losses[: length - 1], bucket)}
         for length, key in keys.items()
+    }
+
+
+def windowed_unit(model, tokens, bucket: int, window: Window) -> dict:
+    """{"bucket_loss"}: one forward pass over tokens, each query attending to its window's
+    keys only (model.Window: StreamingLLM's sinks and recent keys, or a sliding window)."""
+    losses = model.token_losses(tokens.to(model.embedding.weight.device), window=window)
+    return {"bucket_loss": bucket_means(losses.cpu(), bucket)}
+
+
+def sliding_unit(model, tokens, L: int, bucket: int) -> dict:
+    """The in-distribution reference past L (the PI paper's sliding-window evaluation):
+    windows of L tokens ending at 1.5L, 2L, ... len(tokens), each scoring its last L/2
+    targets, so that each position m >= L - 1 of tokens is scored once, with L/2 to L - 1
+    tokens of context, at offsets seen in training. {"buckets": the buckets b of
+    positions (bucket b: b * bucket <= m < (b + 1) * bucket) from L on, "bucket_loss":
+    their mean losses, as a loss unit's buckets of the same window, "ends"}."""
+    losses = torch.full((len(tokens) - 1,), float("nan"))  # by query position m
+    ends = list(range(L + L // 2, len(tokens) + 1, L // 2))
+    device = model.embedding.weight.device
+    for end in ends:
+        scored = model.token_losses(tokens[end - L : end].to(device)).cpu()
+        losses[end - L // 2 - 1 : end - 1] = scored[-(L // 2) :]
+    first = -(-L // bucket)  # the first bucket that begins at L or later
+    means = bucket_means(losses[first * bucket :], bucket)
+    return {
+        "buckets": list(range(first, first + len(means))),
+        "bucket_loss": means,
+        "ends": ends,
     }
 
 
@@ -357,6 +487,7 @@ def attention_unit(model, windows) -> dict:
             decay_by_distance(weights)["mean_weight"],
             sink_share(weights)[0].tolist(),
             float(sink_share(weights, 4).mean()),
+            decay_by_distance(without_first_token(weights))["mean_weight"],
         )
 
     per_window = [
@@ -369,11 +500,14 @@ def attention_unit(model, windows) -> dict:
 
     uniform = uniform_attention(windows[0].shape[-1])
     by_head = mean(1)
+    uniform_without_first = decay_by_distance(without_first_token(uniform))
     return {
         "decay": {
             "edges": decay_by_distance(uniform)["edges"],
             "mean_weight": mean(0),
             "uniform": _significant(decay_by_distance(uniform)["mean_weight"]),
+            "mean_weight_without_first": mean(3),
+            "uniform_without_first": _significant(uniform_without_first["mean_weight"]),
         },
         "sinks": {
             "first_token": _significant(np.mean(by_head, 1).tolist()),
@@ -413,13 +547,44 @@ def _stored(results_path: Path, header: dict, settings: dict) -> dict:
         )
     before, now = stored["settings"].get("window_starts", []), settings["window_starts"]
     moved = {w for w in range(len(now)) if w >= len(before) or before[w] != now[w]}
-    loss = {unit_key(*u) for u in settings["units"] if u[3] not in moved}
-    keys = {passkey_key(*u) for u in settings["passkey_units"]}
-    passkey = stored.get("passkey", {}).get("units", {})
-    return {part: stored[part] for part in PROBES if part in stored} | {
-        "units": {k: v for k, v in stored.get("units", {}).items() if k in loss},
-        "passkey": {"units": {k: v for k, v in passkey.items() if k in keys}},
+    old = stored["settings"]
+    kept = {  # the settings the band test's and the windowed units' values depend on
+        "band": old.get("band") == settings["band"],
+        "windowed": _but_count(old.get("windowed")) == _but_count(settings["windowed"]),
     }
+    loss = {
+        unit_key(*u)
+        for u in settings["units"]
+        if u[3] not in moved and (kept["band"] or METHODS[u[0]][0] != "band")
+    }
+    windowed = {
+        windowed_key(*u)
+        for u in settings["windowed_units"]
+        if u[2] not in moved and kept["windowed"]
+    }
+    keys = {passkey_key(*u) for u in settings["passkey_units"]}
+    return {part: stored[part] for part in PROBES if _complete(stored, part)} | {
+        "units": _kept(stored, "units", loss),
+        "passkey": {"units": _kept(stored.get("passkey", {}), "units", keys)},
+        "windowed": {"units": _kept(stored.get("windowed", {}), "units", windowed)},
+    }
+
+
+def _but_count(windowed: dict | None) -> dict | None:
+    """Settings "windowed" without its count of windows (which moves no unit)."""
+    return windowed and {k: v for k, v in windowed.items() if k != "windows"}
+
+
+def _kept(stored: dict, part: str, keys: set) -> dict:
+    return {k: v for k, v in stored.get(part, {}).items() if k in keys}
+
+
+FIELDS = {"decay": ("mean_weight_without_first", "uniform_without_first")}
+"""Fields of a probe part that an older results.json may lack: the part is run again."""
+
+
+def _complete(stored: dict, part: str) -> bool:
+    return part in stored and all(f in stored[part] for f in FIELDS.get(part, ()))
 
 
 class Unit(NamedTuple):
@@ -439,6 +604,7 @@ def _write(results: dict, results_path: Path) -> None:
     parts = {
         "loss": list(results["units"].values()),
         "passkey": list(results["passkey"]["units"].values()),
+        "windowed": list(results["windowed"]["units"].values()),
     } | {part: [results[part]] for part in PROBES if part in results}
     for name in ("seconds", "cpu_seconds"):
         results[name] = {
@@ -457,8 +623,7 @@ def _loss_units(settings, results, model, ids) -> list[Unit]:
     factor s has the frequencies it has on s L tokens, on a shorter window too
     ("inside_L")."""
     L, bucket = settings["training_length"], settings["bucket"]
-    longest = max(L * s["factor"] for s in settings["stages"])
-    count = max(max(s["windows"].values()) for s in settings["stages"])
+    longest, count = _span(settings)
     passes: dict = {}  # (method, factor, window[, length]) -> {length: key}
     for method, factor, n, w in settings["units"]:
         static = METHODS[method][0] != "dynamic"
@@ -470,10 +635,51 @@ def _loss_units(settings, results, model, ids) -> list[Unit]:
         tokens = text_windows(ids, n, count, span=longest)[w]
         keys = dict(sorted(keys.items(), reverse=True))  # the longest first
         compute = partial(loss_unit, model, tokens, bucket, keys)
-        rope = _rope_settings(method, factor, L, seq_len=factor * L)
+        band = settings["band"]
+        rope = _rope_settings(method, factor, L, factor * L, band, model.config)
         store = results["units"]
         units.append(Unit(store, tuple(keys.values()), _cost(n), rope, compute))
     return units
+
+
+def _span(settings) -> tuple[int, int]:
+    """(span, count): every text window of every length begins where count windows of
+    span tokens would (text.window_starts), span the longest length of the plan."""
+    L, windowed = settings["training_length"], settings["windowed"]
+    lengths = [L * s["factor"] for s in settings["stages"]]
+    lengths += [round(L * x) for x in windowed["lengths"].values()]
+    counts = [max(s["windows"].values()) for s in settings["stages"]]
+    return max(lengths), max(counts + [windowed["windows"]])
+
+
+def _windowed_units(settings, results, model, ids) -> list[Unit]:
+    """Plain RoPE with every offset below L: StreamingLLM (sinks + the recent L - sinks
+    keys), its control without sinks (the recent L keys), and the sliding reference."""
+    L, bucket = settings["training_length"], settings["bucket"]
+    sinks = settings["windowed"]["sinks"]
+    windows = {
+        "streaming": Window(L - sinks, sinks),
+        "window_only": Window(L),
+    }
+    span, count = _span(settings)
+    units = []
+    for name, n, w in settings["windowed_units"]:
+        tokens = text_windows(ids, n, count, span=span)[w]
+        if name == "sliding":
+            compute = partial(sliding_unit, model, tokens, L, bucket)
+            cost = _cost(L) * (2 * n // L - 2)
+        else:
+            compute = partial(windowed_unit, model, tokens, bucket, windows[name])
+            cost = _cost(n, windows[name])
+        key = windowed_key(name, n, w)
+        compute = partial(_keyed, key, compute)
+        store = results["windowed"]["units"]
+        units.append(Unit(store, (key,), cost, ("default", {}), compute))
+    return units
+
+
+def _keyed(key: str, compute: Callable[[], dict]) -> dict:
+    return {key: compute()}
 
 
 def _todo(settings, results, model, tokenizer, ids) -> list[Unit]:
@@ -496,6 +702,7 @@ def _todo(settings, results, model, tokenizer, ids) -> list[Unit]:
         ),
     ]
     units += _loss_units(settings, results, model, ids)
+    units += _windowed_units(settings, results, model, ids)
     for method, factor, n, depth, trial in settings["passkey_units"]:
         # the same key for every method; another --offset draws other keys
         number = passkey_number(f"{offset}/{n}/{depth}/{trial}")
@@ -505,7 +712,8 @@ def _todo(settings, results, model, tokenizer, ids) -> list[Unit]:
             return {key: passkey_unit(model, tokenizer, n, depth, number)}
 
         store = results["passkey"]["units"]
-        rope = _rope_settings(method, factor, settings["training_length"])
+        L, band = settings["training_length"], settings["band"]
+        rope = _rope_settings(method, factor, L, None, band, model.config)
         units.append(Unit(store, (key,), _cost(n), rope, compute))
     missing = (u for u in units if any(key not in u.store for key in u.keys))
     return sorted(missing, key=lambda u: u.cost)
@@ -536,13 +744,7 @@ def run(
     text = documentation_tokens(tokenizer)
     ids = torch.roll(text, -(offset % len(text)))
     settings = plan(quick, model.config.context_length, offset, windows)
-    L = settings["training_length"]
-    stages = settings["stages"]
-    settings["window_starts"] = window_starts(
-        len(ids),
-        max(L * s["factor"] for s in stages),
-        max(max(s["windows"].values()) for s in stages),
-    )
+    settings["window_starts"] = window_starts(len(ids), *_span(settings))
     header = {
         "model": path.name,
         "source": text_source()
@@ -550,9 +752,18 @@ def run(
         "settings": {k: v for k, v in settings.items() if not k.endswith("units")},
         "quick": quick,
     }
-    results = {"units": {}, "passkey": {"units": {}}}
+    results = {"units": {}, "passkey": {"units": {}}, "windowed": {"units": {}}}
     results.update(_stored(results_path, header, settings) | header)
     todo = _todo(settings, results, model, tokenizer, ids)
+    start = time.perf_counter()
+    _evaluate(todo, model, results, results_path, quiet)
+    results["wall_seconds"] = time.perf_counter() - start
+    return results
+
+
+def _evaluate(todo: list[Unit], model, results, results_path: Path, quiet: bool):
+    """Run the units in order, each with its rope settings, writing results.json after
+    each; a progress bar weighted by the units' costs."""
     from tqdm.auto import tqdm
 
     bar = tqdm(
@@ -561,7 +772,6 @@ def run(
         desc="SmolLM2 experiments",
         bar_format="{l_bar}{bar}| [{elapsed}<{remaining}] {postfix}",
     )
-    start = time.perf_counter()
     for unit in todo:
         rope_type, params = unit.rope
         model.set_rope(rope_type, **params)
@@ -580,5 +790,3 @@ def run(
         bar.update(unit.cost)
     bar.close()
     _write(results, results_path)
-    results["wall_seconds"] = time.perf_counter() - start
-    return results
