@@ -45,7 +45,11 @@ METHOD_COLORS = {
     "yarn": "#d62728",
     "yarn_no_attention_factor": "#ff7f0e",
     "llama3": "#17becf",
+    "pi_band": "#bcbd22",
 }
+DIAGNOSTIC = ("pi_band",)
+"""Loss units that test an explanation rather than extend the context: loss_figure leaves
+them out unless asked (methods=...)."""
 WIDTH = 6.4  # inches at dpi 100: the projector's output area
 
 
@@ -168,11 +172,12 @@ def mark_training_length(ax, L: int, top: float) -> None:
     ax.text(L, top, " L", ha="left", va="top", fontsize=11, color="0.3")
 
 
-def loss_figure(results: dict) -> Figure:
-    """Mean loss per position bucket at each factor, every method evaluated there, on the
-    windows they all ran on; plain RoPE in black; dotted: L; dashed: the plain model's
-    loss inside L."""
+def loss_figure(results: dict, methods=None) -> Figure:
+    """Mean loss per position bucket at each factor, every method evaluated there (or the
+    methods named; by default all but DIAGNOSTIC), on the windows they all ran on; plain
+    RoPE in black; dotted: L; dashed: the plain model's loss inside L."""
     data = LossResults(results)
+    chosen = set(data.methods) - set(DIAGNOSTIC) if methods is None else set(methods)
     figure = Figure(figsize=(6.4, 3.6), dpi=100)
     ratios = [f for f in data.factors]
     axes = figure.subplots(1, len(ratios), sharey=True, width_ratios=ratios)
@@ -182,6 +187,8 @@ def loss_figure(results: dict) -> Figure:
     for ax, factor in zip(axes, data.factors):
         shared = data.shared(factor)
         for method in data.methods_at(factor):
+            if method != "plain" and method not in chosen:
+                continue
             curve = data.curve(method, factor, shared)
             (handles[method],) = ax.plot(
                 curve["x"],

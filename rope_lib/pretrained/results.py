@@ -8,6 +8,8 @@ schema of results.json): what lesson 11, its checkers, widgets and figures compu
                                 factor over chosen windows, the yardstick, last buckets
     PairResults(results)        q and k sizes per layer and pair, the slow pairs (λ > L)
     AttentionResults(results)   attention weight by distance, the first token's share
+    windowed_curves(results)    plain RoPE with every offset below L (StreamingLLM, the
+                                window alone, the sliding reference), bucket by bucket
     passkey_rows(results)       the passkey grid, row by row
 
 Methods are compared on the windows they all ran on (shared_windows): another window is
@@ -35,6 +37,7 @@ METHOD_NAMES = {
     "yarn": "YaRN",
     "yarn_no_attention_factor": N_("YaRN, no attention factor"),
     "llama3": "Llama 3",
+    "pi_band": "band PI",  # the band test: PI on settings["band"]'s pairs only
 }
 
 
@@ -189,6 +192,7 @@ class AttentionResults:
 
     def __init__(self, results: dict):
         decay, sinks = results["decay"], results["sinks"]
+        self.decay = decay
         self.edges = list(decay["edges"])
         self.weight = np.asarray(decay["mean_weight"], dtype=float)  # [layers, bins]
         self.uniform = np.asarray(decay["uniform"], dtype=float)
@@ -203,6 +207,35 @@ class AttentionResults:
     def ratio(self) -> np.ndarray:
         """Mean weight over layers against evenly spread attention, per distance bin."""
         return self.weight.mean(0) / self.uniform
+
+    def ratio_without_first(self) -> np.ndarray | None:
+        """[layers, bins]: the weight by distance with token 0 removed and each query
+        renormalised, against evenly spread attention treated the same way (a sink no
+        longer deflates it); None for a results.json made before it was measured."""
+        decay = self.decay
+        if "mean_weight_without_first" not in decay:
+            return None
+        weight = np.asarray(decay["mean_weight_without_first"], dtype=float)
+        return weight / np.asarray(decay["uniform_without_first"], dtype=float)
+
+
+def windowed_curves(results: dict) -> dict:
+    """{(name, window): {"x": bucket centres (positions), "bucket": bucket indices,
+    "loss": mean loss per bucket}} for the windowed units (experiment.py): "streaming",
+    "window_only" from position 0, "sliding" from L on, at the buckets' absolute positions
+    (the same buckets as a loss unit's on that window)."""
+    bucket = results["settings"]["bucket"]
+    curves = {}
+    for key, unit in results.get("windowed", {}).get("units", {}).items():
+        name, _length, window = key.split("/")
+        loss = np.asarray(unit["bucket_loss"], dtype=float)
+        index = np.asarray(unit.get("buckets", range(len(loss))))
+        curves[(name, int(window.removeprefix("window")))] = {
+            "x": bucket * (index + 0.5),
+            "bucket": index,
+            "loss": loss,
+        }
+    return curves
 
 
 def passkey_rows(results: dict) -> list[tuple[str, int, dict]]:
