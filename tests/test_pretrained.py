@@ -864,6 +864,39 @@ def test_the_full_plan_covers_every_method_past_L_and_passkey_far_and_near():
     assert [u[1] for u in quick["windowed_units"]] == [64, 40, 128]
 
 
+def test_the_new_parts_are_read_at_their_positions():
+    """results.py: a windowed unit's buckets at their absolute positions (the sliding
+    reference from L on), the decay without the first token against its own even share;
+    an older results.json without them reads as before."""
+    from rope_lib.pretrained.results import AttentionResults, windowed_curves
+
+    units = {
+        "sliding/128/window0": {"buckets": [2, 3], "bucket_loss": [1.0, 2.0]},
+        "streaming/64/window0": {"bucket_loss": [3.0, 4.0, 5.0, 6.0]},
+    }
+    results = {
+        "settings": {"bucket": 16, "training_length": 32, "probe": {}},
+        "windowed": {"units": units},
+        "decay": {
+            "edges": [0, 1, 2],
+            "mean_weight": [[0.5, 0.1]],
+            "uniform": [0.2, 0.2],
+            "mean_weight_without_first": [[0.6, 0.3], [0.2, 0.1]],
+            "uniform_without_first": [0.3, 0.2],
+        },
+        "sinks": {"first_token": [0.5], "uniform_first_token": 0.1},
+    }
+    curves = windowed_curves(results)
+    assert curves[("sliding", 0)]["x"].tolist() == [40.0, 56.0]
+    assert curves[("sliding", 0)]["loss"].tolist() == [1.0, 2.0]
+    assert curves[("streaming", 0)]["bucket"].tolist() == [0, 1, 2, 3]
+    ratio = AttentionResults(results).ratio_without_first()
+    np.testing.assert_allclose(ratio, [[2.0, 1.5], [2 / 3, 0.5]])
+    del results["decay"]["mean_weight_without_first"], results["windowed"]
+    assert AttentionResults(results).ratio_without_first() is None
+    assert windowed_curves(results) == {}
+
+
 def test_bucket_means_and_summary():
     from rope_lib.pretrained.experiment import bucket_means, summarize
 
@@ -1030,6 +1063,13 @@ def test_the_quick_run_evaluates_every_unit_once_and_resumes(gguf_path, tmp_path
     assert set(results["seconds"]) == parts
     assert set(results["cpu_seconds"]) == set(results["seconds"])
     _check_quick_windowed(results, settings)
+    from rope_lib.pretrained.figures import loss_figure
+
+    def labels(figure):
+        return {line.get_label() for ax in figure.axes for line in ax.lines}
+
+    assert "band PI" not in labels(loss_figure(results))  # a diagnostic: when asked
+    assert "band PI" in labels(loss_figure(results, methods=["pi_band"]))
 
     again = run(tmp_path, quick=True, quiet=True)
     assert again["units"] == results["units"]
