@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..language import N_, _fig
+from ..language import N_, _, _fig
 from . import summary
 from .data import COPY_NO_LOOK_BACK, COPY_UNIFORM
 
@@ -42,7 +42,10 @@ LABELS = {
     "dynamic": N_("dynamic NTK"),
     "yarn": "YaRN",
     "llama3": "Llama 3",
+    "yarn_no_temperature": N_("YaRN, no temperature"),
 }
+#: The fine-tune controls (results["finetune_controls"]), as tables name them.
+CONTROLS = {"text_only": N_("text only"), "low_lr": N_("rate 2e-4")}
 YARDSTICKS = {
     "entropy_rate": (N_("entropy rate (the best possible)"), "-"),
     "current_word": (N_("current word only"), "--"),
@@ -51,6 +54,15 @@ YARDSTICKS = {
 }
 WIDTH = 6.4
 """Inches: the width of a lesson's output area on the projector."""
+
+
+def label(name: str, control: str | None = None) -> str:
+    """A scheme's or method's name (LABELS), with a fine-tune control's (CONTROLS) when
+    given, in the learner's language: what a printed table calls a model or a run."""
+    text = _(LABELS.get(name, name))
+    if control is None:
+        return text
+    return _("{name}, {control}").format(name=text, control=_(CONTROLS[control]))
 
 
 def _axes(rows=1, cols=1, height=3.4):
@@ -276,18 +288,34 @@ def mechanism_figure(results: dict, bands: dict, scores):
             ax.plot(xs, [v[s] for v in per_x], color=COLORS[name], lw=0.6, alpha=0.5)
         means = [summary.mean(v) for v in per_x]
         ax.plot(xs, means, "o-", ms=3, color=COLORS[name], label=_fig(label))
-    ax.set_xlabel(_fig("position in the 8L window (chunks of L)"))
-    ax.set_ylabel(_fig("text loss (nats)"))
+    ax.set_xlabel(_fig("position in the 8L window"), fontsize=9)
+    ax.set_ylabel(_fig("text loss (nats)"), fontsize=9)
     ax.legend(fontsize=6, loc="upper left")
     ax = axes[0, 1]
     mean = scores.mean(1)  # over heads: [layers, n]
-    ax.axvspan(L, mean.shape[-1], color="0.92", lw=0)
+    n = mean.shape[-1]
+    ax.axvspan(L, n, color="0.9", lw=0)
+    ax.text(
+        L * 1.15,
+        0.97,
+        _fig("never seen"),
+        transform=ax.get_xaxis_transform(),
+        va="top",
+        fontsize=8,
+        color="0.35",
+    )
     for layer, row in enumerate(mean):
-        ax.plot(row.tolist(), lw=0.8, label=_fig("layer {k}").format(k=layer + 1))
-    ax.axvline(L, color="k", ls=":", lw=1)
-    ax.set_xlabel(_fig("offset m - n (tokens); shaded: never seen"))
-    ax.set_ylabel(_fig("mean score q·k/√d"))
-    ax.legend(fontsize=6, loc="lower right")
+        ax.plot(
+            range(1, n),
+            row[1:].tolist(),
+            lw=0.7,
+            label=_fig("layer {k}").format(k=layer + 1),
+        )
+    ax.set_xscale("log")
+    ax.set_xlim(1, n)
+    ax.set_xlabel(_fig("offset m - n (tokens)"), fontsize=9)
+    ax.set_ylabel(_fig("mean score q·k/√d"), fontsize=9)
+    ax.legend(fontsize=6, loc="lower left")
     for ax in axes[0]:
         ax.tick_params(labelsize=7)
     return fig
