@@ -897,6 +897,80 @@ def test_the_new_parts_are_read_at_their_positions():
     assert windowed_curves(results) == {}
 
 
+def test_a_probe_is_never_a_method_and_the_reference_lines_up_by_bucket():
+    """results.py: the band test (PROBES) is read by name, never listed among the methods
+    (tables, widget, checker); reference() gives the sliding reference at the buckets
+    past L, aligned with a curve's buckets, and None without it or on other windows."""
+    from rope_lib.pretrained.results import (
+        PROBES,
+        LossResults,
+        last_buckets,
+        window_losses,
+    )
+
+    units = {
+        "plain/x1/64/window0": {"bucket_loss": [1.0, 1.1, 5.0, 6.0]},
+        "yarn/x2/64/window0": {"bucket_loss": [1.2, 1.3, 1.4, 1.5]},
+        "pi_band/x2/64/window0": {"bucket_loss": [1.3, 1.4, 1.6, 1.7]},
+        "pi_band/x2/64/window1": {"bucket_loss": [9.0, 9.0, 9.0, 9.0]},
+    }
+    sliding = {"buckets": [2, 3, 4, 5, 6, 7], "bucket_loss": [2.0, 3.0, 4.0, 5.0, 6, 7]}
+    results = {
+        "settings": {"bucket": 16, "training_length": 32},
+        "units": units,
+        "windowed": {"units": {"sliding/128/window0": sliding}},
+    }
+    assert PROBES == ("pi_band",)
+    data = LossResults(results)
+    assert data.methods == ["yarn"] and data.probes == ["pi_band"]
+    assert data.methods_at(2) == ["plain", "yarn"] and data.shared(2) == [0]
+    assert ("pi_band", 2) not in window_losses(results)
+    assert ("pi_band", 2) in window_losses(results, probes=True)
+    assert set(last_buckets(results)) == {"plain", "yarn"}
+    assert data.windows("pi_band", 2) == [0, 1]
+    band = data.curve("pi_band", 2, [0])["mean"]
+    np.testing.assert_allclose(band, [1.3, 1.4, 1.6, 1.7])
+    np.testing.assert_allclose(data.reference(2, [0]), [2.0, 3.0])  # buckets 2, 3
+    np.testing.assert_allclose(data.reference(4, [0]), [2.0, 3.0, 4.0, 5.0, 6, 7])
+    assert data.reference(8, [0]) is None  # buckets 8.. were not run
+    assert data.reference(2, [0, 1]) is None  # not on every window compared
+    assert data.windowed("sliding", [1]) is None
+    del results["windowed"]
+    assert LossResults(results).reference(2, [0]) is None
+
+
+def test_the_decay_figure_fits_the_projector():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from rope_lib.pretrained.figures import decay_figure
+    from rope_lib.pretrained.results import load_results, results_folder
+
+    if not (results_folder() / "results.json").is_file():
+        pytest.skip("no results.json")
+    results = load_results()
+    figure = decay_figure(results)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(figure).draw()
+    assert tuple(figure.get_size_inches()) == (6.4, 3.7) and figure.dpi == 100
+    texts = [
+        [ax.title, ax.xaxis.label, ax.yaxis.label]
+        + ax.get_xticklabels()
+        + ax.get_yticklabels()
+        for ax in figure.axes
+    ]
+    sizes = [t.get_fontsize() for group in texts for t in group if t.get_text()]
+    assert sizes and min(sizes) >= 8
+    for ax in figure.axes:  # every axes inside the 640 px
+        box = ax.get_tightbbox(figure.canvas.get_renderer())
+        assert box.x0 >= 0 and box.x1 <= 640, (ax, box)
+    old = copy.deepcopy(results)
+    del old["decay"]["mean_weight_without_first"]
+    with pytest.raises(ValueError, match="mean_weight_without_first"):
+        decay_figure(old)
+
+
 def test_bucket_means_and_summary():
     from rope_lib.pretrained.experiment import bucket_means, summarize
 

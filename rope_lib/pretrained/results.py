@@ -9,11 +9,14 @@ schema of results.json): what lesson 11, its checkers, widgets and figures compu
     PairResults(results)        q and k sizes per layer and pair, the slow pairs (λ > L)
     AttentionResults(results)   attention weight by distance, the first token's share
     windowed_curves(results)    plain RoPE with every offset below L (StreamingLLM, the
-                                window alone, the sliding reference), bucket by bucket
+                                window alone, the sliding reference), bucket by bucket;
+                                LossResults.windowed and .reference read them by window
     passkey_rows(results)       the passkey grid, row by row
 
 Methods are compared on the windows they all ran on (shared_windows): another window is
-another stretch of text, with its own loss.
+another stretch of text, with its own loss. A probe (PROBES: the band test) is a loss unit
+that tests an explanation, not a way to extend the context: it is never one of the methods
+(tables, widgets, checkers); LossResults.curve reads it when asked by name.
 """
 
 from __future__ import annotations
@@ -40,6 +43,10 @@ METHOD_NAMES = {
     "pi_band": "band PI",  # the band test: PI on settings["band"]'s pairs only
 }
 
+#: Loss units that test an explanation rather than extend the context: left out of the
+#: methods (window_losses, LossResults.methods, the loss widget, check_best_method).
+PROBES = ("pi_band",)
+
 
 def results_folder() -> Path:
     """The folder of results.json the lesson reads: ROPE_LLM_RESULTS (a relative path is
@@ -59,15 +66,18 @@ def method_label(method: str, translate=_) -> str:
     return translate(METHOD_NAMES.get(method, method))
 
 
-def window_losses(results: dict) -> dict:
+def window_losses(results: dict, probes: bool = False) -> dict:
     """{(method, factor): {window: [mean loss per bucket]}} from results['units'] (keys
     "method/x{factor}/{length}/window{w}"); plain RoPE, which runs on the windows of every
     factor, is filed under each factor it ran at (by its window length). A method run
-    inside L only at a factor (a window of L, not s L) has a curve that ends at L."""
+    inside L only at a factor (a window of L, not s L) has a curve that ends at L. The
+    probes (PROBES) only with probes=True."""
     L = results["settings"]["training_length"]
     runs: dict = {}
     for key, unit in results["units"].items():
         method, factor, length, window = key.split("/")
+        if method in PROBES and not probes:
+            continue
         factor = int(length) // L if method == "plain" else int(factor[1:])
         window = int(window.removeprefix("window"))
         runs.setdefault((method, factor), {})[window] = unit["bucket_loss"]
@@ -96,7 +106,10 @@ class LossResults:
     """The loss part of results.json, window by window: for each method and factor, the
     mean loss per bucket of positions on each text window it ran on. A curve is the mean
     (and min, max) over a set of windows: the method's own, or the windows every method
-    ran on (shared), where methods are compared on the same text."""
+    ran on (shared), where methods are compared on the same text. The probes (PROBES,
+    listed in .probes) are not methods: curve() and windows() read them by name, nothing
+    else counts them. windowed() and reference() read plain RoPE with every offset below
+    L (results["windowed"]) on the same windows, bucket by bucket."""
 
     def __init__(self, results: dict):
         settings = results["settings"]
@@ -108,11 +121,19 @@ class LossResults:
         self.methods = [m for m in METHOD_NAMES if m in methods] + sorted(
             methods - set(METHOD_NAMES)
         )
+        every = window_losses(results, probes=True)
+        self.probe_runs = {k: v for k, v in every.items() if k[0] in PROBES}
+        self.probes = [m for m in PROBES if any(k[0] == m for k in self.probe_runs)]
+        self.windowed_runs = windowed_curves(results)
+
+    def _runs(self, method: str, factor: int) -> dict:
+        key = (method, factor)
+        return self.runs.get(key) or self.probe_runs.get(key) or {}
 
     def windows(self, method: str, factor: int) -> list[int]:
-        """The windows a method ran on at a factor (plain RoPE: on that factor's
-        windows)."""
-        return sorted(self.runs.get((method, factor), {}))
+        """The windows a method (or probe) ran on at a factor (plain RoPE: on that
+        factor's windows)."""
+        return sorted(self._runs(method, factor))
 
     def shared(self, factor: int) -> list[int]:
         """The windows every method ran on at a factor."""
@@ -120,8 +141,8 @@ class LossResults:
 
     def curve(self, method: str, factor: int, windows=None) -> dict | None:
         """{"x", "mean", "min", "max", "windows"} of a method at a factor over `windows`
-        (default: all it ran on); None when it ran on none of them."""
-        runs = self.runs.get((method, factor), {})
+        (default: all it ran on); None when it ran on none of them. A probe too."""
+        runs = self._runs(method, factor)
         chosen = [w for w in (runs if windows is None else windows) if w in runs]
         if not chosen:
             return None
@@ -153,6 +174,34 @@ class LossResults:
         """The methods evaluated at a factor (plain RoPE first)."""
         return ["plain"] + [m for m in self.methods if self.windows(m, factor)]
 
+    def windowed(self, name: str, windows) -> dict | None:
+        """{"bucket": bucket indices, "loss": mean over `windows`} of a windowed unit
+        ("streaming", "window_only", "sliding"), at the buckets' absolute positions (the
+        same buckets as a curve's); None unless it ran on every one of the windows (the
+        same text as the curves it is compared with)."""
+        chosen = [self.windowed_runs.get((name, w)) for w in windows]
+        if not chosen or None in chosen:
+            return None
+        if any(not np.array_equal(c["bucket"], chosen[0]["bucket"]) for c in chosen):
+            return None
+        return {
+            "bucket": chosen[0]["bucket"],
+            "loss": np.mean([c["loss"] for c in chosen], axis=0),
+        }
+
+    def reference(self, factor: int, windows) -> np.ndarray | None:
+        """The in-distribution reference past L (the PI paper's sliding windows,
+        results["windowed"]): plain RoPE on windows of L tokens, every position read with
+        L/2 to L tokens before it, all at offsets seen in training. One value per bucket
+        from L to factor L, the mean over `windows`; None unless the run has it for each
+        of these buckets and windows."""
+        sliding = self.windowed("sliding", windows)
+        wanted = np.arange(self.L // self.bucket, factor * self.L // self.bucket)
+        if sliding is None or not np.isin(wanted, sliding["bucket"]).all():
+            return None
+        where = {int(b): i for i, b in enumerate(sliding["bucket"])}
+        return np.array([sliding["loss"][where[int(b)]] for b in wanted])
+
     def limits(self) -> tuple[float, float]:
         """The lowest and highest bucket of every window."""
         values = [x for runs in self.runs.values() for b in runs.values() for x in b]
@@ -181,6 +230,11 @@ class PairResults:
         """Per layer: the share of sum_i |q_i| |k_i| (RMS sizes) in the slow pairs."""
         product = self.q * self.k
         return product[:, self.slow].sum(1) / product.sum(1)
+
+    def share(self) -> np.ndarray:
+        """[layers, pairs]: each pair's share of the layer's sum_i |q_i| |k_i|."""
+        product = self.q * self.k
+        return product / product.sum(1, keepdims=True)
 
     def largest(self) -> tuple[np.ndarray, np.ndarray]:
         """Per layer: the pair with the largest q, and with the largest k."""
