@@ -14,6 +14,9 @@ through results.py:
     loss_figure(results)        mean loss per bucket at each factor, every method run there
     pairs_figure(results)       each pair's share of sum_i |q_i| |k_i|, layer by pair
     attention_figure(results)   attention by distance, and the first token's share by layer
+    decay_figure(results)       attention by layer and distance against an even share, the
+                                first token left out (heatmap), beside the first token's
+                                share by layer
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from ..language import _fig
 from ..widgets.style import course_style, integer_ticks, legend_below
 from .results import (
     METHOD_NAMES,
+    PROBES,
     AttentionResults,
     LossResults,
     PairResults,
@@ -47,9 +51,9 @@ METHOD_COLORS = {
     "llama3": "#17becf",
     "pi_band": "#bcbd22",
 }
-DIAGNOSTIC = ("pi_band",)
-"""Loss units that test an explanation rather than extend the context: loss_figure leaves
-them out unless asked (methods=...)."""
+DIAGNOSTIC = PROBES
+"""Loss units that test an explanation rather than extend the context (results.PROBES):
+loss_figure leaves them out unless asked (methods=...)."""
 WIDTH = 6.4  # inches at dpi 100: the projector's output area
 
 
@@ -186,7 +190,8 @@ def loss_figure(results: dict, methods=None) -> Figure:
     handles = {}
     for ax, factor in zip(axes, data.factors):
         shared = data.shared(factor)
-        for method in data.methods_at(factor):
+        probes = [p for p in data.probes if p in chosen and data.windows(p, factor)]
+        for method in data.methods_at(factor) + probes:
             if method != "plain" and method not in chosen:
                 continue
             curve = data.curve(method, factor, shared)
@@ -211,7 +216,9 @@ def loss_figure(results: dict, methods=None) -> Figure:
     axes[0].set_ylabel(_fig("loss (nats)"))
     axes[0].set_ylim(low - 0.1, high + 0.1 * (high - low))
     figure.legend(
-        handles=[handles[m] for m in ["plain", *data.methods] if m in handles],
+        handles=[
+            handles[m] for m in ["plain", *data.methods, *data.probes] if m in handles
+        ],
         loc="lower center",
         ncol=4,
         fontsize=10,
@@ -269,6 +276,56 @@ def attention_figure(results: dict) -> Figure:
     right.set_xlabel(_fig("layer"))
     right.set_title(_fig("share on the first token"))
     figure.subplots_adjust(left=0.11, right=0.98, top=0.9, bottom=0.18, wspace=0.3)
+    return figure
+
+
+def decay_figure(results: dict) -> Figure:
+    """Left: a heatmap, layer by distance m - n (log bins from 1), of the mean attention
+    weight with the first token left out and each query renormalised, over what evenly
+    spread attention gives the same way (AttentionResults.ratio_without_first): red more
+    than an even share, blue less, on a log scale centred on 1. Right: the first token's
+    share of attention by layer, on the same rows. 6.4 in wide at dpi 100 (640 px)."""
+    from matplotlib.colors import LogNorm
+
+    a = AttentionResults(results)
+    ratio = a.ratio_without_first()
+    if ratio is None:
+        raise ValueError(
+            "results['decay'] has no mean_weight_without_first: run "
+            "python -m rope_lib.pretrained again on this folder to measure it"
+        )
+    ratio = ratio[:, 1:]  # distance 0 (the query itself) left out
+    distances = a.distances()[1:]
+    layers = np.arange(ratio.shape[0])
+    figure = Figure(figsize=(6.4, 3.7), dpi=100)
+    left = figure.add_axes((0.09, 0.14, 0.5, 0.77))
+    scale = figure.add_axes((0.605, 0.14, 0.022, 0.77))
+    right = figure.add_axes((0.74, 0.14, 0.23, 0.77), sharey=left)
+    image = left.imshow(
+        ratio,
+        norm=LogNorm(vmin=1 / 32, vmax=32),
+        cmap="RdBu_r",
+        aspect="auto",
+        origin="lower",
+        extent=(-0.5, len(distances) - 0.5, -0.5, len(layers) - 0.5),
+    )
+    left.set_xticks(range(len(distances))[::2])
+    left.set_xticklabels([token_label(d) for d in distances[::2]], fontsize=9)
+    left.set_xlabel(_fig("distance m - n (tokens)"), fontsize=10)
+    left.set_ylabel(_fig("layer"), fontsize=10)
+    left.set_title(_fig("attention / even share, first token left out"), fontsize=10)
+    integer_ticks(left.yaxis)
+    left.tick_params(labelsize=9)
+    bar = figure.colorbar(image, cax=scale)
+    bar.set_ticks([1 / 16, 1 / 4, 1, 4, 16])
+    bar.set_ticklabels(["1/16", "1/4", "1", "4", "16"], fontsize=9)
+    right.barh(layers, a.first, color="C3", height=0.8)
+    right.axvline(a.uniform_first, color="0.4", ls="--", lw=1)
+    right.set_xlim(0, 1)
+    right.set_xticks([0, 0.5, 1])
+    right.tick_params(labelsize=9)
+    right.set_xlabel(_fig("share"), fontsize=10)
+    right.set_title(_fig("on the first token"), fontsize=10)
     return figure
 
 
