@@ -23,7 +23,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 import torch
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import rope_lib.exercises as exercises
@@ -229,19 +229,6 @@ def _lab_results() -> dict:
     return json.loads((_lab_results_folder() / "results.json").read_text())
 
 
-def _lab_learned_seeds() -> list:
-    """The seeds whose NoPE model's passkey accuracy at 2L, averaged over the depths, is
-    above 0.9: read from results.json by hand (not through rope_lib.lab.summary)."""
-    results = _lab_results()
-    n = str(2 * results["config"]["train_length"])
-    runs = results["schemes"]["none"]
-    return sorted(
-        seed
-        for seed in results["config"]["seeds"]
-        if np.mean(runs[str(seed)]["passkey"][n]) > 0.9
-    )
-
-
 def _lab_extension_accuracy() -> dict:
     """{method: passkey accuracy at 4L, averaged over depths, then seeds}, by hand."""
     results = _lab_results()
@@ -284,50 +271,6 @@ def _names_a_best_extension(answer) -> bool:
     aliases = {"pi": "linear", "dynamicntk": "dynamic"}
     method = names.get(squeeze)
     return aliases.get(method, method) in _lab_best_extensions()
-
-
-def _as_seed_set(answer):
-    """A learner's seeds answer read leniently by hand (a flat collection of whole
-    numbers, or of digit strings): a frozenset, or None when it is not one."""
-    try:
-        if isinstance(answer, (str, bytes, dict, np.str_)):
-            return None
-        if isinstance(answer, (set, frozenset, list, tuple, range)):
-            items = list(answer)
-        elif isinstance(answer, np.ndarray) and answer.ndim == 1:
-            items = answer.tolist()
-        elif isinstance(answer, torch.Tensor) and answer.dim() == 1:
-            if answer.device.type == "meta" or answer.is_complex():
-                return None
-            if answer.dtype == torch.bool:
-                return None
-            items = answer.tolist()
-        else:
-            return None
-        seeds = []
-        for item in items:
-            if isinstance(item, (str, np.str_)) and str(item).strip().isdigit():
-                item = int(str(item).strip())
-            if isinstance(item, (bool, np.bool_)) or not isinstance(
-                item, (int, float, np.integer, np.floating)
-            ):
-                return None
-            if not math.isfinite(float(item)) or float(item) != int(item):
-                return None
-            seeds.append(int(item))
-        if len(set(seeds)) != len(seeds):
-            return None
-        return frozenset(seeds)
-    except Exception:  # noqa: BLE001 - anything odd is simply not a list of seeds
-        return None
-
-
-def right_by_chance(key, answer) -> bool:
-    """An "odd" answer that is right on these results: an empty list when no NoPE seed
-    learned at 2L, a range(3) when exactly seeds 0, 1, 2 did (lesson 8's seeds)."""
-    if key != "lab.check_learned_seeds":
-        return False
-    return _as_seed_set(answer) == frozenset(_lab_learned_seeds())
 
 
 LAB_LABELS = {
@@ -451,14 +394,13 @@ RIGHT = {
     # Pixtral counts columns (3 -> 6); DINOv3's centres in [-1, 1]: 2 * 3/16 = 2 * 6/32
     "multimodal.check_resized_offsets": ("tensor", [6.0, 0.375]),
     # lesson 8: the share of keys with every digit right; PI: theta_i / 4 for d = 32,
-    # b = 1e4; in the results the lesson reads, the seeds whose NoPE model is above 0.9
-    # at 2L and the zero-shot extension with the best passkey accuracy at 4L
+    # b = 1e4; in the results the lesson reads, the zero-shot extension with the best
+    # passkey accuracy at 4L
     "lab.check_exact_match": ("function", _exact_match),
     "lab.check_pi_frequencies": (
         "tensor",
         lambda: [1e4 ** (-2 * i / 32) / 4 for i in range(16)],
     ),
-    "lab.check_learned_seeds": ("seeds", _lab_learned_seeds),
     "lab.check_best_extension": ("name", _lab_best_extension),
     # lesson 11: the file's W_k in transformers' row order; YaRN's pairs on SmolLM2; the
     # method with the lowest loss in the last bucket at 2L in the results the lesson reads
@@ -531,21 +473,6 @@ def right_variants(kind, value):
             ("upper", value.upper()),
             ("label", {**LAB_LABELS, **LAB_METHOD_LABELS}[value]),
             ("np 0-d", np.array(value)),
-        ]
-    if kind == "seeds":
-        seeds = list(value)
-        return [
-            ("list", seeds),
-            ("reversed", seeds[::-1]),
-            ("tuple", tuple(seeds)),
-            ("set", set(seeds)),
-            ("frozenset", frozenset(seeds)),
-            ("np.int64 items", [np.int64(s) for s in seeds]),
-            ("np array", np.array(seeds, dtype=np.int64)),
-            ("tensor", torch.tensor(seeds, dtype=torch.int64)),
-            ("floats", [float(s) for s in seeds]),
-            ("summary's keys (strings)", [str(s) for s in seeds]),
-            ("np.str_ items", [np.str_(s) for s in seeds]),
         ]
     if kind == "count":
         return [
@@ -757,43 +684,6 @@ def corrupted(kind, value):
             ("all of them", ", ".join(LAB_LABELS)),
         ]
         out += [(f"scheme {other}", other) for other in LAB_LABELS if other != value]
-    elif kind == "seeds":
-        seeds = list(value)
-        results = _lab_results()
-        run = [int(s) for s in results["config"]["seeds"]]
-        others = [s for s in run if s not in seeds]
-        out += [
-            ("an unknown seed more", seeds + [max(run) + 1]),
-            ("a negative seed", seeds + [-1]),
-            ("nested", [seeds]),
-            ("the count", len(seeds)),
-            ("the count as a list", [len(seeds)] if len(seeds) not in seeds else [-7]),
-            ("as a mask", [s in seeds for s in run]),
-            ("a dict", {str(s): 1.0 for s in seeds}),
-            ("a dict of every seed", {str(s): 0.95 for s in run}),
-            ("one string", ", ".join(str(s) for s in seeds)),
-            ("a word", ["seed"] + seeds),
-            ("nan", seeds + [NAN]),
-            ("inf", [INF] + seeds),
-            ("complex", [complex(s, 1) for s in seeds] or [1j]),
-            ("halves", [s + 0.5 for s in seeds] or [0.5]),
-            ("twice", seeds + seeds if seeds else [run[0], run[0]]),
-            ("bytes", b"0"),
-            ("None inside", seeds + [None]),
-        ]
-        if seeds:
-            out += [
-                ("one fewer", seeds[1:]),
-                ("one fewer, reversed", seeds[:-1][::-1]),
-                ("empty", []),
-                ("empty set", set()),
-            ]
-        if others:
-            out += [
-                ("one more", seeds + others[:1]),
-                ("every seed", run),
-                ("the others", others),
-            ]
     elif kind == "choices":
         out += [
             ("list values", {k: [v] for k, v in value.items()}),
@@ -933,7 +823,6 @@ ODD_CASES = [
     pytest.param(key, i, id=f"{key}-odd{i}")
     for key in CHECKERS
     for i in range(len(ODD))
-    if not right_by_chance(key, ODD[i])  # e.g. [] when no NoPE seed learned at 2L
 ]
 
 
@@ -1037,7 +926,6 @@ odd_answers = st.one_of(
 )
 @given(answer=odd_answers)
 def test_generated_odd_answers_get_feedback_and_are_not_correct(key, answer):
-    assume(not right_by_chance(key, answer))
     feedback = judge(CHECKERS[key], answer)
     assert not feedback.ok, feedback
 

@@ -41,37 +41,6 @@ def _lab_results() -> dict:
     return lab.load_results()
 
 
-def _learned_seeds_by_hand(results: dict) -> list[int]:
-    """The seeds whose NoPE model is above 0.9 at 2L (passkey averaged over depths)."""
-    n = str(2 * results["config"]["train_length"])
-    runs = results["schemes"]["none"]
-    return [
-        s
-        for s in results["config"]["seeds"]
-        if np.mean(runs[str(s)]["passkey"][n]) > 0.9
-    ]
-
-
-def _learned_seeds_answers() -> list:
-    """The right seeds and the usual slips, on the results the lesson reads."""
-    results = _lab_results()
-    run = list(results["config"]["seeds"])
-    right = _learned_seeds_by_hand(results)
-    return [
-        right,
-        [str(s) for s in right],
-        [],
-        run,
-        [max(run) + 1],
-        len(right),
-        {str(s): 1.0 for s in run},
-        [[0]],
-        [True] * len(run),
-        "0",
-        [0, 0],
-    ]
-
-
 def _cases() -> list:
     """(checker, answer): right answers, the known slips and odd answers of every
     checker."""
@@ -207,7 +176,6 @@ def _cases() -> list:
             lab_theta.flip(0) / 4,
             lab_theta / 4 + 0.01,
         ],
-        lab.check_learned_seeds: _learned_seeds_answers(),
         lab.check_best_extension: [
             *_lab_results()["config"]["methods"],
             "YaRN",
@@ -305,17 +273,8 @@ def test_the_numbers_survive_the_translation():
         message = lab.check_exact_match(lambda p, e: (p == e).double().mean()).message
         assert "0.833" in message and "0.5" in message
         assert "[[1,2,3],[4,5,7]]" in message and "精确匹配" in message
-        # the seeds and the counts of the learned-seeds exercise
-        results = _lab_results()
-        right = _learned_seeds_by_hand(results)
-        feedback = lab.check_learned_seeds(right)
-        assert feedback.ok, feedback.message
-        if right:
-            assert str(right) in feedback.message
-            assert f"{len(results['config']['seeds'])} 个 NoPE 模型" in feedback.message
-        else:
-            assert "一个都没有" in feedback.message
         # the best extension's accuracy at 4L
+        results = _lab_results()
         best = _best_extension_by_hand(results)
         feedback = lab.check_best_extension(best)
         assert feedback.ok, feedback.message
@@ -346,19 +305,16 @@ def _best_extension_by_hand(results: dict) -> str:
 
 def test_the_lab_results_message_names_the_command(monkeypatch, tmp_path):
     monkeypatch.setenv("ROPE_LAB_RESULTS", str(tmp_path / "missing"))
-    for check, answer in [
-        (lab.check_best_extension, "yarn"),
-        (lab.check_learned_seeds, [0]),
-    ]:
-        with language("zh"):
-            message = check(answer).message
-        assert "FileNotFoundError" in message
-        assert "python -m rope_lib.lab --out DIR" in message and "读不到" in message
-        assert "could not be read" in check(answer).message
+    check = lab.check_best_extension
+    with language("zh"):
+        message = check("yarn").message
+    assert "FileNotFoundError" in message
+    assert "python -m rope_lib.lab --out DIR" in message and "读不到" in message
+    assert "could not be read" in check("yarn").message
     # results of another layout (the old lab's) are no results to judge by
     (tmp_path / "results.json").write_text(json.dumps({"config": {}, "lm": {}}))
     monkeypatch.setenv("ROPE_LAB_RESULTS", str(tmp_path))
-    assert "KeyError" in lab.check_learned_seeds([0]).message
+    assert "KeyError" in check("yarn").message
 
 
 def test_an_extension_may_be_named_by_its_chinese_label():
@@ -441,80 +397,6 @@ def _use(results: dict, tmp_path, monkeypatch) -> None:
     folder.mkdir()
     (folder / "results.json").write_text(json.dumps(results))
     monkeypatch.setenv("ROPE_LAB_RESULTS", str(folder))
-
-
-def test_learned_seeds_checker_names_each_slip(tmp_path, monkeypatch):
-    # NoPE by seed at L, 2L, 4L, 8L: seeds 0 and 3 learned at 2L; seed 1 is at exactly
-    # 0.9 (not above); RoPE learned at 2L with seeds 2 and 4
-    none = {
-        0: [1.0, 0.95, 0.2, 0.0],
-        1: [1.0, 0.90, 0.95, 0.0],
-        2: [1.0, 0.3, 0.1, 0.0],
-        3: [1.0, 0.97, 0.92, 0.93],
-        4: [0.5, 0.1, 0.0, 0.0],
-    }
-    rope = {2: [1.0, 0.99, 0.0, 0.0], 4: [1.0, 0.98, 0.0, 0.0]}
-    _use(_made_results(range(5), {"none": none, "rope": rope}), tmp_path, monkeypatch)
-    check = lab.check_learned_seeds
-    for right in ([0, 3], (3, 0), {0, 3}, ["0", "3"], np.array([3, 0]), [0.0, 3.0]):
-        ok, message, chinese = _judge(check, right)
-        assert ok and "seeds [0, 3]: 2 of 5" in message and "0.96" in message, message
-        assert "随机种子 [0, 3]" in chinese
-    slips = {
-        ">, not >=": [0, 1, 3],
-        "at L = 64 tokens, the training length": [0, 1, 2, 3],
-        "at 4L": [1, 3],
-        "at 8L": [3],
-        "another scheme's model": [2, 4],
-        "below 0.9, yet 2 of 5 seeds": [],
-        "seeds [9] were not run: this run's seeds are [0, 1, 2, 3, 4]": [0, 3, 9],
-        "2 is how many seeds learned": 2,
-        "the mean accuracy over all seeds": np.mean([0.95, 0.9, 0.3, 0.97, 0.1]),
-        "every seed's accuracy (a dict)": {str(s): 0.5 for s in range(5)},
-        "not a dict": {"0": 1.0, "3": 1.0},
-        "True / False are a yes/no": [True, False, False, True, False],
-        "each seed once": [0, 0, 3],
-        "a flat list": [[0, 3]],
-        "even for one seed: [3]": 3,
-        "even for one seed; got '0, 3'": "0, 3",
-        "'seed' is not a seed": ["seed", 0],
-        "[2] should not be there and [3] is missing": [0, 2],
-        "in your list [3] is missing": [0],
-        "in your list [2] should not be there": [0, 2, 3],
-        "not all are whole numbers": [0.5, 3],
-        "the NoPE seeds above 0.9 at 2L, as a list": None,
-    }
-    for hint, answer in slips.items():
-        ok, message, _chinese = _judge(check, answer)
-        assert not ok and hint in message, (hint, message)
-
-
-def test_learned_seeds_checker_on_other_seeds_and_on_none(tmp_path, monkeypatch):
-    check = lab.check_learned_seeds
-    # seeds 5, 6, 7 (a run with --seed 5): 5 and 6 learned, their mean above 0.9
-    none = {5: [1, 0.95, 0, 0], 6: [1, 0.99, 0, 0], 7: [1, 0.85, 0, 0]}
-    _use(_made_results([5, 6, 7], {"none": none}), tmp_path, monkeypatch)
-    assert _judge(check, [6, 5])[0]
-    for hint, answer in {
-        "those are places in the list of seeds": [0, 1],
-        "not every seed: the mean over all seeds is 0.93": [5, 6, 7],
-        "seeds [0] were not run": [0, 5, 6],
-    }.items():
-        ok, message, _chinese = _judge(check, answer)
-        assert not ok and hint in message, (hint, message)
-    # every seed learned: said so; an empty list is told that some did
-    none = {0: [1, 0.95, 0, 0], 1: [1, 0.99, 0, 0]}
-    _use(_made_results([0, 1], {"none": none}), tmp_path, monkeypatch)
-    ok, message, chinese = _judge(check, [1, 0])
-    assert ok and "all 2 NoPE models find the key" in message and "全部 2 个" in chinese
-    ok, message, chinese = _judge(check, [])
-    assert not ok and "you listed no seed, yet 2 of 2 seeds" in message
-    # no seed learned: the empty list is right, in any type
-    _use(_made_results([0, 1]), tmp_path, monkeypatch)
-    for empty in ([], set(), (), np.array([], dtype=np.int64), torch.tensor([])):
-        ok, message, chinese = _judge(check, empty)
-        assert ok and "none: no NoPE seed" in message and "一个都没有" in chinese
-    assert not _judge(check, [0])[0] and not _judge(check, [0, 1])[0]
 
 
 def test_best_extension_checker_names_each_slip(tmp_path, monkeypatch):

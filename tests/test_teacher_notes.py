@@ -493,10 +493,6 @@ def _wrong_answers():
         return (predicted == expected).all(dim=1).sum()
 
     lab_theta = 10000.0 ** (-torch.arange(0, 32, 2, dtype=f64) / 32)
-    from rope_lib.lab import summary as lab_summary
-
-    lab_results = lab.load_results()
-    lab_every_seed = [int(s) for s in lab_summary.seeds(lab_results)]
     # lesson 9: p-RoPE for d = 64, b = 10000, p = 0.5; Llama 4 at m = 16383; Gemma 3's
     # local layers (d = 256, window 1024); DeepSeek-V3's cache (512 + 64, 128 heads)
     p_rope = torch.cat([inv_frequencies(64, 10000.0)[:16].to(f64), torch.zeros(16)])
@@ -709,7 +705,6 @@ def _wrong_answers():
             (lab, "check_pi_frequencies", lab_theta * 4),
             (lab, "check_pi_frequencies", lab_theta),
             (lab, "check_pi_frequencies", (lab_theta / 4).repeat_interleave(2)),
-            (lab, "check_learned_seeds", lab_every_seed),
             (lab, "check_best_extension", "default"),
             (lab, "check_best_extension", "T5 bias"),
         ],
