@@ -452,7 +452,7 @@ def _results(per_seed_passkey: dict) -> dict:
     }
 
 
-def test_summary_reads_per_seed_and_counts_seeds_strictly_above_the_bar():
+def test_summary_reads_per_seed_and_spreads_over_seeds():
     results = _results({"0": 1.0, "1": 0.9, "2": 0.2})
     assert summary.passkey(results, "none") == {"0": 1.0, "1": 0.9, "2": 0.2}
     assert summary.passkey(results, "none", 128) == {"0": 0.5, "1": 0.45, "2": 0.1}
@@ -461,17 +461,11 @@ def test_summary_reads_per_seed_and_counts_seeds_strictly_above_the_bar():
         "1": 0.95,
         "2": 0.6,
     }
-    assert summary.learned(summary.passkey(results, "none")) == (
-        1,
-        3,
+    assert summary.spread(summary.passkey(results, "rope", 128, "yarn")) == (
+        0.95,
+        0.6,
         1.0,
-    )  # 0.9 is not above
-    assert summary.learned(summary.passkey(results, "rope", 128, "yarn")) == (
-        2,
-        3,
-        0.975,
     )
-    assert summary.learned({"0": 0.1}) == (0, 1, None)
     assert summary.text_loss(results, "none") == {"0": 1.0, "1": 0.9, "2": 0.2}
 
 

@@ -392,7 +392,7 @@ def _read_extension(answer, name: str) -> dict:
     text4 = {
         m: summary.mean(summary.text_loss(results, "rope", 4 * L, m)) for m in methods
     }
-    k, n, _among = summary.learned(summary.passkey(results, "rope", 4 * L, method))
+    _median, low, high = summary.spread(summary.passkey(results, "rope", 4 * L, method))
     best = _best(at4)
     return {
         "method": method,
@@ -400,8 +400,8 @@ def _read_extension(answer, name: str) -> dict:
         "accuracy": at4[method],
         "n4": 4 * L,
         "L": L,
-        "k": k,
-        "n": n,
+        "low": low,
+        "high": high,
         "by_length": by_length,
         "at4": at4,
         "text4": text4,
@@ -423,8 +423,8 @@ def _best_at(factor: int):
 
 def _extension_right(read) -> str:
     message = _(
-        "{name}: mean passkey accuracy {accuracy:.2f} at 4L = {n4} tokens, {k} of {n} "
-        "seeds above 0.9"
+        "{name}: mean passkey accuracy {accuracy:.2f} at 4L = {n4} tokens, its seeds "
+        "from {low:.2f} to {high:.2f}"
     ).format(**read)
     if read["ties"]:
         message += _(" (tied with {ties}: the same numbers)").format(**read)

@@ -1,9 +1,8 @@
 """Reading results.json (experiments.py's layout): per-seed numbers, spreads, means.
 
 Retrieval is reported per seed: the median and the range over seeds (`spread`), with the
-uncertainty of one seed's value from its number of keys (`wilson_interval`); "k of n seeds
-above LEARNED" (`learned`) only where the seeds really split into two groups. A mean alone
-hides both.
+uncertainty of one seed's value from its number of keys (`wilson_interval`). A mean alone
+hides both; a count of seeds above a threshold hides graded values.
 """
 
 from __future__ import annotations
@@ -11,9 +10,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-
-LEARNED = 0.9
-"""A seed "learned" retrieval at a length when its exact-match accuracy there is above this."""
 
 
 def seeds(results: dict) -> list[str]:
@@ -107,12 +103,6 @@ def finetune_runs(results: dict) -> dict:
                 ],
             }
     return out
-
-
-def learned(by_seed: dict, threshold: float = LEARNED) -> tuple[int, int, float | None]:
-    """(k, n, accuracy among the k): how many seeds are above the threshold."""
-    good = [v for v in by_seed.values() if v > threshold]
-    return len(good), len(by_seed), (float(np.mean(good)) if good else None)
 
 
 def spread(by_seed: dict) -> tuple[float, float, float]:
