@@ -2,7 +2,7 @@
 
     from rope_lib.exercises import real_llm as ex
     ex.check_half_layout_wk(W_k_half)   # layer 0's W_k in transformers' row order
-    ex.check_yarn_pair_counts(counts)   # YaRN x4 on SmolLM2: kept, blended, interpolated
+    ex.check_yarn_pair_counts(counts)   # YaRN on SmolLM2 (any s): kept, blended, divided
     ex.check_best_method(name)          # the lowest loss past L at factor 2 (results)
 
 The expected values are computed here from first principles, independently of the
@@ -256,14 +256,15 @@ def _read_counts(answer, name: str):
     },
     right=N_(
         "pairs 0..{last_kept} keep theta_i ({kept}), {blended} blend, and the {slow} "
-        "pairs from i = 20 on, wavelengths over L, are divided by 4: the same split as "
-        "rope_frequencies('yarn', 64, 100000, factor=4, "
+        "pairs from i = 20 on, wavelengths over L, are divided by s, at any s: the same "
+        "split as rope_frequencies('yarn', 64, 100000, factor=4, "
         "original_max_position_embeddings=8192)"
     ),
 )
 def check_yarn_pair_counts(answer):
     """(kept, blended, interpolated): how many of SmolLM2's 32 pairs (d = 64, b =
-    100,000, L = 8,192) YaRN at factor 4 leaves alone, blends, and divides by 4."""
+    100,000, L = 8,192) YaRN leaves alone, blends, and divides by s: the same at any
+    factor s (the cut-offs depend on beta_fast, beta_slow, b and L only)."""
 
 
 # ------------------------------------------------- exercise 3: the best method past L
