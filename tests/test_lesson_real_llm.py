@@ -8,7 +8,8 @@ with, its checkers, its widgets, and both in Chinese.
   moves them (seeded noise, common to every method on a bucket, plus a little of each
   method's own), and the folder in ROPE_LLM_OTHER_RESULTS when it is set (e.g. a run with
   `python -m rope_lib.pretrained --offset 50000`). The claims must hold on all of them, and
-  must fail on doctored results where plain RoPE does not break.
+  must fail on doctored results where plain RoPE does not break, and each claim on results
+  doctored to contradict it (test_each_claim_fails_where_it_should).
 - The checkers: the right answers (computed here by other routes: transformers' row order
   written out, YaRN's cutoffs counted from the wavelengths), each known slip with its own
   message, nothing odd ever called right, the messages in Chinese with the same numbers.
@@ -135,15 +136,24 @@ def one_window(results: dict, window: int) -> dict | None:
     single["units"] = {
         k.replace(f"/window{window}", "/window0"): u for k, u in units.items()
     }
+    windowed = results.get("windowed", {}).get("units", {})
+    if windowed:
+        single["windowed"]["units"] = {
+            k.replace(f"/window{window}", "/window0"): copy.deepcopy(u)
+            for k, u in windowed.items()
+            if k.endswith(f"/window{window}")
+        }
     return single
 
 
 def perturbed(results: dict, seed: int) -> dict:
     """The results moved about as much as another stretch of text moves them: the loss of
     each bucket of each window by N(0, 0.15) nats for every method alike (a harder or an
-    easier stretch: the spread between windows in the issue's runs), plus N(0, 0.02) for
-    each method on its own; each q/k size, attention weight and sink share by a factor
-    e^N(0, 0.1)."""
+    easier stretch: the spread between windows in the issue's runs), the windowed units
+    (StreamingLLM, the window alone, the sliding reference) too, at their buckets'
+    absolute positions, plus N(0, 0.02) for each method or windowed unit on its own; each
+    q/k size, attention weight (with and without the first token) and sink share by a
+    factor e^N(0, 0.1)."""
     rng = np.random.default_rng(seed)
     out = copy.deepcopy(results)
     # window w begins at the same token at every length: one stretch of text, whose
@@ -155,9 +165,15 @@ def perturbed(results: dict, seed: int) -> dict:
         loss = np.asarray(unit["bucket_loss"])
         common = text.setdefault(window, rng.normal(0, 0.15, buckets))[: len(loss)]
         unit["bucket_loss"] = (loss + common + rng.normal(0, 0.02, loss.shape)).tolist()
+    for key, unit in out.get("windowed", {}).get("units", {}).items():
+        window = key.split("/")[2]
+        loss = np.asarray(unit["bucket_loss"])
+        where = np.asarray(unit.get("buckets", range(len(loss))))
+        common = text.setdefault(window, rng.normal(0, 0.15, buckets))[where]
+        unit["bucket_loss"] = (loss + common + rng.normal(0, 0.02, loss.shape)).tolist()
     for part, names in (
         ("pairs", ("q_rms", "k_rms")),
-        ("decay", ("mean_weight",)),
+        ("decay", ("mean_weight", "mean_weight_without_first")),
         ("sinks", ("first_token",)),
     ):
         for name in names:
@@ -211,6 +227,109 @@ def test_the_claims_can_fail(tmp_path, monkeypatch):
             unit["bucket_loss"] = [inside] * len(unit["bucket_loss"])
     with pytest.raises(AssertionError):
         run_claims(results, tmp_path / "doctored", monkeypatch)
+
+
+def _losses(results: dict, prefix: str) -> list:
+    """The bucket_loss lists of the loss or windowed units whose key starts with prefix."""
+    units = {**results["units"], **results.get("windowed", {}).get("units", {})}
+    return [u["bucket_loss"] for k, u in units.items() if k.startswith(prefix)]
+
+
+def _set_past_L(results: dict, prefix: str, value) -> None:
+    """Every loss unit of prefix: buckets past L set to value(bucket index, loss)."""
+    L, bucket = results["settings"]["training_length"], results["settings"]["bucket"]
+    for losses in _losses(results, prefix):
+        for b in range(L // bucket, len(losses)):
+            losses[b] = value(b, losses[b])
+
+
+def _plain(results: dict, b: int) -> float:
+    return results["units"][f"plain/x1/{4 * results['settings']['training_length']}"
+                            "/window0"]["bucket_loss"][b]  # fmt: skip
+
+
+def _yarn_above_the_reference(results):  # claim 3: YaRN 0.5 above in one bucket
+    _set_past_L(results, "yarn/x2/", lambda b, x: x + 0.5 * (b == 6))
+
+
+def _yarn_x4_drifts(results):  # claim 4: YaRN at 4L 0.5 above the reference at the end
+    _set_past_L(results, "yarn/x4/", lambda b, x: x + 0.5 * (b == 15))
+
+
+def _static_ntk_pays(results):  # claim 4: the base change at x4 costs 0.3 more inside L
+    for losses in _losses(results, "ntk/x4/"):
+        losses[:] = [x + 0.3 for x in losses]
+
+
+def _band_light(results):  # claim 7: the size moved from pairs 21-25 to 26-31 (their k)
+    for row in results["pairs"]["k_rms"]:  # q keeps its peak in 22-25 (claims 5, 6)
+        row[21:26] = [0.2 * x for x in row[21:26]]
+        row[26:] = [6 * x for x in row[26:]]
+
+
+def _band_does_not_help(results):  # claim 8: the band test breaks as plain RoPE does
+    _set_past_L(results, "pi_band/", lambda b, x: _plain(results, b))
+
+
+def _decay_everywhere(results):  # claim 9: layers 3-8 decay like the others
+    decay = results["decay"]
+    for layer in range(3, 9):
+        decay["mean_weight_without_first"][layer][-1] = (
+            0.3 * decay["uniform_without_first"][-1]
+        )
+
+
+def _no_decay(results):  # claim 9: keys far back get an even share in every layer
+    decay = results["decay"]
+    for row in decay["mean_weight_without_first"]:
+        row[-1] = decay["uniform_without_first"][-1]
+
+
+def _no_sinks(results):  # claim 10: the first token gets an even share
+    sinks = results["sinks"]
+    sinks["first_token"] = [sinks["uniform_first_token"]] * len(sinks["first_token"])
+
+
+def _streaming_breaks(results):  # claim 11: StreamingLLM as bad as plain RoPE
+    _set_past_L(results, "streaming/", lambda b, x: _plain(results, b))
+
+
+def _sinks_do_not_matter(results):  # claim 11: the window alone as good as StreamingLLM
+    stream = _losses(results, "streaming/")[0]
+    _set_past_L(results, "window_only/", lambda b, x: stream[b])
+
+
+def _pi_loses_to_nothing(results):  # section 8: PI no better than plain RoPE at the end
+    _set_past_L(
+        results, "pi/x2/", lambda b, x: _plain(results, b) + 0.1 if b == 7 else x
+    )
+
+
+DOCTORED = {
+    "claim 3": (_yarn_above_the_reference, "gap[method].max() < 0.25"),
+    "claim 4, YaRN": (_yarn_x4_drifts, "# claim 4"),
+    "claim 4, static NTK": (_static_ntk_pays, "YaRN's cost"),
+    "claim 7": (_band_light, "# claim 7"),
+    "claim 8": (_band_does_not_help, "# claim 8"),
+    "claim 9, layers 3-8": (_decay_everywhere, "not in layers 3 to 8"),
+    "claim 9, decay": (_no_decay, "# claim 9"),
+    "claim 10": (_no_sinks, "# claim 10"),
+    "claim 11": (_streaming_breaks, "# claim 11"),
+    "claim 11, sinks": (_sinks_do_not_matter, "without the sinks"),
+    "PI beats nothing": (_pi_loses_to_nothing, "PI beats nothing"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DOCTORED))
+def test_each_claim_fails_where_it_should(case, tmp_path, monkeypatch):
+    doctor, words = DOCTORED[case]
+    results = copy.deepcopy(committed_results())
+    if "windowed" not in results or "pi_band/x2/16384/window0" not in results["units"]:
+        pytest.skip("results made before the band test and the windowed units")
+    doctor(results)
+    with pytest.raises(AssertionError, match="a claim fails") as failure:
+        run_claims(results, tmp_path / "doctored", monkeypatch)
+    assert words in str(failure.value), (case, str(failure.value))
 
 
 # ----------------------------------------------------------------- checkers
@@ -526,6 +645,7 @@ def test_static_figures_draw_in_both_languages():
                 figures.loss_figure,
                 figures.pairs_figure,
                 figures.attention_figure,
+                figures.decay_figure,
             ):
                 figure = make(results)
                 figure.canvas.draw()
