@@ -276,7 +276,7 @@ def test_explorer_draws_every_models_numbers_and_the_spread_over_seeds():
             )
             # the median seed [range] at each length, and the loss at the longest
             readout = plain_text(widget.readout.value)
-            first = f"passkey, median [range]: {_spreads(key)}"
+            first = f"passkey: {_spreads(key)}"
             assert readout.splitlines()[0] == first, (model, readout)
             assert "above 0.9" not in readout
             assert f"text loss at {last}: {text[:, -1].mean():.2f}" in readout

@@ -218,7 +218,7 @@ class LabResultsWidget(LiveWidget):
     def readout_text(self) -> str:
         """Two lines. First the passkey accuracy over the seeds at each length, in the
         order of the lengths (the figure's ticks): "median [lowest-highest]", e.g.
-        "passkey, median [range]: 1.00 [0.99-1.00] · 0.76 [0.50-0.85] · ..." (the
+        "passkey: 1.00 [0.99-1.00] · 0.76 [0.50-0.85] · ..." (the
         lengths are left to the ticks: with them the line would not fit the readout's
         640 px). Then the text loss at the longest window against the entropy rate: the
         mean and range over the seeds, or, with one seed chosen, that seed's passkey
@@ -228,7 +228,7 @@ class LabResultsWidget(LiveWidget):
         spreads = " · ".join(
             f"{median:.2f} [{low:.2f}-{high:.2f}]" for median, low, high in s["spread"]
         )
-        line1 = _("passkey, median [range]: {spreads}").format(spreads=spreads)
+        line1 = _("passkey: {spreads}").format(spreads=spreads)
         if s["chosen"] is None:
             low, high = s["text_range"]
             line2 = _(
