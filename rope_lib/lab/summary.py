@@ -106,7 +106,7 @@ def finetune_runs(results: dict) -> dict:
 
 
 def spread(by_seed: dict) -> tuple[float, float, float]:
-    """(median, lowest, highest) of the values over the seeds."""
+    """(median, lowest, highest) of the values over the random seeds."""
     values = list(by_seed.values())
     return float(np.median(values)), float(min(values)), float(max(values))
 

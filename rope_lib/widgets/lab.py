@@ -11,7 +11,7 @@ folder the lesson reads; rope_lib.lab.summary reads it). The controls:
           (drawn bold, the others faint).
 The figure: the text loss by window length against the source's yardsticks (left), the
 passkey accuracy by length, each seed a line (right). The readout: the passkey accuracy
-at each length as the median seed and the range over the seeds, "median [lowest-highest]"
+at each length as the median seed and the range over the random seeds, "median [lowest-highest]"
 (summary.spread; a threshold count would hide the graded values between), and the text
 loss at the longest window (8L) against the entropy rate; with one seed chosen, that
 seed's own passkey accuracies and text loss.
@@ -112,7 +112,7 @@ class LabResultsWidget(LiveWidget):
 
     def compute(self, v):
         """The chosen model's numbers: per seed and length, the passkey accuracy's
-        (median, lowest, highest) over the seeds at each length, and the text loss at the
+        (median, lowest, highest) over the random seeds at each length, and the text loss at the
         longest window (the mean, or the seed's)."""
         text, key = self._table[v["model"]]
         last = self.lengths[-1]
@@ -216,12 +216,12 @@ class LabResultsWidget(LiveWidget):
         return [*self.text_lines, *self.key_lines, self.mean_line, self.title]
 
     def readout_text(self) -> str:
-        """Two lines. First the passkey accuracy over the seeds at each length, in the
+        """Two lines. First the passkey accuracy over the random seeds at each length, in the
         order of the lengths (the figure's ticks): "median [lowest-highest]", e.g.
         "passkey: 1.00 [0.99-1.00] · 0.76 [0.50-0.85] · ..." (the
         lengths are left to the ticks: with them the line would not fit the readout's
         640 px). Then the text loss at the longest window against the entropy rate: the
-        mean and range over the seeds, or, with one seed chosen, that seed's passkey
+        mean and range over the random seeds, or, with one seed chosen, that seed's passkey
         accuracies and text loss."""
         s = self.state
         n = len(self.seeds)
