@@ -62,7 +62,7 @@ def label(name: str, control: str | None = None) -> str:
     text = _(LABELS.get(name, name))
     if control is None:
         return text
-    return _("{name}, {control}").format(name=text, control=_(CONTROLS[control]))
+    return _("{name} ({control})").format(name=text, control=_(CONTROLS[control]))
 
 
 def _axes(rows=1, cols=1, height=3.4):
