@@ -461,12 +461,20 @@ DOCTORED = [
         lambda r: _passkey(r, "learned", _L(r), 0.5, _seeds(r)[:1]),
         '0.6 < by["learned"][0][1]',
     ),
-    (lambda r: _passkey(r, "rope", 4 * _L(r), 1.0), "by[s][2][0] < 0.6"),
+    (
+        lambda r: _passkey(r, "rope", 2 * _L(r), 1.0),
+        "by[s][1][0] < by[s][0][0] - 0.15",
+    ),
+    (lambda r: _passkey(r, "rope", 8 * _L(r), 0.5), "by[s][-1][0] < 0.2"),
     (
         lambda r: _passkey(r, "alibi", 8 * _L(r), 0.0, _seeds(r)[:1]),
         'low > 0.95 for _, low, _ in by["alibi"]',
     ),
-    (lambda r: _passkey(r, "none", 2 * _L(r), 0.0), 'by["none"][1][0] > 0.9'),
+    (lambda r: _passkey(r, "none", 2 * _L(r), 0.0), 'by["none"][1][0] > max(0.9'),
+    (
+        lambda r: _passkey(r, "none", 8 * _L(r), 1.0, _seeds(r)[:1]),
+        "nope[-1][k] < nope[1][k] - 0.1",
+    ),
     # 4. copies
     (lambda r: _copy(r, "learned", _L(r), 24, 0.5), "len(bad) <= 2"),
     (
@@ -476,7 +484,7 @@ DOCTORED = [
     (lambda r: _copy(r, "rope", 4 * _L(r), 248, 2.0, "yarn"), '"yarn")][1:]'),
     (lambda r: _copy(r, "alibi", 4 * _L(r), 248, 2.0), 'max(copies[("alibi",)])'),
     # 5. why RoPE breaks: the results.json side of the comparisons with the probes
-    (lambda r: _text(r, "rope", _L(r), 0.5), 'max(bands[k]["text"]) < at_L[k]'),
+    (lambda r: _text(r, "rope", _L(r), 0.5), 'bands[k]["text"][0] + 0.1 < at_L[k]'),
     (lambda r: _copy(r, "rope", 4 * _L(r), 8, 1.0), 'probe["copy"][1][k] < 0.3'),
     (
         lambda r: _passkey(r, "rope", 2 * _L(r), 0.0, depth=2),
@@ -531,7 +539,7 @@ DOCTORED = [
     # which pairs matter: the results.json side of the comparisons with PI on pairs
     (
         lambda r: _scaling(r, "linear", None, value=4.0, part="inside_L"),
-        'cost["PI, pairs 0-4"][0] >',
+        "min(share.values()) > 0.8",
     ),
     (_slow_pairs_cost_more_inside_L, 'cost["PI, pairs 5-15"][0] <'),
     (_plain_beats_slow_pairs_at_8L, 'zip(cost["PI, pairs 5-15"][1:], ext["default"]'),
@@ -561,6 +569,16 @@ DOCTORED = [
             r, "default", 200, text=_ft_text(r, "default", 0), control="text_only"
         ),
         'tuned[m, "text_only"][-1] <',
+    ),
+    (
+        lambda r: _finetune(
+            r,
+            "default",
+            25,
+            text=_ft_text(r, "linear", 25, "text_only"),
+            control="text_only",
+        ),
+        'tuned["default", "text_only"][j] <',
     ),
     (
         lambda r: _finetune(
