@@ -332,7 +332,7 @@ def test_explorer_readout_in_both_languages_fits_its_two_lines(lang):
                     assert len(lines) == 2, lines
                     # the passkey numbers, whatever the seed control says
                     assert lines[0].endswith(_spreads(key)), (model, lines)
-                    assert ("中位数" in lines[0]) == (lang == "zh"), lines
+                    assert ("密钥检索" in lines[0]) == (lang == "zh"), lines
                     for line in lines:  # a 10 px margin: no third line
                         px = _readout_px(line)
                         assert px <= width - 10, (line, px)
