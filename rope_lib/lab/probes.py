@@ -3,6 +3,8 @@
     model = trained_model(folder, seed)            # the committed checkpoint, evaluated
     banded(model, window)                          # a context manager: keys <= window back
     scores_by_offset(model, tokens)                # q.k / sqrt(d) by the offset m - n
+    band_probe(model, config, seed)                # results.json's scores, keys <= L back
+    pi_on_pairs(model, config, seed, pairs)        # PI on a band of pairs only
     pair_sizes(model, tokens)                      # |q_i|, |k_i| per layer and pair
 
 The account tested here (Chen et al. 2023, "Extending Context Window of Large Language
@@ -13,7 +15,9 @@ anything learned, and those keys take attention from the ones that matter, even 
 token that matters is near. The probes: hide the keys more than L back (a band, `banded`):
 if the loss returns to its value at L, the far keys were the trouble; the scores by offset,
 seen (< L) against unseen (>= L); and which pairs carry the size of q and k (a pair whose
-|q_i| |k_i| is small cannot matter, whatever its angle).
+|q_i| |k_i| is small cannot matter, whatever its angle). The band hides both the unseen
+offsets and the number of far keys; the scores by offset point at the offsets, the band
+alone cannot tell the two apart.
 """
 
 from __future__ import annotations
@@ -194,11 +198,9 @@ def scores_by_offset(model, tokens: torch.Tensor) -> dict:
     """The attention scores q_m . k_n / sqrt(d) of every layer and head, by offset m - n,
     on tokens [batch, n] read as the model reads them (its current RoPE setting).
 
-    Returns {"mean", "max", "top": [layers, heads, n]}: per offset, the mean score, the
-    largest one, and the mean of each query's largest score at that offset over the
-    queries that see it (rows m >= offset; "top" is "max" made robust: a mean, not one
-    extreme)."""
-    out = {"mean": [], "max": [], "top": []}
+    Returns {"mean", "max": [layers, heads, n]}: per offset, the mean score over the
+    queries that see it (rows m >= offset) and the batch, and the largest one."""
+    out = {"mean": [], "max": []}
     n = tokens.shape[1]
     for block, x in zip(model.blocks, _layer_inputs(model, tokens)):
         q, k = block.attn.query_key(x)
@@ -207,7 +209,6 @@ def scores_by_offset(model, tokens: torch.Tensor) -> dict:
         diagonals = [scores.diagonal(-offset, -2, -1) for offset in range(n)]
         out["mean"].append([d.mean((0, -1)) for d in diagonals])
         out["max"].append([d.amax((0, -1)) for d in diagonals])
-        out["top"].append([d.amax(0).mean(-1) for d in diagonals])
     return {
         key: torch.stack([torch.stack(row, -1) for row in value])
         for key, value in out.items()
@@ -224,22 +225,3 @@ def pair_sizes(model, tokens: torch.Tensor) -> dict:
         sizes["q"].append(pair_rms(q))
         sizes["k"].append(pair_rms(k))
     return {key: torch.stack(value) for key, value in sizes.items()}
-
-
-@torch.no_grad()
-def far_attention(model, tokens: torch.Tensor, reach: int) -> torch.Tensor:
-    """[layers, heads]: the share of attention that queries put on keys `reach` or more
-    tokens back, averaged over the queries m >= reach that have such keys, on tokens
-    [batch, n] (the weights softmax(q k^T / sqrt(d)) written out, causal)."""
-    n = tokens.shape[1]
-    m = torch.arange(n)
-    far = (m[:, None] - m[None, :]) >= reach  # [n, n]
-    shares = []
-    for block, x in zip(model.blocks, _layer_inputs(model, tokens)):
-        q, k = block.attn.query_key(x)
-        scores = (q @ k.transpose(-1, -2)) / q.shape[-1] ** 0.5
-        scores = scores.masked_fill(m[None, :] > m[:, None], float("-inf"))
-        weights = scores.softmax(-1)  # [batch, heads, n, n]
-        share = (weights * far).sum(-1)[..., reach:]  # [batch, heads, n - reach]
-        shares.append(share.mean((0, -1)))
-    return torch.stack(shares)
