@@ -12,10 +12,14 @@ import numbers
 
 import torch
 
+from .language import _
+
 
 def describe(value) -> str:
     if isinstance(value, torch.Tensor):
-        return f"a tensor of shape {tuple(value.shape)} and dtype {value.dtype}"
+        return _("a tensor of shape {shape} and dtype {dtype}").format(
+            shape=tuple(value.shape), dtype=value.dtype
+        )
     text = repr(value)
     if len(text) > 60:
         text = text[:57] + "..."
@@ -28,13 +32,21 @@ def _is_meta(t: torch.Tensor) -> bool:
 
 def require_tensor(name: str, value) -> torch.Tensor:
     if not isinstance(value, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor, got {describe(value)}")
+        raise TypeError(
+            _("{name} must be a torch.Tensor, got {got}").format(
+                name=name, got=describe(value)
+            )
+        )
     return value
 
 
 def require_float_dtype(name: str, x: torch.Tensor) -> torch.Tensor:
     if not x.is_floating_point():
-        raise TypeError(f"{name} must have a floating-point dtype, got {x.dtype}")
+        raise TypeError(
+            _("{name} must have a floating-point dtype, got {x_dtype}").format(
+                name=name, x_dtype=x.dtype
+            )
+        )
     return x
 
 
@@ -44,27 +56,41 @@ def require_float_tensor(name: str, value) -> torch.Tensor:
 
 def require_bool(name: str, value) -> bool:
     if not isinstance(value, bool):
-        raise TypeError(f"{name} must be True or False, got {describe(value)}")
+        raise TypeError(
+            _("{name} must be True or False, got {got}").format(
+                name=name, got=describe(value)
+            )
+        )
     return value
 
 
 def require_bool_or_none(name: str, value) -> bool | None:
     if value is not None and not isinstance(value, bool):
-        raise TypeError(f"{name} must be True, False or None, got {describe(value)}")
+        raise TypeError(
+            _("{name} must be True, False or None, got {got}").format(
+                name=name, got=describe(value)
+            )
+        )
     return value
 
 
 def require_int(name: str, value) -> int:
     """An integer (Python or numpy; not a bool, not a float such as 4.0)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an int, got {describe(value)}")
+        raise TypeError(
+            _("{name} must be an int, got {got}").format(name=name, got=describe(value))
+        )
     return int(value)
 
 
 def require_positive_int(name: str, value, minimum: int = 1) -> int:
     value = require_int(name, value)
     if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+        raise ValueError(
+            _("{name} must be >= {minimum}, got {value}").format(
+                name=name, minimum=minimum, value=value
+            )
+        )
     return value
 
 
@@ -72,7 +98,9 @@ def require_even(name: str, value) -> int:
     value = require_positive_int(name, value)
     if value % 2:
         raise ValueError(
-            f"{name} must be even (dimensions are rotated in pairs), got {value}"
+            _(
+                "{name} must be even (dimensions are rotated in pairs), got {value}"
+            ).format(name=name, value=value)
         )
     return value
 
@@ -80,17 +108,27 @@ def require_even(name: str, value) -> int:
 def require_number(name: str, value) -> float:
     """A finite real number (Python or numpy; not a bool, a string or a tensor)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number, got {describe(value)}")
+        raise TypeError(
+            _("{name} must be a number, got {got}").format(
+                name=name, got=describe(value)
+            )
+        )
     value = float(value)
     if not math.isfinite(value):
-        raise ValueError(f"{name} must be a finite number, got {value}")
+        raise ValueError(
+            _("{name} must be a finite number, got {value}").format(
+                name=name, value=value
+            )
+        )
     return value
 
 
 def require_positive_float(name: str, value) -> float:
     value = require_number(name, value)
     if not value > 0:
-        raise ValueError(f"{name} must be > 0, got {value}")
+        raise ValueError(
+            _("{name} must be > 0, got {value}").format(name=name, value=value)
+        )
     return value
 
 
@@ -103,7 +141,11 @@ def require_finite(name: str, t: torch.Tensor) -> torch.Tensor:
         and not bool(torch.isfinite(t).all())
     ):
         bad = t[~torch.isfinite(t)].flatten()[0].item()
-        raise ValueError(f"{name} must be finite, got {bad} among its values")
+        raise ValueError(
+            _("{name} must be finite, got {bad} among its values").format(
+                name=name, bad=bad
+            )
+        )
     return t
 
 
@@ -112,21 +154,31 @@ def as_real_float64(name: str, value) -> torch.Tensor:
     if isinstance(value, torch.Tensor):
         if value.is_complex() or value.dtype == torch.bool:
             raise TypeError(
-                f"{name} must be a real number or tensor, got dtype {value.dtype}"
+                _(
+                    "{name} must be a real number or tensor, got dtype {value_dtype}"
+                ).format(name=name, value_dtype=value.dtype)
             )
         t = value.to(torch.float64)
     elif isinstance(value, bool) or isinstance(value, (str, bytes)) or value is None:
         raise TypeError(
-            f"{name} must be a number or a real tensor, got {describe(value)}"
+            _("{name} must be a number or a real tensor, got {got}").format(
+                name=name, got=describe(value)
+            )
         )
     else:
         if isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real):
-            raise TypeError(f"{name} must be a real number, got {describe(value)}")
+            raise TypeError(
+                _("{name} must be a real number, got {got}").format(
+                    name=name, got=describe(value)
+                )
+            )
         try:
             t = torch.as_tensor(value, dtype=torch.float64)
         except (TypeError, ValueError, RuntimeError):
             raise TypeError(
-                f"{name} must be a number or a real tensor, got {describe(value)}"
+                _("{name} must be a number or a real tensor, got {got}").format(
+                    name=name, got=describe(value)
+                )
             ) from None
     return require_finite(name, t)
 
@@ -136,7 +188,9 @@ def require_real_tensor(name: str, value) -> torch.Tensor:
     require_tensor(name, value)
     if value.is_complex() or value.dtype == torch.bool:
         raise TypeError(
-            f"{name} must hold integers or real numbers, got dtype {value.dtype}"
+            _(
+                "{name} must hold integers or real numbers, got dtype {value_dtype}"
+            ).format(name=name, value_dtype=value.dtype)
         )
     return value
 
@@ -149,8 +203,10 @@ def require_same_device(
         return t
     if _is_meta(t):
         raise ValueError(
-            f"{name} is on the meta device (no values) while x is on {device}; "
-            f"pass {name} on {device}"
+            _(
+                "{name} is on the meta device (no values) while x is on {device}; "
+                "pass {name} on {device}"
+            ).format(name=name, device=device)
         )
     return t.to(device)
 
@@ -161,7 +217,11 @@ LAYOUTS = ("interleaved", "half")
 def check_layout(layout) -> str:
     """ "interleaved" (pairs (2i, 2i+1)) or "half" (pairs (i, i + d/2))."""
     if not isinstance(layout, str) or layout not in LAYOUTS:
-        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+        raise ValueError(
+            _("layout must be one of {layouts}, got {layout!r}").format(
+                layouts=LAYOUTS, layout=layout
+            )
+        )
     return layout
 
 
@@ -170,11 +230,17 @@ def check_x(x, name: str = "x") -> torch.Tensor:
     require_float_tensor(name, x)
     if x.dim() < 2:
         raise ValueError(
-            f"{name} must be [..., seq, head_dim] (at least 2 dimensions), "
-            f"got shape {tuple(x.shape)}"
+            _(
+                "{name} must be [..., seq, head_dim] (at least 2 dimensions), got "
+                "shape {x_shape}"
+            ).format(name=name, x_shape=tuple(x.shape))
         )
     if x.shape[-1] % 2:
-        raise ValueError(f"head_dim ({name}.shape[-1]) must be even, got {x.shape[-1]}")
+        raise ValueError(
+            _("head_dim ({name}.shape[-1]) must be even, got {x_shape_last}").format(
+                name=name, x_shape_last=x.shape[-1]
+            )
+        )
     return x
 
 
@@ -185,11 +251,16 @@ def check_inv_freq(
     require_tensor(name, inv_freq)
     if not inv_freq.is_floating_point():
         raise TypeError(
-            f"{name} must have a floating-point dtype, got {inv_freq.dtype}"
+            _("{name} must have a floating-point dtype, got {inv_freq_dtype}").format(
+                name=name, inv_freq_dtype=inv_freq.dtype
+            )
         )
     if tuple(inv_freq.shape) != (n_pairs,):
         raise ValueError(
-            f"{name} must have shape [head_dim/2] = [{n_pairs}], got {tuple(inv_freq.shape)}"
+            _(
+                "{name} must have shape [head_dim/2] = [{n_pairs}], got "
+                "{inv_freq_shape}"
+            ).format(name=name, n_pairs=n_pairs, inv_freq_shape=tuple(inv_freq.shape))
         )
     require_finite(name, inv_freq)
     return require_same_device(name, inv_freq, device)
@@ -199,15 +270,24 @@ def require_rope_pair(name: str, rope, head_dim: int):
     """(inv_freq [head_dim/2], attention_factor > 0), as rope_frequencies returns it."""
     if not isinstance(rope, (tuple, list)) or len(rope) != 2:
         raise TypeError(
-            f"{name} must be an (inv_freq, attention_factor) pair from rope_frequencies, "
-            f"got {describe(rope)}"
+            _(
+                "{name} must be an (inv_freq, attention_factor) pair from "
+                "rope_frequencies, got {got}"
+            ).format(name=name, got=describe(rope))
         )
     inv_freq, factor = rope
     require_tensor(f"{name}[0] (inv_freq)", inv_freq)
     if not inv_freq.is_floating_point() or tuple(inv_freq.shape) != (head_dim // 2,):
         raise ValueError(
-            f"{name}[0] (inv_freq) must be a float tensor of shape [head_dim/2] = "
-            f"[{head_dim // 2}], got {inv_freq.dtype} {tuple(inv_freq.shape)}"
+            _(
+                "{name}[0] (inv_freq) must be a float tensor of shape [head_dim/2] "
+                "= [{value}], got {inv_freq_dtype} {inv_freq_shape}"
+            ).format(
+                name=name,
+                value=head_dim // 2,
+                inv_freq_dtype=inv_freq.dtype,
+                inv_freq_shape=tuple(inv_freq.shape),
+            )
         )
     return inv_freq, require_positive_float(f"{name}[1] (attention_factor)", factor)
 
@@ -249,15 +329,19 @@ def check_positions(
 def _positions_misfit(name: str, shape: tuple, x: torch.Tensor) -> str:
     """What check_positions says when positions does not fit x."""
     lead = tuple(x.shape[:-1])
-    allowed = f"[seq] = [{lead[-1]}]"
+    allowed = "[seq] = [{seq}]".format(seq=lead[-1])
     if len(lead) == 3:
-        allowed += f", [batch, seq] = [{lead[0]}, {lead[-1]}] (one row per batch)"
-    text = (
-        f"{name} must have shape {allowed} or be broadcastable to x.shape[:-1] = {lead} "
-        f"(x is [..., seq, head_dim] = {tuple(x.shape)}), got shape {shape}"
-    )
+        allowed += _(", [batch, seq] = [{batch}, {seq}] (one row per batch)").format(
+            batch=lead[0], seq=lead[-1]
+        )
+    text = _(
+        "{name} must have shape {allowed} or be broadcastable to x.shape[:-1] = {lead} "
+        "(x is [..., seq, head_dim] = {x_shape}), got shape {shape}"
+    ).format(name=name, allowed=allowed, lead=lead, x_shape=tuple(x.shape), shape=shape)
     if len(lead) == 3 and len(shape) == 2:
-        text += f" (for one row per head pass {name}[None], of shape [1, heads, seq])"
+        text += _(
+            " (for one row per head pass {name}[None], of shape [1, heads, seq])"
+        ).format(name=name)
     return text
 
 
@@ -266,24 +350,36 @@ def check_factor_list(name: str, value, length: int) -> list[float]:
     if isinstance(value, torch.Tensor):
         if value.dim() != 1 or value.is_complex() or value.dtype == torch.bool:
             raise TypeError(
-                f"{name} must be a flat list of numbers, got {describe(value)}"
+                _("{name} must be a flat list of numbers, got {got}").format(
+                    name=name, got=describe(value)
+                )
             )
         value = value.tolist()
     if not isinstance(value, (list, tuple)):
-        raise TypeError(f"{name} must be a list of numbers, got {describe(value)}")
+        raise TypeError(
+            _("{name} must be a list of numbers, got {got}").format(
+                name=name, got=describe(value)
+            )
+        )
     for i, v in enumerate(value):
         if isinstance(v, bool) or not isinstance(v, numbers.Real):
             raise TypeError(
-                f"{name} must be a flat list of numbers, got {describe(v)} at index {i}"
+                _(
+                    "{name} must be a flat list of numbers, got {got} at index {i}"
+                ).format(name=name, got=describe(v), i=i)
             )
     if len(value) != length:
         raise ValueError(
-            f"{name} must have head_dim/2 = {length} entries, got {len(value)}"
+            _("{name} must have head_dim/2 = {length} entries, got {n_value}").format(
+                name=name, length=length, n_value=len(value)
+            )
         )
     out = [float(v) for v in value]
     for i, v in enumerate(out):
         if not math.isfinite(v) or not v > 0:
             raise ValueError(
-                f"{name} must hold finite numbers > 0, got {v} at index {i}"
+                _("{name} must hold finite numbers > 0, got {v} at index {i}").format(
+                    name=name, v=v, i=i
+                )
             )
     return out

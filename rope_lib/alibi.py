@@ -12,6 +12,7 @@ import math
 import torch
 
 from ._checks import as_real_float64, require_bool, require_number, require_positive_int
+from .language import _
 
 
 def _power_of_two_slopes(n: int) -> list[float]:
@@ -78,7 +79,9 @@ def alibi_span(slopes, threshold: float = 100.0) -> torch.Tensor:
     """
     if isinstance(slopes, bool) or not isinstance(slopes, (int, float, torch.Tensor)):
         raise TypeError(
-            f"slopes must be a number or a torch.Tensor, got {type(slopes).__name__}"
+            _("slopes must be a number or a torch.Tensor, got {slopes}").format(
+                slopes=type(slopes).__name__
+            )
         )
     dtype = (
         torch.float64
@@ -87,11 +90,17 @@ def alibi_span(slopes, threshold: float = 100.0) -> torch.Tensor:
     )
     slopes = as_real_float64("slopes", slopes)
     if slopes.device.type != "meta" and not bool((slopes > 0).all()):
-        raise ValueError(f"slopes must all be > 0, got {slopes.tolist()}")
+        raise ValueError(
+            _("slopes must all be > 0, got {slopes}").format(slopes=slopes.tolist())
+        )
     slopes = slopes.to(dtype)
     threshold = require_number("threshold", threshold)
     if not threshold > 1:
-        raise ValueError(f"threshold must be a number > 1, got {threshold!r}")
+        raise ValueError(
+            _("threshold must be a number > 1, got {threshold!r}").format(
+                threshold=threshold
+            )
+        )
     return math.log(threshold) / slopes
 
 
@@ -110,18 +119,31 @@ def alibi_query_attention(
     ALiBi: Press, Smith and Lewis, 2022, arXiv:2108.12409.
     """
     if not isinstance(scores, torch.Tensor):
-        raise TypeError(f"scores must be a torch.Tensor, got {type(scores).__name__}")
+        raise TypeError(
+            _("scores must be a torch.Tensor, got {scores}").format(
+                scores=type(scores).__name__
+            )
+        )
     if scores.ndim < 1 or scores.shape[-1] < 1:
         raise ValueError(
-            f"scores must have shape [..., seq_len] with seq_len >= 1, got {tuple(scores.shape)}"
+            _(
+                "scores must have shape [..., seq_len] with seq_len >= 1, got "
+                "{scores_shape}"
+            ).format(scores_shape=tuple(scores.shape))
         )
     if not scores.is_floating_point():
-        raise TypeError(f"scores must have a floating-point dtype, got {scores.dtype}")
+        raise TypeError(
+            _("scores must have a floating-point dtype, got {scores_dtype}").format(
+                scores_dtype=scores.dtype
+            )
+        )
     seq_len = scores.shape[-1]
     require_positive_int("query", query, minimum=0)
     if query >= seq_len:
         raise ValueError(
-            f"query must be a position in 0 .. seq_len - 1 = {seq_len - 1}, got {query}"
+            _(
+                "query must be a position in 0 .. seq_len - 1 = {value}, got {query}"
+            ).format(value=seq_len - 1, query=query)
         )
     require_bool("causal", causal)
     work = torch.float64 if scores.dtype == torch.float64 else torch.float32
@@ -132,8 +154,12 @@ def alibi_query_attention(
         )
     except RuntimeError:
         raise ValueError(
-            f"slopes of shape {tuple(slopes.shape)} do not broadcast against scores.shape[:-1] = "
-            f"{tuple(scores.shape[:-1])}"
+            _(
+                "slopes of shape {slopes_shape} do not broadcast against "
+                "scores.shape[:-1] = {scores_shape}"
+            ).format(
+                slopes_shape=tuple(slopes.shape), scores_shape=tuple(scores.shape[:-1])
+            )
         ) from None
     keys = torch.arange(seq_len, device=scores.device)
     logits = scores.to(work) - slopes * (query - keys).abs().to(work)

@@ -24,6 +24,7 @@ from ._checks import (
     require_positive_float,
     require_positive_int,
 )
+from .language import _
 from .rotary import pair_frequencies
 
 
@@ -69,7 +70,10 @@ def decay_bound_constant(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
     require_float_tensor("k", k)
     if q.shape != k.shape or q.shape[-1] % 2:
         raise ValueError(
-            f"q and k must have the same shape with an even last dimension, got {tuple(q.shape)} and {tuple(k.shape)}"
+            _(
+                "q and k must have the same shape with an even last dimension, got "
+                "{q_shape} and {k_shape}"
+            ).format(q_shape=tuple(q.shape), k_shape=tuple(k.shape))
         )
     qc = torch.view_as_complex(q.to(torch.float64).unflatten(-1, (-1, 2)).contiguous())
     kc = torch.view_as_complex(k.to(torch.float64).unflatten(-1, (-1, 2)).contiguous())
@@ -106,11 +110,19 @@ def angle_error(
     require_even("head_dim", head_dim)
     base = require_positive_float("base", base)
     if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
-        raise TypeError(f"dtype must be a floating-point torch.dtype, got {dtype!r}")
+        raise TypeError(
+            _("dtype must be a floating-point torch.dtype, got {dtype!r}").format(
+                dtype=dtype
+            )
+        )
     as_real_float64("positions", positions)
     positions = torch.as_tensor(positions)
     if positions.dim() != 1:
-        raise ValueError(f"positions must be 1-D, got shape {tuple(positions.shape)}")
+        raise ValueError(
+            _("positions must be 1-D, got shape {positions_shape}").format(
+                positions_shape=tuple(positions.shape)
+            )
+        )
     low = (
         positions.to(dtype)[:, None]
         * pair_frequencies(head_dim, base).to(dtype)[None, :]

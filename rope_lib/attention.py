@@ -38,6 +38,7 @@ from ._checks import (
     require_rope_pair,
 )
 from .alibi import alibi_slopes
+from .language import _
 from .rotary import inv_frequencies, rope_angles, rotate_pairs
 from .sinusoidal import LearnedPositionEmbedding, sinusoids
 
@@ -80,20 +81,28 @@ class PositionalSelfAttention(nn.Module):
         require_positive_int("n_heads", n_heads)
         if d_model % n_heads:
             raise ValueError(
-                f"d_model must be divisible by n_heads = {n_heads}, got {d_model}"
+                _(
+                    "d_model must be divisible by n_heads = {n_heads}, got {d_model}"
+                ).format(n_heads=n_heads, d_model=d_model)
             )
         if not isinstance(position, str) or position not in POSITION_SCHEMES:
             raise ValueError(
-                f"position must be one of {POSITION_SCHEMES}, got {position!r}"
+                _(
+                    "position must be one of {position_schemes}, got {position!r}"
+                ).format(position_schemes=POSITION_SCHEMES, position=position)
             )
         self.d_model, self.n_heads, self.head_dim = d_model, n_heads, d_model // n_heads
         if position == "rope" and self.head_dim % 2:
             raise ValueError(
-                f"head_dim = d_model / n_heads must be even for RoPE, got {self.head_dim}"
+                _(
+                    "head_dim = d_model / n_heads must be even for RoPE, got {head_dim}"
+                ).format(head_dim=self.head_dim)
             )
         if position in ("sinusoidal",) and d_model % 2:
             raise ValueError(
-                f"d_model must be even for sinusoidal encodings, got {d_model}"
+                _(
+                    "d_model must be even for sinusoidal encodings, got {d_model}"
+                ).format(d_model=d_model)
             )
         self.position = position
         self.causal = require_bool("causal", causal)
@@ -190,8 +199,10 @@ class PositionalSelfAttention(nn.Module):
         positions = check_positions(positions, x).expand(-1, x.shape[1])
         if self.position == "learned" and positions.is_floating_point():
             raise TypeError(
-                f"positions must be integers for position='learned' (rows of the table), "
-                f"got dtype {positions.dtype}"
+                _(
+                    "positions must be integers for position='learned' (rows of the "
+                    "table), got dtype {positions_dtype}"
+                ).format(positions_dtype=positions.dtype)
             )
         if (
             self.position in ("learned", "sinusoidal")
@@ -201,13 +212,17 @@ class PositionalSelfAttention(nn.Module):
             low, high = int(positions.min()), positions.max().item()
             if low < 0:
                 raise ValueError(
-                    f"positions must be >= 0 for position={self.position!r} (a table starts at "
-                    f"position 0), got minimum {low}"
+                    _(
+                        "positions must be >= 0 for position={position!r} (a table starts "
+                        "at position 0), got minimum {low}"
+                    ).format(position=self.position, low=low)
                 )
             if self.position == "learned" and high >= self.max_len:
                 raise ValueError(
-                    f"positions must be < max_len = {self.max_len} for position='learned' (the "
-                    f"table has no row past it), got maximum {high}"
+                    _(
+                        "positions must be < max_len = {max_len} for position='learned' "
+                        "(the table has no row past it), got maximum {high}"
+                    ).format(max_len=self.max_len, high=high)
                 )
         return positions
 
@@ -220,12 +235,16 @@ class PositionalSelfAttention(nn.Module):
         require_float_tensor("x", x)
         if x.dim() != 3:
             raise ValueError(
-                f"x must be [batch, seq, d_model], got shape {tuple(x.shape)}"
+                _("x must be [batch, seq, d_model], got shape {x_shape}").format(
+                    x_shape=tuple(x.shape)
+                )
             )
         batch, seq, d_model = x.shape
         if d_model != self.d_model:
             raise ValueError(
-                f"x.shape[-1] must be d_model = {self.d_model}, got {d_model}"
+                _("x.shape[-1] must be d_model = {d_model}, got {d_model_2}").format(
+                    d_model=self.d_model, d_model_2=d_model
+                )
             )
         require_bool("return_weights", return_weights)
         positions = self._check_positions(positions, x)
@@ -244,9 +263,11 @@ class PositionalSelfAttention(nn.Module):
         require_float_tensor("x", x)
         if x.dim() != 3 or x.shape[-1] != self.d_model:
             raise ValueError(
-                f"x must be [batch, seq, d_model = {self.d_model}], got {tuple(x.shape)}"
+                _("x must be [batch, seq, d_model = {d_model}], got {x_shape}").format(
+                    d_model=self.d_model, x_shape=tuple(x.shape)
+                )
             )
-        q, k, _ = self._qkv(x, None)
+        q, k, _v = self._qkv(x, None)
         return q, k
 
     def _qkv(self, x: torch.Tensor, positions):
@@ -306,7 +327,7 @@ class PositionalSelfAttention(nn.Module):
             return None
         window = require_positive_int("window", self.window)
         if not self.causal:
-            raise ValueError("window needs causal=True, got causal=False")
+            raise ValueError(_("window needs causal=True, got causal=False"))
         offset = torch.arange(seq, device=q.device)
         offset = offset[:, None] - offset[None, :]
         inside = (offset >= 0) & (offset < window)

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import torch
 
 from ._checks import as_real_float64, require_positive_int, require_tensor
+from .language import _
 from .rotary import inv_frequencies
 
 
@@ -61,17 +62,25 @@ def closed_form_score(q, k, m, n, theta) -> torch.Tensor:
     for name, x in (("q", q), ("k", k)):
         if x.dim() < 1 or x.shape[-1] % 2:
             raise ValueError(
-                f"{name} must be [..., d] with d even (pairs), got shape {tuple(x.shape)}"
+                _(
+                    "{name} must be [..., d] with d even (pairs), got shape {x_shape}"
+                ).format(name=name, x_shape=tuple(x.shape))
             )
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(
-            f"q and k must have the same last dimension, got {q.shape[-1]} and {k.shape[-1]}"
+            _(
+                "q and k must have the same last dimension, got {q_shape_last} and "
+                "{k_shape_last}"
+            ).format(q_shape_last=q.shape[-1], k_shape_last=k.shape[-1])
         )
     half = q.shape[-1] // 2
     theta = as_real_float64("theta", theta).to(q.device)
     if theta.dim() > 1 or (theta.dim() == 1 and theta.shape[0] != half):
         raise ValueError(
-            f"theta must be a number or a [d/2] = [{half}] tensor, got shape {tuple(theta.shape)}"
+            _(
+                "theta must be a number or a [d/2] = [{half}] tensor, got shape "
+                "{theta_shape}"
+            ).format(half=half, theta_shape=tuple(theta.shape))
         )
     offset = as_real_float64("m", m).to(q.device) - as_real_float64("n", n).to(q.device)
     angle = offset.unsqueeze(-1) * theta  # [..., d/2]
@@ -104,12 +113,18 @@ def _check_steps_inputs(Q, K, n_heads) -> tuple[int, int, int]:
     require_positive_int("n_heads", n_heads)
     if Q.dim() != 3 or Q.shape != K.shape:
         raise ValueError(
-            f"Q and K must both be [batch, len, d_model], got {tuple(Q.shape)} and {tuple(K.shape)}"
+            _(
+                "Q and K must both be [batch, len, d_model], got {q_shape} and "
+                "{k_shape}"
+            ).format(q_shape=tuple(Q.shape), k_shape=tuple(K.shape))
         )
     batch, length, d_model = Q.shape
     if d_model % n_heads or (d_model // n_heads) % 2:
         raise ValueError(
-            f"d_model / n_heads must be an even integer, got d_model={d_model}, n_heads={n_heads}"
+            _(
+                "d_model / n_heads must be an even integer, got d_model={d_model}, "
+                "n_heads={n_heads}"
+            ).format(d_model=d_model, n_heads=n_heads)
         )
     return batch, length, d_model // n_heads
 

@@ -25,6 +25,7 @@ from ._checks import (
     require_positive_int,
     require_tensor,
 )
+from .language import _
 from .scaling import yarn_ramp
 
 
@@ -32,7 +33,11 @@ def check_frequencies(name: str, inv_freq) -> torch.Tensor:
     """A real tensor of finite frequencies > 0 (radians per position)."""
     require_tensor(name, inv_freq)
     if inv_freq.is_complex() or inv_freq.dtype == torch.bool:
-        raise TypeError(f"{name} must hold real numbers, got dtype {inv_freq.dtype}")
+        raise TypeError(
+            _("{name} must hold real numbers, got dtype {inv_freq_dtype}").format(
+                name=name, inv_freq_dtype=inv_freq.dtype
+            )
+        )
     require_finite(name, inv_freq)
     if (
         inv_freq.device.type != "meta"
@@ -40,7 +45,10 @@ def check_frequencies(name: str, inv_freq) -> torch.Tensor:
         and not bool((inv_freq > 0).all())
     ):
         raise ValueError(
-            f"{name} must be > 0 (radians per position), got {inv_freq.min().item()} among its values"
+            _(
+                "{name} must be > 0 (radians per position), got {inv_freq} among "
+                "its values"
+            ).format(name=name, inv_freq=inv_freq.min().item())
         )
     return inv_freq
 
@@ -70,7 +78,10 @@ def ramp_by_pair(low: float, high: float, n_pairs: int) -> torch.Tensor:
     n_pairs = require_positive_int("n_pairs", n_pairs, minimum=0)
     if low > high:
         raise ValueError(
-            f"low must be <= high (the ramp falls from pair low to pair high), got low={low}, high={high}"
+            _(
+                "low must be <= high (the ramp falls from pair low to pair high), "
+                "got low={low}, high={high}"
+            ).format(low=low, high=high)
         )
     return yarn_ramp(low, high, n_pairs)
 
@@ -103,7 +114,9 @@ def first_pair_longer_than(inv_freq: torch.Tensor, length: float) -> int:
     inv_freq = check_frequencies("inv_freq", inv_freq)
     if inv_freq.dim() != 1:
         raise ValueError(
-            f"inv_freq must be 1-D [head_dim/2], got shape {tuple(inv_freq.shape)}"
+            _("inv_freq must be 1-D [head_dim/2], got shape {inv_freq_shape}").format(
+                inv_freq_shape=tuple(inv_freq.shape)
+            )
         )
     length = require_positive_float("length", length)
     longer = (wavelengths(inv_freq.to(torch.float64)) > length).nonzero()
@@ -115,14 +128,22 @@ def _check_scaled(inv_freq, scaled_inv_freq, factor):
     factor = require_positive_float("factor", factor)
     if factor == 1.0:
         raise ValueError(
-            "factor must differ from 1 (with s = 1 every method keeps every frequency), got 1.0"
+            _(
+                "factor must differ from 1 (with s = 1 every method keeps every "
+                "frequency), got 1.0"
+            )
         )
     inv_freq = check_frequencies("inv_freq", inv_freq)
     scaled_inv_freq = check_frequencies("scaled_inv_freq", scaled_inv_freq)
     if inv_freq.shape != scaled_inv_freq.shape:
         raise ValueError(
-            f"scaled_inv_freq must have the shape of inv_freq {tuple(inv_freq.shape)}, "
-            f"got {tuple(scaled_inv_freq.shape)}"
+            _(
+                "scaled_inv_freq must have the shape of inv_freq {inv_freq_shape}, "
+                "got {scaled_inv_freq_shape}"
+            ).format(
+                inv_freq_shape=tuple(inv_freq.shape),
+                scaled_inv_freq_shape=tuple(scaled_inv_freq.shape),
+            )
         )
     return inv_freq, scaled_inv_freq, factor
 
@@ -157,7 +178,7 @@ def pair_regimes(
     theta_i, gamma = 0 gives theta_i / s.)"""
     tol = require_number("tol", tol)
     if not 0 <= tol < 0.5:
-        raise ValueError(f"tol must be in [0, 0.5), got {tol}")
+        raise ValueError(_("tol must be in [0, 0.5), got {tol}").format(tol=tol))
     gamma = implied_ramp(inv_freq, scaled_inv_freq, factor)
     regimes = torch.ones_like(gamma, dtype=torch.int64)
     regimes[gamma >= 1 - tol] = 0
@@ -180,7 +201,11 @@ def ramp_by_turns(
     original_length = require_positive_float("original_length", original_length)
     alpha, beta = require_number("alpha", alpha), require_number("beta", beta)
     if not beta > alpha:
-        raise ValueError(f"beta must be > alpha, got alpha={alpha}, beta={beta}")
+        raise ValueError(
+            _("beta must be > alpha, got alpha={alpha}, beta={beta}").format(
+                alpha=alpha, beta=beta
+            )
+        )
     ratio = original_length / wavelengths(inv_freq.to(torch.float64))
     return torch.clamp((ratio - alpha) / (beta - alpha), 0.0, 1.0)
 
@@ -193,15 +218,21 @@ def _check_score_inputs(h, distances, inv_freq):
     inv_freq = check_frequencies("inv_freq", inv_freq)
     if inv_freq.dim() != 1:
         raise ValueError(
-            f"inv_freq must be 1-D [head_dim/2], got shape {tuple(inv_freq.shape)}"
+            _("inv_freq must be 1-D [head_dim/2], got shape {inv_freq_shape}").format(
+                inv_freq_shape=tuple(inv_freq.shape)
+            )
         )
     if h is not None and tuple(h.shape) != tuple(inv_freq.shape):
         raise ValueError(
-            f"h must have the shape of inv_freq {tuple(inv_freq.shape)}, got {tuple(h.shape)}"
+            _(
+                "h must have the shape of inv_freq {inv_freq_shape}, got {h_shape}"
+            ).format(inv_freq_shape=tuple(inv_freq.shape), h_shape=tuple(h.shape))
         )
     if distances.is_complex() or distances.dtype == torch.bool:
         raise TypeError(
-            f"distances must hold real numbers, got dtype {distances.dtype}"
+            _("distances must hold real numbers, got dtype {distances_dtype}").format(
+                distances_dtype=distances.dtype
+            )
         )
     require_finite("distances", distances)
     return h, distances, inv_freq
@@ -236,11 +267,17 @@ def fit_relative_score(
     require_tensor("targets", targets)
     if tuple(targets.shape) != tuple(distances.shape):
         raise ValueError(
-            f"targets must have the shape of distances {tuple(distances.shape)}, got {tuple(targets.shape)}"
+            _(
+                "targets must have the shape of distances {distances_shape}, got "
+                "{targets_shape}"
+            ).format(
+                distances_shape=tuple(distances.shape),
+                targets_shape=tuple(targets.shape),
+            )
         )
     ridge = require_number("ridge", ridge)
     if ridge < 0:
-        raise ValueError(f"ridge must be >= 0, got {ridge}")
+        raise ValueError(_("ridge must be >= 0, got {ridge}").format(ridge=ridge))
     angles = distances.to(torch.float64).unsqueeze(-1) * inv_freq.to(torch.float64)
     design = torch.cat([torch.cos(angles), -torch.sin(angles)], dim=-1)
     n = design.shape[-1]

@@ -19,6 +19,7 @@ from ._checks import (
     require_same_device,
     require_tensor,
 )
+from .language import _
 from .rotary import pair_frequencies, rope_angles, rotate_pairs
 
 
@@ -51,18 +52,30 @@ def apply_rotary_emb(xq: torch.Tensor, xk: torch.Tensor, freqs_cis: torch.Tensor
         check_x(x, name)
         if x.dim() != 4:
             raise ValueError(
-                f"{name} must be [batch, seq, heads, head_dim], got shape {tuple(x.shape)}"
+                _(
+                    "{name} must be [batch, seq, heads, head_dim], got shape {x_shape}"
+                ).format(name=name, x_shape=tuple(x.shape))
             )
     require_tensor("freqs_cis", freqs_cis)
     if xk.shape[:2] != xq.shape[:2] or xk.shape[-1] != xq.shape[-1]:
         raise ValueError(
-            f"xk must share batch, seq and head_dim with xq {tuple(xq.shape)}, got {tuple(xk.shape)}"
+            _(
+                "xk must share batch, seq and head_dim with xq {xq_shape}, got "
+                "{xk_shape}"
+            ).format(xq_shape=tuple(xq.shape), xk_shape=tuple(xk.shape))
         )
     seq, head_dim = xq.shape[1], xq.shape[-1]
     if not freqs_cis.is_complex() or freqs_cis.shape != (seq, head_dim // 2):
         raise ValueError(
-            f"freqs_cis must be complex [seq, head_dim/2] = [{seq}, {head_dim // 2}], "
-            f"got {freqs_cis.dtype} {tuple(freqs_cis.shape)}"
+            _(
+                "freqs_cis must be complex [seq, head_dim/2] = [{seq}, {value}], "
+                "got {freqs_cis_dtype} {freqs_cis_shape}"
+            ).format(
+                seq=seq,
+                value=head_dim // 2,
+                freqs_cis_dtype=freqs_cis.dtype,
+                freqs_cis_shape=tuple(freqs_cis.shape),
+            )
         )
     require_finite("freqs_cis", torch.view_as_real(freqs_cis.resolve_conj()))
     out = []

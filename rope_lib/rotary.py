@@ -38,6 +38,7 @@ from ._checks import (
     require_tensor,
 )
 from ._fast_rotation import rotate_fast
+from .language import _
 
 __all__ = [
     "LAYOUTS",
@@ -102,7 +103,9 @@ def inv_frequencies(
     base = require_positive_float("base", base)
     if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
         raise TypeError(
-            f"dtype must be a floating-point torch.dtype, got {describe(dtype)}"
+            _("dtype must be a floating-point torch.dtype, got {got}").format(
+                got=describe(dtype)
+            )
         )
     return pair_frequencies(head_dim, base, dtype=dtype, device=device)
 
@@ -185,8 +188,10 @@ def _check_rotary_dim(rotary_dim, head_dim: int) -> int:
     rotary_dim = require_int("rotary_dim", rotary_dim)
     if rotary_dim % 2 or not 0 <= rotary_dim <= head_dim:
         raise ValueError(
-            "rotary_dim must be an even number of coordinates between 0 and "
-            f"head_dim = {head_dim}, got {rotary_dim}"
+            _(
+                "rotary_dim must be an even number of coordinates between 0 and "
+                "head_dim = {head_dim}, got {rotary_dim}"
+            ).format(head_dim=head_dim, rotary_dim=rotary_dim)
         )
     return rotary_dim
 
@@ -257,7 +262,9 @@ def _check_pairs(x) -> torch.Tensor:
     require_tensor("x", x)
     if x.dim() < 1 or x.shape[-1] % 2:
         raise ValueError(
-            f"x.shape[-1] must be even (pairs of coordinates), got shape {tuple(x.shape)}"
+            _(
+                "x.shape[-1] must be even (pairs of coordinates), got shape {x_shape}"
+            ).format(x_shape=tuple(x.shape))
         )
     return x
 
@@ -311,7 +318,10 @@ def rotation_matrix(
     if isinstance(position, torch.Tensor):
         if position.numel() != 1:
             raise ValueError(
-                f"position must be one number, got a tensor of shape {tuple(position.shape)}"
+                _(
+                    "position must be one number, got a tensor of shape "
+                    "{position_shape}"
+                ).format(position_shape=tuple(position.shape))
             )
         position = as_real_float64("position", position).item()
     position = require_number("position", position)
@@ -417,7 +427,9 @@ class RotaryEmbedding(nn.Module):
         head_dim = 2 * self.inv_freq.shape[0]
         if x.shape[-1] != head_dim:
             raise ValueError(
-                f"x.shape[-1] must be head_dim = {head_dim}, got {x.shape[-1]}"
+                _(
+                    "x.shape[-1] must be head_dim = {head_dim}, got {x_shape_last}"
+                ).format(head_dim=head_dim, x_shape_last=x.shape[-1])
             )
         seq = x.shape[-2]
         if positions is None:

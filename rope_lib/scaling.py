@@ -41,6 +41,7 @@ from ._checks import (
     require_positive_float,
     require_positive_int,
 )
+from .language import _
 from .rotary import pair_frequencies
 
 PARAMETERS = (
@@ -66,7 +67,9 @@ def _need(params: dict, name: str, rope_type: str):
     value = params.get(name)
     if value is None:
         raise ValueError(
-            f"rope_type {rope_type!r} needs the parameter {name!r}, which is missing"
+            _(
+                "rope_type {rope_type!r} needs the parameter {name!r}, which is missing"
+            ).format(rope_type=rope_type, name=name)
         )
     return value
 
@@ -78,8 +81,11 @@ def _original_length(params: dict, rope_type: str) -> int:
     )
     if value is None:
         raise ValueError(
-            f"rope_type {rope_type!r} needs the parameter 'original_max_position_embeddings' "
-            "(or 'max_position_embeddings'), which is missing"
+            _(
+                "rope_type {rope_type!r} needs the parameter "
+                "'original_max_position_embeddings' (or "
+                "'max_position_embeddings'), which is missing"
+            ).format(rope_type=rope_type)
         )
     return value
 
@@ -92,7 +98,9 @@ def _seq_len(value):
     if isinstance(value, torch.Tensor):
         if value.numel() != 1 or value.is_complex() or value.dtype == torch.bool:
             raise ValueError(
-                f"seq_len must be a number or a one-element tensor, got {describe(value)}"
+                _("seq_len must be a number or a one-element tensor, got {got}").format(
+                    got=describe(value)
+                )
             )
         value = value.item()
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
@@ -122,7 +130,10 @@ def _check_params(params: dict) -> dict:
             value = require_number(name, params[name])
             if name.startswith("beta") and value < 0:
                 raise ValueError(
-                    f"{name} must be >= 0 (a number of turns; 0 means the default), got {value}"
+                    _(
+                        "{name} must be >= 0 (a number of turns; 0 means the default), got "
+                        "{value}"
+                    ).format(name=name, value=value)
                 )
             checked[name] = value
     if "truncate" in params:
@@ -158,8 +169,11 @@ def yarn_attention_factor(factor: float, mscale=None, mscale_all_dim=None) -> fl
         denominator = yarn_get_mscale(factor, mscale_all_dim)
         if denominator == 0:
             raise ValueError(
-                f"mscale_all_dim makes 0.1 * mscale_all_dim * ln(factor) + 1 zero (a division by "
-                f"zero), got mscale_all_dim={mscale_all_dim} with factor={factor}"
+                _(
+                    "mscale_all_dim makes 0.1 * mscale_all_dim * ln(factor) + 1 zero "
+                    "(a division by zero), got mscale_all_dim={mscale_all_dim} with "
+                    "factor={factor}"
+                ).format(mscale_all_dim=mscale_all_dim, factor=factor)
             )
         return float(yarn_get_mscale(factor, mscale) / denominator)
     return yarn_get_mscale(factor)
@@ -169,7 +183,7 @@ def _check_log_base(base) -> float:
     base = require_positive_float("base", base)
     if base == 1:
         raise ValueError(
-            "base must differ from 1 (YaRN's bounds divide by ln(base)), got 1.0"
+            _("base must differ from 1 (YaRN's bounds divide by ln(base)), got 1.0")
         )
     return base
 
@@ -358,8 +372,11 @@ def _requires(*names):
 def _validate_yarn(d, base, params, rope_type="yarn"):
     if d % 2:
         raise ValueError(
-            "yarn needs an even rotated width int(head_dim * partial_rotary_factor), got "
-            f"{d} (transformers' ramp has head_dim // 2 entries and fails)"
+            _(
+                "yarn needs an even rotated width int(head_dim * "
+                "partial_rotary_factor), got {d} (transformers' ramp has head_dim "
+                "// 2 entries and fails)"
+            ).format(d=d)
         )
     params = dict(
         params, original_max_position_embeddings=_original_length(params, "yarn")
@@ -402,8 +419,10 @@ def _validate_longrope(d, base, params, rope_type="longrope"):
         value = params[name]
         if isinstance(value, (list, tuple)) and len(value) != n_pairs:
             raise ValueError(
-                f"{name} must have one entry per rotated pair, int(head_dim * "
-                f"partial_rotary_factor) / 2 = {n_pairs}, got {len(value)}"
+                _(
+                    "{name} must have one entry per rotated pair, int(head_dim * "
+                    "partial_rotary_factor) / 2 = {n_pairs}, got {n_value}"
+                ).format(name=name, n_pairs=n_pairs, n_value=len(value))
             )
         params[name] = check_factor_list(name, value, n_pairs)
     if params.get("factor") is None:
@@ -437,8 +456,10 @@ def _check_partial(value) -> float:
     value = require_number("partial_rotary_factor", value)
     if not 0 <= value <= 1:
         raise ValueError(
-            "partial_rotary_factor must be between 0 and 1 (the share of each head "
-            f"that is rotated), got {value}"
+            _(
+                "partial_rotary_factor must be between 0 and 1 (the share of each "
+                "head that is rotated), got {value}"
+            ).format(value=value)
         )
     return value
 
@@ -452,10 +473,12 @@ def _check_names(params: dict) -> None:
         close = difflib.get_close_matches(name, PARAMETERS, n=1)
         if close:
             hints.append(f"{name!r} -> {close[0]!r}?")
-    hint = f" (did you mean {', '.join(hints)})" if hints else ""
+    hint = _(" (did you mean {hints})").format(hints=", ".join(hints)) if hints else ""
     raise ValueError(
-        f"params must be named as in transformers' rope_parameters {PARAMETERS}, "
-        f"got unknown {unknown}{hint}"
+        _(
+            "params must be named as in transformers' rope_parameters "
+            "{parameters}, got unknown {unknown}{hint}"
+        ).format(parameters=PARAMETERS, unknown=unknown, hint=hint)
     )
 
 
@@ -463,7 +486,12 @@ def _check_call(rope_type, head_dim, base, params: dict):
     """rope_frequencies' arguments checked: (rotated width, base, checked params)."""
     if not isinstance(rope_type, str) or rope_type not in ROPE_FREQUENCY_FUNCTIONS:
         raise ValueError(
-            f"rope_type must be one of {list(ROPE_FREQUENCY_FUNCTIONS)}, got {rope_type!r}"
+            _(
+                "rope_type must be one of {rope_frequency_functions}, got {rope_type!r}"
+            ).format(
+                rope_frequency_functions=list(ROPE_FREQUENCY_FUNCTIONS),
+                rope_type=rope_type,
+            )
         )
     partial = params.pop("partial_rotary_factor", None)
     if partial is not None:
@@ -479,7 +507,9 @@ def _check_call(rope_type, head_dim, base, params: dict):
             "head_dim" if width == head_dim else "int(head_dim * partial_rotary_factor)"
         )
         raise ValueError(
-            f"{name} must be >= 4 for rope_type {rope_type!r} (d/(d-2)), got {width}"
+            _(
+                "{name} must be >= 4 for rope_type {rope_type!r} (d/(d-2)), got {width}"
+            ).format(name=name, rope_type=rope_type, width=width)
         )
     base = require_positive_float("base", base)
     _check_names(params)

@@ -24,6 +24,7 @@ from ._checks import (
     require_positive_int,
     require_tensor,
 )
+from .language import _
 from .rotary import pair_frequencies, rotation_2d
 
 
@@ -103,14 +104,19 @@ class LearnedPositionEmbedding(nn.Module):
         d_model = self.table.shape[1]
         if x.dim() < 2 or x.shape[-1] != d_model:
             raise ValueError(
-                f"x must be [..., seq, d_model = {d_model}], got shape {tuple(x.shape)}"
+                _(
+                    "x must be [..., seq, d_model = {d_model}], got shape {x_shape}"
+                ).format(d_model=d_model, x_shape=tuple(x.shape))
             )
         seq = x.shape[-2]
         if positions is None:
             if seq > self.max_len:
                 raise ValueError(
-                    f"x.shape[-2] (seq) must be <= max_len = {self.max_len}, the rows of the learned "
-                    f"table (positions past the training length have no embedding), got {seq}"
+                    _(
+                        "x.shape[-2] (seq) must be <= max_len = {max_len}, the rows of the "
+                        "learned table (positions past the training length have no "
+                        "embedding), got {seq}"
+                    ).format(max_len=self.max_len, seq=seq)
                 )
             return x + self.table[:seq].to(device=x.device, dtype=x.dtype)
         require_tensor("positions", positions)
@@ -120,20 +126,27 @@ class LearnedPositionEmbedding(nn.Module):
             or positions.dtype == torch.bool
         ):
             raise TypeError(
-                f"positions must be integers (rows of the table), got dtype {positions.dtype}"
+                _(
+                    "positions must be integers (rows of the table), got dtype "
+                    "{positions_dtype}"
+                ).format(positions_dtype=positions.dtype)
             )
         if positions.dim() < 1 or positions.shape[-1] != seq:
             raise ValueError(
-                f"positions must be [seq] or [batch, seq] with seq = x.shape[-2] = {seq}, "
-                f"got shape {tuple(positions.shape)}"
+                _(
+                    "positions must be [seq] or [batch, seq] with seq = x.shape[-2] = "
+                    "{seq}, got shape {positions_shape}"
+                ).format(seq=seq, positions_shape=tuple(positions.shape))
             )
         positions = positions.to(x.device)
         if positions.numel() and positions.device.type != "meta":
             low, high = int(positions.min()), int(positions.max())
             if low < 0 or high >= self.max_len:
                 raise ValueError(
-                    f"positions must be in 0 .. max_len - 1 = {self.max_len - 1}, the rows of the "
-                    f"learned table, got values from {low} to {high}"
+                    _(
+                        "positions must be in 0 .. max_len - 1 = {value}, the rows of the "
+                        "learned table, got values from {low} to {high}"
+                    ).format(value=self.max_len - 1, low=low, high=high)
                 )
         return x + self.table.to(x.device)[positions].to(x.dtype)
 
@@ -161,7 +174,10 @@ def _check_table(table) -> torch.Tensor:
     require_tensor("table", table)
     if table.dim() != 2 or table.is_complex() or table.dtype == torch.bool:
         raise ValueError(
-            f"table must be a 2-D tensor [positions, d_model] of real numbers, got {table.dtype} {tuple(table.shape)}"
+            _(
+                "table must be a 2-D tensor [positions, d_model] of real numbers, "
+                "got {table_dtype} {table_shape}"
+            ).format(table_dtype=table.dtype, table_shape=tuple(table.shape))
         )
     return as_real_float64("table", table.detach())
 
@@ -177,7 +193,9 @@ def offset_head_attends_to(table: torch.Tensor, A: torch.Tensor) -> torch.Tensor
     if not isinstance(A, torch.Tensor) or tuple(A.shape) != (d, d):
         shape = tuple(A.shape) if isinstance(A, torch.Tensor) else type(A).__name__
         raise ValueError(
-            f"A must be a tensor of shape ({d}, {d}) to match table, got {shape}"
+            _(
+                "A must be a tensor of shape ({d}, {d}) to match table, got {shape}"
+            ).format(d=d, shape=shape)
         )
     A = as_real_float64("A", A.detach()).to(table.device)
     scores = table @ A @ table.T
@@ -211,11 +229,15 @@ def train_offset_head(
         or not 0 <= offset < train_len
     ):
         raise ValueError(
-            f"offset must be an int in [0, train_len = {train_len}), got {offset!r}"
+            _(
+                "offset must be an int in [0, train_len = {train_len}), got {offset!r}"
+            ).format(train_len=train_len, offset=offset)
         )
     if train_len > table.shape[0]:
         raise ValueError(
-            f"train_len must be <= table.shape[0] = {table.shape[0]}, got {train_len}"
+            _(
+                "train_len must be <= table.shape[0] = {table_shape}, got {train_len}"
+            ).format(table_shape=table.shape[0], train_len=train_len)
         )
     rows = table[:train_len]
     d = rows.shape[1]
@@ -285,11 +307,16 @@ def train_learned_table(
     require_positive_int("max_len", max_len)
     if train_len > max_len:
         raise ValueError(
-            f"train_len must be <= max_len = {max_len} (the table's rows), got {train_len}"
+            _(
+                "train_len must be <= max_len = {max_len} (the table's rows), got "
+                "{train_len}"
+            ).format(max_len=max_len, train_len=train_len)
         )
     if optimizer not in TABLE_OPTIMIZERS:
         raise ValueError(
-            f"optimizer must be one of {tuple(TABLE_OPTIMIZERS)}, got {optimizer!r}"
+            _("optimizer must be one of {table_optimizers}, got {optimizer!r}").format(
+                table_optimizers=tuple(TABLE_OPTIMIZERS), optimizer=optimizer
+            )
         )
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
@@ -304,7 +331,7 @@ def train_learned_table(
     opt = make(learned.parameters())
     tables = [learned.table.detach().clone()]
     inputs = torch.zeros_like(target)
-    for _ in range(steps):
+    for _step in range(steps):
         loss = (learned(inputs) - target).pow(2).mean()
         opt.zero_grad()
         loss.backward()
