@@ -184,7 +184,7 @@ def test_headers_and_labels_go_through_the_language_layer():
         empty = table(["", "x"], [["", 1]])
     assert chinese.split("\n")[0].startswith("方法")
     assert [line.split()[0] for line in chinese.split("\n")[1:]] == [
-        "外推",
+        "保留",
         "过渡",
         "内插",
     ]
