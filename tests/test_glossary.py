@@ -10,13 +10,27 @@ import re
 from dataclasses import dataclass
 
 import pytest
-
-from zh_text import GLOSSARY, all_pieces, lessons, message_pieces, notebook_pieces, teacher_notes
+from zh_text import (
+    GLOSSARY,
+    all_pieces,
+    lessons,
+    message_pieces,
+    notebook_pieces,
+    teacher_notes,
+)
 
 #: The concepts the Chinese review found used several ways: each must have a row.
 REQUIRED = (
-    "scaling factor s", "base (of the frequencies)", "claim", "solution", "source",
-    "extrapolation", "interpolation", "attention sink", "yardstick", "bucket",
+    "scaling factor s",
+    "base (of the frequencies)",
+    "claim",
+    "solution",
+    "source",
+    "extrapolation",
+    "interpolation",
+    "attention sink",
+    "yardstick",
+    "bucket",
 )
 
 
@@ -43,7 +57,11 @@ def _pattern(text: str) -> re.Pattern:
 
 def _split_variants(cell: str) -> list[str]:
     """Comma-separated variants; a /regex/ may itself hold commas."""
-    return [v.strip() for v in re.findall(r"\s*(/(?:[^/\\]|\\.)+/|[^,]+)", cell) if v.strip()]
+    return [
+        v.strip()
+        for v in re.findall(r"\s*(/(?:[^/\\]|\\.)+/|[^,]+)", cell)
+        if v.strip()
+    ]
 
 
 def glossary() -> list[Term]:
@@ -74,7 +92,9 @@ def rejected_uses(pieces) -> list[tuple[str, Term, str, str]]:
         for term in TERMS:
             for pattern in term.rejected:
                 for match in pattern.finditer(text):
-                    context = text[max(0, match.start() - 12) : match.end() + 12].replace("\n", " ")
+                    context = text[
+                        max(0, match.start() - 12) : match.end() + 12
+                    ].replace("\n", " ")
                     found.append((place, term, match.group(), context))
     return found
 
@@ -99,12 +119,21 @@ def test_no_rejected_variant_anywhere():
 def test_a_planted_variant_is_caught(term):
     """Each rejected variant, planted in a real paragraph of lesson 8, is reported; the
     glossary's own term is not."""
-    paragraph = next(t for _p, kind, t in notebook_pieces(lessons()[8]) if kind == "markdown" and len(t) > 200)
+    paragraph = next(
+        t
+        for _p, kind, t in notebook_pieces(lessons()[8])
+        if kind == "markdown" and len(t) > 200
+    )
     for pattern in term.rejected:
         example = _an_example(pattern)
-        planted = [("planted", "markdown", paragraph[:100] + f" {example} " + paragraph[100:])]
+        planted = [
+            ("planted", "markdown", paragraph[:100] + f" {example} " + paragraph[100:])
+        ]
         found = [(t, variant) for _p, t, variant, _c in rejected_uses(planted)]
-        assert any(t == term and variant in example for t, variant in found), (term.english, example)
+        assert any(t == term and variant in example for t, variant in found), (
+            term.english,
+            example,
+        )
     for form in term.forms():
         assert not any(p.search(form) for p in term.rejected), (term.english, form)
 
@@ -146,6 +175,9 @@ def _place_text(place: str) -> str:
 @pytest.mark.parametrize("term", TERMS, ids=lambda t: t.english[:30])
 def test_each_term_is_used_where_the_glossary_says(term):
     missing = [
-        f"{form} not in {place}" for place in term.places for form in term.forms() if form not in _place_text(place)
+        f"{form} not in {place}"
+        for place in term.places
+        for form in term.forms()
+        if form not in _place_text(place)
     ]
     assert not missing, f"{term.english}: " + "; ".join(missing)

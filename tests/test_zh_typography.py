@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 
 import pytest
-
 from zh_text import all_pieces
 
 CJK = "\u3400-\u4dbf\u4e00-\u9fff"
@@ -27,8 +26,8 @@ def colon_spaces(text: str) -> list[str]:
 def soft_breaks(markdown: str) -> list[str]:
     """Line breaks inside a Markdown paragraph next to Chinese: after or before full-width
     punctuation, or between two Chinese characters. (A break between a Chinese character and a
-    Latin word or formula shows as the space Chinese text puts there anyway.) Code blocks,
-    display math, tables, headings, list items' starts and hard breaks are left alone."""
+    Latin word or formula shows as the space Chinese text puts there anyway.) Code blocks
+    (fenced or indented), display math, tables, headings, list items' starts and hard breaks are left alone."""
     found, fence, math = [], False, False
     lines = markdown.split("\n")
     for a, b in zip(lines, lines[1:]):
@@ -37,12 +36,26 @@ def soft_breaks(markdown: str) -> list[str]:
             fence = not fence
         if stripped.startswith("$$") and stripped.count("$$") == 1:
             math = not math
-        if fence or math or not stripped or not b.strip():
+        if (
+            fence
+            or math
+            or not stripped
+            or not b.strip()
+            or a.startswith(("    ", "\t"))
+        ):
             continue
-        if BLOCK_START.match(b.lstrip()) or stripped[0] in "|#" or a.endswith(("  ", "\\")):
+        if (
+            BLOCK_START.match(b.lstrip())
+            or stripped[0] in "|#"
+            or a.endswith(("  ", "\\"))
+        ):
             continue
         x, y = a.rstrip()[-1], b.lstrip()[0]
-        if re.match(f"[{PUNCT}]", x) or re.match(f"[{PUNCT}]", y) or re.match(f"[{CJK}][{CJK}]", x + y):
+        if (
+            re.match(f"[{PUNCT}]", x)
+            or re.match(f"[{PUNCT}]", y)
+            or re.match(f"[{CJK}][{CJK}]", x + y)
+        ):
             found.append(f"{a[-15:]}⏎{b[:15]}")
     return found
 
@@ -51,8 +64,15 @@ PIECES = all_pieces()
 
 
 def test_no_space_after_a_full_width_colon():
-    found = [f"{place}: «{c}»" for place, kind, text in PIECES if kind != "comment" for c in colon_spaces(text)]
-    assert not found, f"{len(found)} full-width colons followed by a space:\n" + "\n".join(found)
+    found = [
+        f"{place}: «{c}»"
+        for place, kind, text in PIECES
+        if kind != "comment"
+        for c in colon_spaces(text)
+    ]
+    assert not found, (
+        f"{len(found)} full-width colons followed by a space:\n" + "\n".join(found)
+    )
 
 
 def test_no_line_break_inside_a_chinese_sentence():
@@ -62,7 +82,9 @@ def test_no_line_break_inside_a_chinese_sentence():
         if kind in ("markdown", "notes", "readme")
         for c in soft_breaks(text)
     ]
-    assert not found, f"{len(found)} soft line breaks next to Chinese:\n" + "\n".join(found)
+    assert not found, f"{len(found)} soft line breaks next to Chinese:\n" + "\n".join(
+        found
+    )
 
 
 @pytest.mark.parametrize(
@@ -85,6 +107,7 @@ def test_the_colon_check_reads_a_planted_case(text, bad):
         ("公式\n$x$ 如下", False),
         ("- 第一项\n- 第二项", False),
         ("```\n中文\n中文\n```", False),
+        ("    代码\n    代码", False),
         ("一行\n\n另一段", False),
     ],
 )

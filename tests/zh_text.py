@@ -69,7 +69,9 @@ def message_pieces() -> list[tuple[str, str, str]]:
         if not message.id:
             continue
         msgid = message.id if isinstance(message.id, str) else message.id[0]
-        strings = message.string if isinstance(message.string, tuple) else (message.string,)
+        strings = (
+            message.string if isinstance(message.string, tuple) else (message.string,)
+        )
         for string in strings:
             pieces.append((f"rope_lib.po: {msgid[:50]!r}", "message", string or ""))
     return pieces
@@ -87,6 +89,9 @@ def all_pieces() -> list[tuple[str, str, str]]:
     """Every piece of Chinese text the edition shows: lessons, teacher notes, README, the
     catalog of rope_lib's messages."""
     pieces = [p for path in lessons() for p in notebook_pieces(path)]
-    pieces += [(f"zh/teacher_notes/{p.name}", "notes", p.read_text(encoding="utf-8")) for p in teacher_notes()]
+    pieces += [
+        (f"zh/teacher_notes/{p.name}", "notes", p.read_text(encoding="utf-8"))
+        for p in teacher_notes()
+    ]
     pieces.append((README.name, "readme", README.read_text(encoding="utf-8")))
     return pieces + message_pieces()
