@@ -29,6 +29,8 @@ import math
 import numpy as np
 import torch
 
+from ..language import _
+
 N_TEXT = 24
 N_DIGITS = 10
 DIGIT0 = N_TEXT
@@ -89,7 +91,7 @@ class MarkovSource:
         pair = np.full((N_TEXT, N_TEXT), 1.0 / N_TEXT**2)  # (x_{t-1}, x_t) at t = 1
         oracle = [math.log(N_TEXT)]
         pooled = pair.copy()
-        for _ in range(length - 1):
+        for _step in range(length - 1):
             oracle.append(float((pair * h).sum()))
             pair = np.einsum("ab,abc->bc", pair, t)
             pooled += pair
@@ -123,7 +125,9 @@ def passkey_batch(source, rng, batch: int, length: int, depth: float | None = No
     k = KEY_DIGITS
     if length < 2 * (k + 1) + 1:
         raise ValueError(
-            f"length must be >= {2 * (k + 1) + 1} for a passkey, got {length}"
+            _("length must be >= {value} for a passkey, got {length}").format(
+                value=2 * (k + 1) + 1, length=length
+            )
         )
     tokens = source.sample(rng, batch, length)
     room = length - 2 * (k + 1)  # the first KEY may start at 0 .. room
@@ -154,11 +158,17 @@ def copy_batch(
     distance, read by tokens at other positions. answers marks the second copy's tokens
     after its first."""
     if length < 2 * SPAN:
-        raise ValueError(f"length must be >= {2 * SPAN} for a copy, got {length}")
+        raise ValueError(
+            _("length must be >= {value} for a copy, got {length}").format(
+                value=2 * SPAN, length=length
+            )
+        )
     if distance is not None and not SPAN <= distance <= length - SPAN:
         raise ValueError(
-            f"distance must be in {SPAN} .. {length - SPAN} for length {length}, "
-            f"got {distance}"
+            _(
+                "distance must be in {span} .. {value} for length {length}, got "
+                "{distance}"
+            ).format(span=SPAN, value=length - SPAN, length=length, distance=distance)
         )
     tokens = source.sample(rng, batch, length)
     if distance is None:
@@ -210,9 +220,14 @@ def passkey_accuracy(predicted, expected) -> float:
     predicted, expected = torch.as_tensor(predicted), torch.as_tensor(expected)
     if predicted.shape != expected.shape or predicted.dim() != 2:
         raise ValueError(
-            f"predicted and expected must both be [n, digits], got {tuple(predicted.shape)} "
-            f"and {tuple(expected.shape)}"
+            _(
+                "predicted and expected must both be [n, digits], got "
+                "{predicted_shape} and {expected_shape}"
+            ).format(
+                predicted_shape=tuple(predicted.shape),
+                expected_shape=tuple(expected.shape),
+            )
         )
     if predicted.shape[0] == 0:
-        raise ValueError("predicted must hold at least one row, got 0")
+        raise ValueError(_("predicted must hold at least one row, got 0"))
     return float((predicted == expected).all(dim=1).double().mean())

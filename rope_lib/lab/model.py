@@ -23,6 +23,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..attention import PositionalSelfAttention
+from ..language import _
 from ..sinusoidal import LearnedPositionEmbedding, sinusoidal_encoding
 
 SCHEMES = ("none", "sinusoidal", "learned", "rope", "alibi")
@@ -98,10 +99,17 @@ class LabModel(nn.Module):
     ):
         super().__init__()
         if position not in SCHEMES:
-            raise ValueError(f"position must be one of {SCHEMES}, got {position!r}")
+            raise ValueError(
+                _("position must be one of {schemes}, got {position!r}").format(
+                    schemes=SCHEMES, position=position
+                )
+            )
         if plain and position != "none":
             raise ValueError(
-                f"plain=True is the no-position floor: position must be 'none', got {position!r}"
+                _(
+                    "plain=True is the no-position floor: position must be 'none', got "
+                    "{position!r}"
+                ).format(position=position)
             )
         self.position, self.max_len, self.base = position, max_len, float(base)
         self.embed = nn.Embedding(vocab_size, d_model)
@@ -127,7 +135,9 @@ class LabModel(nn.Module):
         """Use these (inv_freq, attention_factor) in every block (None: the trained default)."""
         if self.position != "rope":
             raise ValueError(
-                f"set_rope needs a RoPE model, this one has position={self.position!r}"
+                _(
+                    "set_rope needs a RoPE model, this one has position={position!r}"
+                ).format(position=self.position)
             )
         for block in self.blocks:
             block.attn.rope = rope
@@ -135,7 +145,7 @@ class LabModel(nn.Module):
     def set_window(self, window: int | None) -> None:
         """Every block's attention sees only the last `window` keys (None: all of them)."""
         if self.blocks and isinstance(self.blocks[0].attn, PlainCausalAttention):
-            raise ValueError("set_window needs rope_lib's attention, got plain=True")
+            raise ValueError(_("set_window needs rope_lib's attention, got plain=True"))
         for block in self.blocks:
             block.attn.window = window
 
@@ -143,7 +153,9 @@ class LabModel(nn.Module):
         seq = tokens.shape[1]
         if seq > self.max_len:
             raise ValueError(
-                f"tokens.shape[1] must be <= max_len = {self.max_len}, got {seq}"
+                _("tokens.shape[1] must be <= max_len = {max_len}, got {seq}").format(
+                    max_len=self.max_len, seq=seq
+                )
             )
         x = self.embed(tokens)
         if self.position == "learned":

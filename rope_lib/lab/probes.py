@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..language import N_
+from ..language import N_, _
 from ..pretrained.pairs import band_interpolated, pair_rms
 from ..scaling import rope_frequencies
 from .data import MarkovSource
@@ -58,8 +58,11 @@ def trained_model(folder, seed, scheme: str = "rope", config: dict | None = None
         or load_checkpoint(path, model, job_tag(config, scheme, int(seed))) is None
     ):
         raise FileNotFoundError(
-            f"no checkpoint of {scheme} seed {seed} made with this run's settings at "
-            f"{path}: run `python -m rope_lib.lab --out {folder}` (make experiments)"
+            _(
+                "no checkpoint of {scheme} seed {seed} made with this run's "
+                "settings at {path}: run `python -m rope_lib.lab --out {folder}` "
+                "(make experiments)"
+            ).format(scheme=scheme, seed=seed, path=path, folder=folder)
         )
     return model
 

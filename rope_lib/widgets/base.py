@@ -97,7 +97,9 @@ class Control:
             value = float(value)
         if self.kind == "choice" and value not in self.options:
             raise ValueError(
-                f"{self.name} must be one of {self.options}, got {value!r}"
+                _("{name} must be one of {options}, got {value!r}").format(
+                    name=self.name, options=self.options, value=value
+                )
             )
         return value
 
@@ -313,8 +315,9 @@ class LiveWidget:
         unknown = set(values) - set(self.values)
         if unknown:
             raise ValueError(
-                f"update() takes {', '.join(self.values)}; "
-                f"unknown control(s) {sorted(unknown)}"
+                _("update() takes {value}; unknown control(s) {unknown}").format(
+                    value=", ".join(self.values), unknown=sorted(unknown)
+                )
             )
         v = {**self.values, **values}
         for c in self.CONTROLS:

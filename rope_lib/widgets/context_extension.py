@@ -85,7 +85,11 @@ def method_frequencies(
         ),
     }
     if method not in params:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+        raise ValueError(
+            _("method must be one of {methods}, got {method!r}").format(
+                methods=METHODS, method=method
+            )
+        )
     rope_type, extra = params[method]
     return rope_frequencies(rope_type, head_dim, base, factor=factor, **extra)
 
@@ -111,7 +115,9 @@ class WavelengthCutoffExplorer(LiveWidget):
     def check(self, v):
         if not v["beta"] > v["alpha"]:
             raise ValueError(
-                f"beta must be > alpha, got alpha={v['alpha']}, beta={v['beta']}"
+                _("beta must be > alpha, got alpha={alpha}, beta={beta}").format(
+                    alpha=v["alpha"], beta=v["beta"]
+                )
             )
 
     # --- figure, built once ---------------------------------------------------------------

@@ -21,7 +21,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from ..language import N_, _fig
+from ..language import N_, _, _fig
 from ..sinusoidal import sinusoidal_at, sinusoidal_offset_dot
 from .base import TIGHT_LINES, Control, LiveWidget
 from .style import integer_ticks
@@ -96,7 +96,9 @@ class EncodingExplorer(LiveWidget):
 
     def check(self, v):
         if v["d_model"] % 2:
-            raise ValueError(f"d_model must be even, got {v['d_model']}")
+            raise ValueError(
+                _("d_model must be even, got {d_model}").format(d_model=v["d_model"])
+            )
 
     def compute(self, v):
         p, k, d, base = v["p"], v["k"], v["d_model"], v["base"]
