@@ -32,6 +32,7 @@ from typing import Callable
 import torch
 
 from ._checks import describe, require_positive_int
+from .language import _
 from .scaling import PARAMETERS, rope_frequencies
 
 # Models whose plain ("default") RoPE honours partial_rotary_factor (their rotary class's
@@ -299,14 +300,17 @@ def _sizes(cfg: dict) -> tuple[int, int]:
     """(number of layers, head_dim) from the config's own names for them."""
     n_layers = _first_int(cfg, ("num_hidden_layers", "n_layer", "n_layers"))
     if n_layers is None:
-        raise ValueError("config must give 'num_hidden_layers', which is missing")
+        raise ValueError(_("config must give 'num_hidden_layers', which is missing"))
     n_heads = _first_int(cfg, ("num_attention_heads", "n_head", "n_heads"))
     head_dim = _get_int(cfg, "head_dim")
     if head_dim is None:
         hidden = _first_int(cfg, ("hidden_size", "d_model", "n_embd"))
         if hidden is None or n_heads is None:
             raise ValueError(
-                "config must give 'head_dim', or 'hidden_size' and 'num_attention_heads'"
+                _(
+                    "config must give 'head_dim', or 'hidden_size' and "
+                    "'num_attention_heads'"
+                )
             )
         head_dim = hidden // n_heads
     return n_layers, head_dim
@@ -321,13 +325,18 @@ def _rope_flags(cfg: dict, family: Family, n_layers: int):
     if not flags:  # Llama 4 also replaces an empty list by the default
         if not family.empty_flags and flags is not None:
             raise ValueError(
-                "config['no_rope_layers'] is empty: it must give 0 or 1 for each layer"
+                _(
+                    "config['no_rope_layers'] is empty: it must give 0 or 1 for each "
+                    "layer"
+                )
             )
         flags = [int((i + 1) % interval != 0) for i in range(n_layers)]
     if len(flags) < n_layers:
         raise ValueError(
-            f"config['no_rope_layers'] must give 0 or 1 for each of the {n_layers} "
-            f"layers, got {len(flags)} entries"
+            _(
+                "config['no_rope_layers'] must give 0 or 1 for each of the "
+                "{n_layers} layers, got {n_flags} entries"
+            ).format(n_layers=n_layers, n_flags=len(flags))
         )
     return [bool(f) for f in flags[:n_layers]]
 
@@ -337,8 +346,10 @@ def _layer_types(cfg: dict, family: Family, n_layers: int, flags) -> list:
     if types is not None:
         if not isinstance(types, (list, tuple)) or len(types) < n_layers:
             raise ValueError(
-                f"config['layer_types'] must list a type for each of the {n_layers} "
-                f"layers, got {describe(types)}"
+                _(
+                    "config['layer_types'] must list a type for each of the {n_layers} "
+                    "layers, got {got}"
+                ).format(n_layers=n_layers, got=describe(types))
             )
         types = list(types[:n_layers])
         if family.last_full and types and types[-1] != "full_attention":
@@ -381,8 +392,9 @@ def _standard_parameters(cfg: dict, family: Family, layer_types: list) -> dict:
     params = copy.deepcopy(params) if params is not None else {}
     if not isinstance(params, dict):
         raise TypeError(
-            "config['rope_scaling'/'rope_parameters'] must be a dict, got "
-            f"{describe(params)}"
+            _(
+                "config['rope_scaling'/'rope_parameters'] must be a dict, got {got}"
+            ).format(got=describe(params))
         )
     names = {t for t in layer_types if t is not None}
     nested = [key for key in params if key in names]
@@ -454,7 +466,9 @@ def read_rope_config(config: dict) -> list[LayerRope]:
     """
     if not isinstance(config, dict):
         raise TypeError(
-            f"config must be a dict (a model's config.json), got {describe(config)}"
+            _("config must be a dict (a model's config.json), got {got}").format(
+                got=describe(config)
+            )
         )
     cfg, model_type = _text_part(config)
     family = FAMILIES.get(model_type, Family())

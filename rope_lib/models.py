@@ -519,7 +519,7 @@ MODELS: dict[str, ModelEntry] = {
 
 #: Models the table leaves out, and why.
 LEFT_OUT = {
-    "Phi-3 mini 128k": (
+    "Phi-3 mini 128k": N_(
         "LongRoPE with 48 searched factors per list (short_factor, long_factor); the "
         "lists could not be checked against the published config here, so they are "
         "not typed in"
@@ -532,7 +532,9 @@ def model_layers(name: str):
     entry = _entry(name)
     if entry.config is None:
         raise ValueError(
-            f"{name!r} uses ALiBi: it has no rotary layers (see model_curves)"
+            _("{name!r} uses ALiBi: it has no rotary layers (see model_curves)").format(
+                name=name
+            )
         )
     with warnings.catch_warnings():
         # Llama 4 Scout ships low_freq_factor == high_freq_factor (one cut instead of
@@ -703,7 +705,9 @@ def llama4_attention_scale(positions, floor_scale: int = 8192, attn_scale: float
     m = torch.as_tensor(positions)
     if m.is_floating_point() or m.is_complex():
         raise TypeError(
-            f"positions must be integer token positions, got dtype {m.dtype}"
+            _("positions must be integer token positions, got dtype {m_dtype}").format(
+                m_dtype=m.dtype
+            )
         )
     steps = torch.div(m.double() + 1.0, floor_scale, rounding_mode="floor")
     return torch.log1p(steps) * attn_scale + 1.0
@@ -712,8 +716,16 @@ def llama4_attention_scale(positions, floor_scale: int = 8192, attn_scale: float
 def _entry(name: str) -> ModelEntry:
     if name not in MODELS:
         if name in LEFT_OUT:
-            raise ValueError(f"{name!r} is not in the table: {LEFT_OUT[name]}")
-        raise ValueError(f"name must be one of {list(MODELS)}, got {name!r}")
+            raise ValueError(
+                _("{name!r} is not in the table: {reason}").format(
+                    name=name, reason=_(LEFT_OUT[name])
+                )
+            )
+        raise ValueError(
+            _("name must be one of {models}, got {name!r}").format(
+                models=list(MODELS), name=name
+            )
+        )
     return MODELS[name]
 
 

@@ -43,6 +43,7 @@ from ._checks import (
     require_real_tensor,
     require_same_device,
 )
+from .language import _
 from .rotary import angle_dtype, pair_frequencies, rope_angles, rotate_pairs
 
 MROPE_AXES = ("t", "h", "w")
@@ -110,8 +111,10 @@ def _check_axis_rows(positions, x: torch.Tensor) -> list:
     require_real_tensor("positions", positions)
     if positions.dim() < 1 or positions.shape[0] < 1:
         raise ValueError(
-            "positions must be [n_axes, ...] with one row per axis, got shape "
-            f"{tuple(positions.shape)}"
+            _(
+                "positions must be [n_axes, ...] with one row per axis, got shape "
+                "{positions_shape}"
+            ).format(positions_shape=tuple(positions.shape))
         )
     return [
         check_positions(positions[a], x, name=f"positions[{a}]")
@@ -124,8 +127,14 @@ def _check_pair_axes(pair_axes, n_axes: int, x: torch.Tensor) -> torch.Tensor:
     require_real_tensor("pair_axes", pair_axes)
     if pair_axes.is_floating_point() or tuple(pair_axes.shape) != (n_pairs,):
         raise ValueError(
-            f"pair_axes must be an integer tensor of shape [head_dim/2] = [{n_pairs}], "
-            f"got {pair_axes.dtype} {tuple(pair_axes.shape)}"
+            _(
+                "pair_axes must be an integer tensor of shape [head_dim/2] = "
+                "[{n_pairs}], got {pair_axes_dtype} {pair_axes_shape}"
+            ).format(
+                n_pairs=n_pairs,
+                pair_axes_dtype=pair_axes.dtype,
+                pair_axes_shape=tuple(pair_axes.shape),
+            )
         )
     if (
         pair_axes.device.type != "meta"
@@ -133,9 +142,15 @@ def _check_pair_axes(pair_axes, n_axes: int, x: torch.Tensor) -> torch.Tensor:
         and (int(pair_axes.min()) < 0 or int(pair_axes.max()) >= n_axes)
     ):
         raise ValueError(
-            f"pair_axes must hold axis numbers 0 .. {n_axes - 1} (positions has "
-            f"{n_axes} rows), got values from {int(pair_axes.min())} to "
-            f"{int(pair_axes.max())}"
+            _(
+                "pair_axes must hold axis numbers 0 .. {value} (positions has "
+                "{n_axes} rows), got values from {low} to {high}"
+            ).format(
+                value=n_axes - 1,
+                n_axes=n_axes,
+                low=int(pair_axes.min()),
+                high=int(pair_axes.max()),
+            )
         )
     return require_same_device("pair_axes", pair_axes, x.device)
 
@@ -145,8 +160,9 @@ def _check_section(mrope_section) -> list[int]:
         mrope_section = mrope_section.tolist()
     if not isinstance(mrope_section, (list, tuple)) or len(mrope_section) != 3:
         raise ValueError(
-            "mrope_section must be 3 numbers of pairs [t, h, w], got "
-            f"{describe(mrope_section)}"
+            _("mrope_section must be 3 numbers of pairs [t, h, w], got {got}").format(
+                got=describe(mrope_section)
+            )
         )
     section = [
         require_int(f"mrope_section[{i}]", v) for i, v in enumerate(mrope_section)
@@ -154,7 +170,9 @@ def _check_section(mrope_section) -> list[int]:
     for i, v in enumerate(section):
         if v < 0:
             raise ValueError(
-                f"mrope_section[{i}] must be >= 0 (a number of pairs), got {v}"
+                _(
+                    "mrope_section[{i}] must be >= 0 (a number of pairs), got {v}"
+                ).format(i=i, v=v)
             )
     return section
 
@@ -177,7 +195,9 @@ def mrope_pair_axes(
     section = _check_section(mrope_section)
     if not isinstance(interleaved, bool):
         raise TypeError(
-            f"interleaved must be True or False, got {describe(interleaved)}"
+            _("interleaved must be True or False, got {got}").format(
+                got=describe(interleaved)
+            )
         )
     n_pairs = (
         sum(section) if n_pairs is None else require_positive_int("n_pairs", n_pairs)
@@ -185,8 +205,10 @@ def mrope_pair_axes(
     if not interleaved:
         if sum(section) != n_pairs:
             raise ValueError(
-                f"mrope_section must add up to head_dim/2 = {n_pairs} pairs, got "
-                f"{section} (sum {sum(section)})"
+                _(
+                    "mrope_section must add up to head_dim/2 = {n_pairs} pairs, got "
+                    "{section} (sum {value})"
+                ).format(n_pairs=n_pairs, section=section, value=sum(section))
             )
         return torch.repeat_interleave(torch.arange(3), torch.tensor(section))
     if sum(section) != n_pairs:
@@ -236,8 +258,10 @@ def apply_mrope(
     require_real_tensor("positions", positions)
     if positions.dim() < 2 or positions.shape[0] not in (1, 3):
         raise ValueError(
-            "positions must be [3, ...] (rows t, h, w), or [1, ...] for one id on every "
-            f"axis, got shape {tuple(positions.shape)}"
+            _(
+                "positions must be [3, ...] (rows t, h, w), or [1, ...] for one id "
+                "on every axis, got shape {positions_shape}"
+            ).format(positions_shape=tuple(positions.shape))
         )
     if positions.shape[0] == 1:
         positions = positions.expand(3, *positions.shape[1:])
@@ -251,7 +275,10 @@ def _check_segment(i: int, segment):
     if isinstance(segment, numbers.Integral) and not isinstance(segment, bool):
         if segment < 0:
             raise ValueError(
-                f"segments[{i}] (a number of text tokens) must be >= 0, got {segment}"
+                _(
+                    "segments[{i}] (a number of text tokens) must be >= 0, got "
+                    "{segment}"
+                ).format(i=i, segment=segment)
             )
         return int(segment)
     if isinstance(segment, torch.Tensor):
@@ -263,12 +290,15 @@ def _check_segment(i: int, segment):
         for j, v in enumerate(grid):
             if v < 1:
                 raise ValueError(
-                    f"segments[{i}][{j}] (a grid size) must be >= 1, got {v}"
+                    _("segments[{i}][{j}] (a grid size) must be >= 1, got {v}").format(
+                        i=i, j=j, v=v
+                    )
                 )
         return grid
     raise TypeError(
-        f"segments[{i}] must be an int (text tokens) or a grid (T, H, W), got "
-        f"{describe(segment)}"
+        _(
+            "segments[{i}] must be an int (text tokens) or a grid (T, H, W), got {got}"
+        ).format(i=i, got=describe(segment))
     )
 
 
@@ -276,17 +306,23 @@ def _check_time_interval(time_interval) -> float:
     if isinstance(time_interval, torch.Tensor):
         if time_interval.numel() != 1:
             raise ValueError(
-                "time_interval must be one number, got a tensor of shape "
-                f"{tuple(time_interval.shape)}"
+                _(
+                    "time_interval must be one number, got a tensor of shape "
+                    "{time_interval_shape}"
+                ).format(time_interval_shape=tuple(time_interval.shape))
             )
         time_interval = time_interval.item()
     if isinstance(time_interval, bool) or not isinstance(time_interval, numbers.Real):
         raise TypeError(
-            f"time_interval must be a number, got {describe(time_interval)}"
+            _("time_interval must be a number, got {got}").format(
+                got=describe(time_interval)
+            )
         )
     if not (time_interval >= 0 and time_interval != float("inf")):
         raise ValueError(
-            f"time_interval must be a finite number >= 0, got {time_interval}"
+            _("time_interval must be a finite number >= 0, got {time_interval}").format(
+                time_interval=time_interval
+            )
         )
     return time_interval
 
@@ -296,8 +332,10 @@ def _grid_ids(i, grid, start, merge, time_interval, device) -> torch.Tensor:
     frames, rows, cols = grid[0], grid[1] // merge, grid[2] // merge
     if rows < 1 or cols < 1:
         raise ValueError(
-            f"segments[{i}] = {grid}: H and W must be at least spatial_merge_size = "
-            f"{merge}"
+            _(
+                "segments[{i}] = {grid}: H and W must be at least "
+                "spatial_merge_size = {merge}"
+            ).format(i=i, grid=grid, merge=merge)
         )
     t = (torch.arange(frames, device=device) * time_interval).long() + start
     h = torch.arange(rows, device=device) + start

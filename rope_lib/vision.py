@@ -39,6 +39,7 @@ from ._checks import (
     require_positive_int,
     require_real_tensor,
 )
+from .language import _
 from .multimodal import axial_rope
 
 VISION_CONVENTIONS = ("pixtral", "qwen2_vl", "dinov3")
@@ -48,7 +49,9 @@ VISION_BASES = {"pixtral": 10000.0, "qwen2_vl": 10000.0, "dinov3": 100.0}
 def _check_convention(convention) -> str:
     if not isinstance(convention, str) or convention not in VISION_CONVENTIONS:
         raise ValueError(
-            f"convention must be one of {VISION_CONVENTIONS}, got {convention!r}"
+            _(
+                "convention must be one of {vision_conventions}, got {convention!r}"
+            ).format(vision_conventions=VISION_CONVENTIONS, convention=convention)
         )
     return convention
 
@@ -57,8 +60,10 @@ def _check_head_dim(head_dim) -> int:
     head_dim = require_positive_int("head_dim", head_dim)
     if head_dim % 4:
         raise ValueError(
-            "head_dim must be a multiple of 4 (2D RoPE gives d/4 pairs to each axis), "
-            f"got {head_dim}"
+            _(
+                "head_dim must be a multiple of 4 (2D RoPE gives d/4 pairs to each "
+                "axis), got {head_dim}"
+            ).format(head_dim=head_dim)
         )
     return head_dim
 
@@ -88,7 +93,9 @@ def axial_frequencies(
     )
     if dtype not in (torch.float32, torch.float64):
         raise TypeError(
-            f"dtype must be torch.float32 or torch.float64, got {describe(dtype)}"
+            _("dtype must be torch.float32 or torch.float64, got {got}").format(
+                got=describe(dtype)
+            )
         )
     quarter = head_dim // 4
     if convention == "pixtral":
@@ -140,12 +147,16 @@ def patch_positions(
     merge = require_positive_int("merge_size", merge_size)
     if merge != 1 and convention != "qwen2_vl":
         raise ValueError(
-            f"merge_size must be 1 for convention {convention!r}, got {merge}"
+            _("merge_size must be 1 for convention {convention!r}, got {merge}").format(
+                convention=convention, merge=merge
+            )
         )
     if n_rows % merge or n_cols % merge:
         raise ValueError(
-            f"n_rows and n_cols must be multiples of merge_size = {merge}, got "
-            f"{n_rows} x {n_cols}"
+            _(
+                "n_rows and n_cols must be multiples of merge_size = {merge}, got "
+                "{n_rows} x {n_cols}"
+            ).format(merge=merge, n_rows=n_rows, n_cols=n_cols)
         )
     rows = torch.arange(n_rows, device=device)
     cols = torch.arange(n_cols, device=device)
@@ -186,20 +197,28 @@ def apply_2d_rope(
     """
     require_float_tensor("x", x)
     if x.dim() < 2:
-        raise ValueError(f"x must be [..., seq, head_dim], got shape {tuple(x.shape)}")
+        raise ValueError(
+            _("x must be [..., seq, head_dim], got shape {x_shape}").format(
+                x_shape=tuple(x.shape)
+            )
+        )
     convention = _check_convention(convention)
     work = torch.float64 if x.dtype == torch.float64 else torch.float32
     inv_freq, axes = axial_frequencies(x.shape[-1], base, convention, dtype=work)
     n_prefix = require_int("n_prefix_tokens", n_prefix_tokens)
     if not 0 <= n_prefix <= x.shape[-2]:
         raise ValueError(
-            f"n_prefix_tokens must be between 0 and seq = {x.shape[-2]}, got {n_prefix}"
+            _(
+                "n_prefix_tokens must be between 0 and seq = {x_shape_seq}, got "
+                "{n_prefix}"
+            ).format(x_shape_seq=x.shape[-2], n_prefix=n_prefix)
         )
     require_real_tensor("positions", positions)
     if positions.dim() < 2 or positions.shape[0] != 2:
         raise ValueError(
-            "positions must be [2, ...] (rows h and w), got shape "
-            f"{tuple(positions.shape)}"
+            _(
+                "positions must be [2, ...] (rows h and w), got shape {positions_shape}"
+            ).format(positions_shape=tuple(positions.shape))
         )
     patches = x[..., n_prefix:, :]
     rotated = axial_rope(patches, positions, axes, inv_freq, None, layout, 1.0)
