@@ -10,6 +10,9 @@ module reads those frequencies back:
     ramp_by_pair, ramp_by_turns   YaRN's ramp, as its code and as its paper write it
     relative_score, fit_relative_score, interpolation_error_bound
                        a(Delta) = Re sum_j h_j e^{i Delta theta_j} and PI's Theorem 2.1
+    discrimination_sum, first_negative_offset, base_lower_bound
+                       B(m) = sum_i cos(m theta_i) and the smallest base with B >= 0 on
+                       [0, L]                                         (Men et al. 2024)
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import math
 import torch
 
 from ._checks import (
+    require_even,
     require_finite,
     require_number,
     require_positive_float,
@@ -306,3 +310,64 @@ def interpolation_error_bound(
     s1 = torch.floor(s)
     curvature = (h.abs().to(torch.float64) * inv_freq.to(torch.float64) ** 2).sum()
     return (s - s1) * (s1 + 1 - s) / 2 * curvature
+
+
+def discrimination_sum(
+    offsets, head_dim: int = 128, base: float = 10000.0
+) -> torch.Tensor:
+    """Men et al.'s token-discrimination sum at each offset m (float64, offsets' shape):
+
+        B(m) = sum_{i=0}^{d/2-1} cos(m theta_i),   theta_i = base^(-2i/d)
+
+    For a query q and a key k = q + noise, against a random key, RoPE gives the similar key
+    an expected score larger by 2 sigma^2 B(m) at offset m (Men et al. 2024, "Base of RoPE
+    Bounds Context Length", arXiv:2405.14591, Theorem 1): while B(m) > 0 a similar token
+    still gets more attention than a random one; B decays, oscillating, as m grows."""
+    head_dim = require_even("head_dim", require_positive_int("head_dim", head_dim, 2))
+    base = require_positive_float("base", base)
+    m = torch.as_tensor(offsets, dtype=torch.float64)
+    require_finite("offsets", m)
+    i = torch.arange(0, head_dim, 2, dtype=torch.float64)
+    return torch.cos(m.unsqueeze(-1) * base ** (-i / head_dim)).sum(-1)
+
+
+def first_negative_offset(length: int, head_dim: int = 128, base: float = 10000.0):
+    """The smallest integer offset m in [0, length] with B(m) < 0 (discrimination_sum), or
+    None when B(m) >= 0 on the whole range."""
+    length = require_positive_int("length", length)
+    start, chunk = 0, 64
+    while start <= length:
+        stop = min(start + chunk, length + 1)
+        below = (
+            discrimination_sum(torch.arange(start, stop), head_dim, base) < 0
+        ).nonzero()
+        if below.numel():
+            return start + int(below[0])
+        start, chunk = stop, 2 * chunk  # short ranges first: most bases fail early
+    return None
+
+
+def base_lower_bound(
+    context_length: int, head_dim: int = 128, *, points_per_decade: int = 100
+) -> float:
+    """Men et al. (2024)'s lower bound on RoPE's base for a context length L: the smallest
+    base b with
+
+        B(m) = sum_{i=0}^{d/2-1} cos(m b^(-2i/d)) >= 0   for every integer 0 <= m <= L,
+
+    so that a similar token gets more attention than a random one at every offset of the
+    context (discrimination_sum; Men et al. 2024, "Base of RoPE Bounds Context Length",
+    arXiv:2405.14591, section 4 and Table 1). B is not monotone in b (a base above the bound
+    can fail again), so the bases are tried in order on the grid
+    b = 10^(k / points_per_decade), k = 0, 1, ...: every grid base below the result has an
+    offset m <= L with B(m) < 0. The result therefore depends on the grid in its second
+    digit; read it to one or two significant digits."""
+    context_length = require_positive_int("context_length", context_length)
+    points = require_positive_int("points_per_decade", points_per_decade)
+    k = 0
+    while (
+        first_negative_offset(context_length, head_dim, 10.0 ** (k / points))
+        is not None
+    ):
+        k += 1
+    return 10.0 ** (k / points)

@@ -17,6 +17,10 @@ their "curve" is 1/mu_h per head, the distance at which a head's bias costs one 
 
 LEFT_OUT names models the course chose not to type in, and why. describe_layers(layers) says
 in one line per run of identical layers what read_rope_config found (in the reader's language).
+layer_pattern(name) says what the frequencies do not show: sliding windows and their sizes,
+chunked attention, the split of local and full layers, NoPE layers and M-RoPE sections, as
+typed in each entry's `layers` (tests/test_lesson_todays_models.py checks them against
+transformers' config classes).
 
 llama4_attention_scale(positions, floor_scale, attn_scale) is the position-dependent
 query scale Llama 4 puts on its NoPE layers (attn_temperature_tuning in transformers'
@@ -53,6 +57,12 @@ class ModelEntry:
                      paper), and what could not be checked
     alibi_heads:     number of heads, for ALiBi models (config is None then)
     note:            one line on what is special
+    layers:          the layer pattern the frequencies do not show, as (kind, count, size)
+                     groups in layer order: ("sliding", n, window), ("full", n, None),
+                     ("chunked", n, chunk size), ("nope", n, None) for layers without
+                     positions, ("mrope", n, (t, h, w)) or ("mrope_interleaved", n,
+                     (t, h, w)) for M-RoPE sections; () when every layer attends to the
+                     whole context with the same positions (layer_pattern formats it)
     """
 
     config: dict | None
@@ -61,6 +71,7 @@ class ModelEntry:
     source: str
     alibi_heads: int | None = None
     note: str = ""
+    layers: tuple = ()
 
 
 _LLAMA4_TEXT = {
@@ -159,18 +170,22 @@ MODELS: dict[str, ModelEntry] = {
         "meta-llama/Llama-3.2-1B config.json (L: its original_max_position_embeddings)",
         note="llama3 scaling, factor 32, head 64",
     ),
-    "Llama 4 Scout": ModelEntry(
+    "Llama 4 Scout Instruct": ModelEntry(
         {"model_type": "llama4", "text_config": _LLAMA4_TEXT},
         8192,
         10485760,
-        "Llama 4 Scout text_config as quoted by several public copies (the 10M-token "
-        "release: llama3 scaling, factor 16, low = high = 1). Copies disagree: others, "
-        "labelled meta-llama/Llama-4-Scout-17B-16E, show factor 8, high_freq_factor 4 "
-        "and max_position_embeddings 262,144; the Hub file itself was not read here. "
-        "L: original_max_position_embeddings, not a pretraining length: Meta's "
+        "meta-llama/Llama-4-Scout-17B-16E-Instruct text_config, the 10M-token config, "
+        "as quoted by several public copies (vLLM, Neuron and engine test fixtures: "
+        "llama3 scaling, factor 16, low = high = 1, max_position_embeddings "
+        "10,485,760). The base checkpoint meta-llama/Llama-4-Scout-17B-16E ships the "
+        "256K setting instead (factor 8, high_freq_factor 4, max_position_embeddings "
+        "262,144, in public copies labelled with it); the Hub files were not read "
+        "here. L: original_max_position_embeddings, not a pretraining length: Meta's "
         "announcement (5 April 2025) says Scout was pre- and post-trained at 256K. "
-        "no_rope_layers written out: every 4th layer 0 (NoPE)",
+        "no_rope_layers written out: every 4th layer 0 (NoPE); attention_chunk_size "
+        "8192 on the RoPE layers (transformers' Llama4TextConfig defaults)",
         note="every 4th layer NoPE, with a query temperature",
+        layers=(("chunked", 36, 8192), ("nope", 12, None)),
     ),
     "Mistral 7B": ModelEntry(
         {
@@ -189,6 +204,7 @@ MODELS: dict[str, ModelEntry] = {
         "Table 1 (window_size 4096, context_len 8192); the config's "
         "max_position_embeddings 32768 is not a claimed context",
         note="plain RoPE, 4096-token sliding window",
+        layers=(("sliding", 32, 4096),),
     ),
     "Mistral 7B v0.3": ModelEntry(
         {
@@ -289,6 +305,7 @@ MODELS: dict[str, ModelEntry] = {
         "Qwen/Qwen2-VL-7B-Instruct config.json; L and L' are its "
         "max_position_embeddings (the card states no training length)",
         note="M-RoPE: pairs split 16/24/24 over (t, h, w)",
+        layers=(("mrope", 28, (16, 24, 24)),),
     ),
     "Qwen3-VL 30B-A3B": ModelEntry(
         {
@@ -314,6 +331,7 @@ MODELS: dict[str, ModelEntry] = {
         "Qwen/Qwen3-VL-30B-A3B-Instruct config.json (text_config); L and L' are its "
         "max_position_embeddings",
         note="interleaved M-RoPE 24/20/20, base 5,000,000",
+        layers=(("mrope_interleaved", 48, (24, 20, 20)),),
     ),
     "DeepSeek-V3": ModelEntry(
         {
@@ -374,6 +392,7 @@ MODELS: dict[str, ModelEntry] = {
         "windows alternating with dense layers, a learned attention sink per head, "
         "YaRN to 131,072). L: original_max_position_embeddings",
         note="YaRN x32 (truncate false); 128-token windows every other layer",
+        layers=(("sliding", 12, 128), ("full", 12, None)),
     ),
     "Gemma 3 4B": ModelEntry(
         {
@@ -399,6 +418,7 @@ MODELS: dict[str, ModelEntry] = {
         "Gemma Team 2025, arXiv:2503.19786 (32k pretraining, global layers rescaled "
         "by 8 to 128k)",
         note="5 local (base 10k) : 1 global (base 1M, linear x8)",
+        layers=(("sliding", 29, 1024), ("full", 5, None)),
     ),
     "Gemma 4 26B-A4B": ModelEntry(
         {
@@ -431,6 +451,7 @@ MODELS: dict[str, ModelEntry] = {
         "google/gemma-4-26B-A4B-it config.json (text_config), as quoted in public code "
         "(not read from the Hub here)",
         note="p-RoPE on 512-wide global heads: 64 of 256 pairs turn",
+        layers=(("sliding", 25, 1024), ("full", 5, None)),
     ),
     "Pythia 1.4B (GPT-NeoX)": ModelEntry(
         {
@@ -461,14 +482,16 @@ MODELS: dict[str, ModelEntry] = {
             "partial_rotary_factor": 0.5,
             "rope_theta": 5000000.0,
         },
-        8192,
+        131072,
         131072,
         "THUDM/glm-4-9b-chat config.json, as quoted by public copies: rope_ratio 500, "
         "seq_length 131072; its modeling_chatglm.py turns pairs at base 10,000 x "
         "rope_ratio = 5,000,000 (GLM-4-9B-Chat-1M: rope_ratio 10000). Written here in "
         "transformers' glm keys; a copy of the -hf conversion quoting rope_theta "
-        "10000.0 disagrees with the code the model was trained with. L: the 8K "
-        "context of the GLM-4-9B base model card",
+        "10000.0 disagrees with the code the model was trained with. Every value is "
+        "the chat model's: L and L' are its seq_length (no training length "
+        "published); the GLM-4-9B base model's card gives 8K, with a base not "
+        "checked here",
         note="partial rotary: 64 of 128 coordinates, interleaved; base 5,000,000",
     ),
     "Phi-4-mini": ModelEntry(
@@ -492,8 +515,13 @@ MODELS: dict[str, ModelEntry] = {
         131072,
         "microsoft/Phi-4-mini-instruct config.json, as quoted by several public copies "
         "(the same 48 long_factor values in each); Microsoft 2025, arXiv:2503.01743. "
-        "transformers' rotary class starts from short_factor (all 1: plain RoPE) and "
-        "switches to long_factor past 4096 tokens. L: original_max_position_embeddings",
+        "long_factor: pairs 0-31 a geometric ramp (ratio 1.1183) from 1 to 32.03, an "
+        "NTK-like base change, then 32.1-33.5 and two tail values 44.16, 47.77. "
+        "transformers' rotary class starts from short_factor (all 1: plain "
+        "frequencies) and switches to long_factor once a text is longer than 4096 "
+        "tokens; the attention factor sqrt(1 + ln 32 / ln 4096) = 1.190 scales cos "
+        "and sin at every length, as in Microsoft's Phi-3 code. L: "
+        "original_max_position_embeddings",
         note="partial rotary 0.75 (96 of 128) + LongRoPE",
     ),
     "BLOOM 176B (ALiBi)": ModelEntry(
@@ -665,8 +693,8 @@ def _layer_curve(layer: LayerRope) -> dict:
 
 
 def model_summary(name: str) -> str:
-    """One short line: rope type, base and rotated / head width of each kind of layer
-    (joined by " | "), and the NoPE layers; "ALiBi, n heads" for ALiBi models. The
+    """One short line: rope type, base and rotated / head width of each kind of layer,
+    then the NoPE layers, joined by " | "; "ALiBi, n heads" for ALiBi models. The
     lengths L and L' are the entry's trained_length and context_length."""
     entry = _entry(name)
     if entry.config is None:
@@ -681,12 +709,42 @@ def model_summary(name: str) -> str:
         if text not in kinds:
             kinds.append(text)
     nope = sum(not layer.uses_rope for layer in layers)
-    extra = (
-        _("; NoPE {nope}/{layers} layers").format(nope=nope, layers=len(layers))
-        if nope
-        else ""
-    )
-    return f"{' | '.join(kinds)}{extra}"
+    if nope:
+        kinds.append(
+            _("NoPE {nope}/{layers} layers").format(nope=nope, layers=len(layers))
+        )
+    return " | ".join(kinds)
+
+
+#: How layer_pattern writes each kind of group (translated when shown).
+PATTERN_TEXT = {
+    "sliding": N_("SWA {size} x{count}"),
+    "full": N_("full x{count}"),
+    "chunked": N_("chunk {size} x{count}"),
+    "nope": N_("NoPE x{count}"),
+    "mrope": N_("M-RoPE {t}/{h}/{w}"),
+    "mrope_interleaved": N_("M-RoPE {t}/{h}/{w}"),
+}
+
+
+def layer_pattern(name: str) -> list[str]:
+    """What a model's frequencies do not show, one short line per group of layers (in
+    the reader's language): e.g. ["SWA 128 x12", "full x12"] for GPT-OSS 20B (sliding
+    windows of 128 tokens on 12 layers, full attention on 12), ["chunk 8192 x36",
+    "NoPE x12"] for Llama 4 Scout, ["M-RoPE 16/24/24"] for Qwen2-VL (pairs per t, h, w
+    axis; interleaved sections add a line "interleaved"). [] when every layer attends
+    to the whole context with the same positions. The groups are the entry's typed-in
+    `layers`."""
+    lines = []
+    for kind, count, size in _entry(name).layers:
+        if kind.startswith("mrope"):
+            t, h, w = size
+            lines.append(_(PATTERN_TEXT[kind]).format(t=t, h=h, w=w))
+            if kind == "mrope_interleaved":
+                lines.append(_("interleaved"))
+        else:
+            lines.append(_(PATTERN_TEXT[kind]).format(size=size, count=count))
+    return lines
 
 
 def llama4_attention_scale(positions, floor_scale: int = 8192, attn_scale: float = 0.1):
@@ -733,6 +791,7 @@ __all__ = [
     "LEFT_OUT",
     "MODELS",
     "ModelEntry",
+    "layer_pattern",
     "llama4_attention_scale",
     "model_curves",
     "model_layers",

@@ -28,9 +28,16 @@ import torch
 
 from rope_lib import apply_rope, inv_frequencies, read_rope_config, rope_frequencies
 from rope_lib.exercises import todays_models as ex
+from rope_lib.extension_analysis import (
+    base_lower_bound,
+    discrimination_sum,
+    first_negative_offset,
+)
+from rope_lib.language import set_language
 from rope_lib.models import (
     LEFT_OUT,
     MODELS,
+    layer_pattern,
     llama4_attention_scale,
     model_curves,
     model_layers,
@@ -382,7 +389,7 @@ def test_model_table_facts_the_lesson_states():
     assert full[0].head_dim == 512 and full[0].position_pairs == 64
     torch.testing.assert_close(full[0].inv_freq[:64], inv_frequencies(512, 1e6)[:64])
     # Llama 4 Scout: every 4th layer NoPE, 12 of 48
-    layers = model_layers("Llama 4 Scout")
+    layers = model_layers("Llama 4 Scout Instruct")
     assert [i for i, layer in enumerate(layers) if not layer.uses_rope] == list(
         range(3, 48, 4)
     )
@@ -436,7 +443,7 @@ def test_model_table_rows_added_for_issue_21():
     for name in ("Mistral 7B v0.3", "Mistral Nemo 12B"):
         assert model_layers(name)[0].base == 1e6, name
     # Llama 4 Scout's L is its original_max_position_embeddings
-    scout = MODELS["Llama 4 Scout"]
+    scout = MODELS["Llama 4 Scout Instruct"]
     text = scout.config["text_config"]["rope_scaling"]
     assert scout.trained_length == text["original_max_position_embeddings"]
 
@@ -541,3 +548,192 @@ def test_zz_report(capsys):
     with capsys.disabled():
         for what, diff in sorted(LARGEST.items()):
             print(f"\n  largest difference, {what}: {diff:.2e}")
+
+
+# ------------------------------------------------------------------ layer patterns
+
+
+def _pattern_from_transformers(config):
+    """The (kind, count, size) groups that transformers' own config class reads from a
+    model table entry: layer_types with sliding_window / attention_chunk_size, Llama 4's
+    no_rope_layers, and rope_parameters' mrope_section."""
+    config = {k: (dict(v) if isinstance(v, dict) else v) for k, v in config.items()}
+    text = config.get("text_config", config)
+    if isinstance(text.get("attn_temperature_tuning"), int):
+        text["attn_temperature_tuning"] = bool(text["attn_temperature_tuning"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        hf = AutoConfig.for_model(**config)
+    hf = hf.get_text_config() if hasattr(hf, "get_text_config") else hf
+    n = hf.num_hidden_layers
+    types = list(getattr(hf, "layer_types", None) or [])
+    window = getattr(hf, "sliding_window", None)
+    if not types:
+        types = ["sliding_attention" if window else "full_attention"] * n
+    nope = [not flag for flag in getattr(hf, "no_rope_layers", [1] * n)]
+    groups = {}
+    for layer_type, no_position in zip(types, nope):
+        if no_position:
+            key = ("nope", None)
+        elif layer_type == "sliding_attention":
+            key = ("sliding", window)
+        elif layer_type == "chunked_attention":
+            key = ("chunked", hf.attention_chunk_size)
+        else:
+            key = ("full", None)
+        groups[key] = groups.get(key, 0) + 1
+    rope = hf.rope_parameters if isinstance(hf.rope_parameters, dict) else {}
+    if "mrope_section" in rope:
+        kind = "mrope_interleaved" if rope.get("mrope_interleaved") else "mrope"
+        return [(kind, n, tuple(rope["mrope_section"]))]
+    if list(groups) == [("full", None)]:
+        return []  # every layer attends to the whole context with positions
+    return [(kind, count, size) for (kind, size), count in groups.items()]
+
+
+@pytest.mark.parametrize("name", ROPE_MODELS)
+def test_layer_patterns_are_what_transformers_reads(name):
+    assert list(MODELS[name].layers) == _pattern_from_transformers(MODELS[name].config)
+
+
+def test_layer_patterns_match_the_config_classes_defaults():
+    # transformers' defaults describe these releases: Mistral-7B-v0.1 (32 layers, window
+    # 4096), Llama 4 Scout (every 4th of 48 layers NoPE, chunks of 8192 elsewhere), and
+    # Gemma 3's five local layers to one global on 34 layers
+    from transformers import Gemma3TextConfig, Llama4TextConfig, MistralConfig
+
+    mistral = MistralConfig()
+    assert MODELS["Mistral 7B"].layers == (
+        ("sliding", mistral.num_hidden_layers, mistral.sliding_window),
+    )
+    llama4 = Llama4TextConfig(num_hidden_layers=48)
+    nope = llama4.no_rope_layers.count(0)
+    assert MODELS["Llama 4 Scout Instruct"].layers == (
+        ("chunked", 48 - nope, llama4.attention_chunk_size),
+        ("nope", nope, None),
+    )
+    gemma3 = Gemma3TextConfig(num_hidden_layers=34, sliding_window_pattern=6)
+    local = gemma3.layer_types.count("sliding_attention")
+    assert MODELS["Gemma 3 4B"].layers == (
+        ("sliding", local, 1024),
+        ("full", 34 - local, None),
+    )
+
+
+def test_layer_pattern_lines_in_both_languages():
+    set_language("en")
+    try:
+        assert layer_pattern("GPT-OSS 20B") == ["SWA 128 x12", "full x12"]
+        assert layer_pattern("Llama 4 Scout Instruct") == ["chunk 8192 x36", "NoPE x12"]
+        assert layer_pattern("Qwen2-VL 7B") == ["M-RoPE 16/24/24"]
+        assert layer_pattern("Qwen3-VL 30B-A3B") == ["M-RoPE 24/20/20", "interleaved"]
+        assert layer_pattern("Llama 3.1 8B") == []
+        assert model_summary("Llama 4 Scout Instruct").split(" | ")[1] == (
+            "NoPE 12/48 layers"
+        )
+        set_language("zh")
+        assert layer_pattern("Gemma 4 26B-A4B") == ["滑动窗口 1024 ×25", "全局 ×5"]
+    finally:
+        set_language("en")
+    with pytest.raises(ValueError, match="name must be one of"):
+        layer_pattern("Llama 4 Scout")
+
+
+# ------------------------------------------------------------------ Phi-4-mini's LongRoPE
+
+
+def test_phi4_mini_long_factors_are_a_geometric_ramp_then_about_32():
+    long = torch.tensor(MODELS["Phi-4-mini"].config["rope_scaling"]["long_factor"])
+    ratio = long[1:32].double() / long[:31].double()
+    assert float((ratio - 1.118320672).abs().max()) < 1e-6  # pairs 0-31: r^i
+    assert float(long[31]) == pytest.approx(32.03) and float(long[0]) == 1.0
+    assert bool(((long[32:46] > 32) & (long[32:46] < 34)).all())
+    assert long[46:].tolist() == pytest.approx([44.16, 47.77])
+
+
+def test_phi4_mini_short_texts_get_plain_frequencies_and_the_attention_factor():
+    from transformers import Phi3Config
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+
+    phi = model_layers("Phi-4-mini")[0]
+    # LongRoPE's factor for s = 131072 / 4096 = 32 (Ding et al. 2024): sqrt(1 + ln s / ln L)
+    assert phi.attention_factor == pytest.approx(
+        math.sqrt(1 + math.log(32) / math.log(4096))
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        hf = Phi3Config(
+            **{
+                k: v
+                for k, v in MODELS["Phi-4-mini"].config.items()
+                if k != "model_type"
+            }
+        )
+        short, factor = ROPE_INIT_FUNCTIONS["longrope"](hf, "cpu", seq_len=64)
+    plain = 1e4 ** (-torch.arange(0, 96, 2, dtype=torch.float64) / 96)
+    torch.testing.assert_close(short.double(), plain, rtol=1e-6, atol=0)
+    assert factor == pytest.approx(phi.attention_factor)  # at 64 tokens too
+
+
+# ------------------------------------------------------------------ Men et al.'s bound
+
+
+def _numpy_bound(length, head_dim=128, per_decade=100):
+    """Men et al.'s bound by brute force, independently of rope_lib: every grid base in
+    order, B(m) on every m in [0, L] at once."""
+    m = np.arange(length + 1, dtype=np.float64)[:, None]
+    i = np.arange(0, head_dim, 2, dtype=np.float64)
+    k = 0
+    while True:
+        base = 10.0 ** (k / per_decade)
+        if np.cos(m * base ** (-i / head_dim)).sum(axis=1).min() >= 0:
+            return base
+        k += 1
+
+
+@pytest.mark.parametrize("length", [512, 2048])
+def test_base_lower_bound_is_the_brute_force_smallest_base(length):
+    assert base_lower_bound(length, 128) == _numpy_bound(length)
+    assert base_lower_bound(length, 64) == _numpy_bound(length, 64)
+
+
+def test_base_lower_bound_near_men_et_al_table():
+    # Men et al. 2024 (arXiv:2405.14591), Table 1, d = 128: 2.7e4 at 4k, 8.4e4 at 8k,
+    # 6.4e5 at 32k. Their grid of bases is not given; B >= 0 is not monotone in the base,
+    # so the smallest passing base moves with the grid: within 15% here.
+    for length, paper in ((4096, 2.7e4), (8192, 8.4e4), (32768, 6.4e5)):
+        assert base_lower_bound(length) == pytest.approx(paper, rel=0.15), length
+    # far above the wrap criterion, 2 pi b^((d-2)/d) = L, at every length
+    assert base_lower_bound(32768) > 100 * (32768 / (2 * math.pi)) ** (128 / 126)
+
+
+def test_discrimination_sum_and_first_negative_offset():
+    assert float(discrimination_sum(0, 128, 1e4)) == 64.0
+    m = torch.tensor([1.0, 1000.0, 5000.0])
+    want = torch.cos(
+        m[:, None].double() * 1e4 ** (-torch.arange(0, 128, 2).double() / 128)
+    ).sum(-1)
+    torch.testing.assert_close(
+        discrimination_sum(m, 128, 1e4), want, rtol=0, atol=1e-12
+    )
+    first = first_negative_offset(32768, 128, 1e4)
+    values = discrimination_sum(torch.arange(first + 1), 128, 1e4)
+    assert bool((values[:-1] >= 0).all()) and float(values[-1]) < 0
+    assert first_negative_offset(100, 128, 1e6) is None
+
+
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda: base_lower_bound(0), "context_length"),
+        (lambda: base_lower_bound(4096, 127), "head_dim"),
+        (lambda: base_lower_bound(4096, points_per_decade=0), "points_per_decade"),
+        (lambda: base_lower_bound(4096.5), "context_length"),
+        (lambda: discrimination_sum(3, 128, -1.0), "base"),
+        (lambda: discrimination_sum(float("nan"), 128, 1e4), "offsets"),
+        (lambda: first_negative_offset(-1), "length"),
+    ],
+)
+def test_base_bound_rejects_bad_input_by_name(call, name):
+    with pytest.raises((ValueError, TypeError), match=name):
+        call()

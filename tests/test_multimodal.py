@@ -266,9 +266,11 @@ ID_CASES = [
 ]
 
 
+@pytest.mark.parametrize("rule", ["qwen", "transformers5"])
 @pytest.mark.parametrize("kind,segments,merge", ID_CASES)
-def test_position_ids_match_get_rope_index(kind, segments, merge):
-    got = mrope_position_ids(segments, spatial_merge_size=merge)
+def test_position_ids_match_get_rope_index(kind, segments, merge, rule):
+    # after images (T = 1) the two rules agree: s + max(H, W) / m is the largest id + 1
+    got = mrope_position_ids(segments, spatial_merge_size=merge, rule=rule)
     want = hf_rope_index(kind, segments, merge)
     note("mrope_position_ids vs get_rope_index", got, want)
     assert torch.equal(got, want)
@@ -281,18 +283,47 @@ def test_position_ids_match_get_rope_index(kind, segments, merge):
 def test_video_position_ids_match_qwen2_5_vl(grid, second_per_grid, tps):
     segments = [3, grid, 2]
     got = mrope_position_ids(
-        segments, spatial_merge_size=2, time_interval=tps * second_per_grid
+        segments,
+        spatial_merge_size=2,
+        time_interval=tps * second_per_grid,
+        rule="transformers5",
     )
     want = hf_rope_index("qwen2_5", segments, 2, tps, second_per_grid, video=True)
     note("mrope_position_ids (video) vs Qwen2.5-VL get_rope_index", got, want)
     assert torch.equal(got, want)
+    # Qwen's rule (transformers 4.x get_rope_index: st_idx = llm_pos_ids_list[-1].max()
+    # + 1): the same ids up to the end of the video, then the largest of them + 1
+    qwen = mrope_position_ids(
+        segments, spatial_merge_size=2, time_interval=tps * second_per_grid
+    )
+    end = 3 + grid[0] * (grid[1] // 2) * (grid[2] // 2)
+    assert torch.equal(qwen[:, :end], want[:, :end])
+    after = int(want[:, :end].max()) + 1 + torch.arange(2)
+    assert torch.equal(qwen[:, end:], after.expand(3, 2))
 
 
 def test_video_position_ids_match_qwen2_vl_frames():
     segments = [2, (3, 4, 6), 4]
-    got = mrope_position_ids(segments, spatial_merge_size=2)
+    got = mrope_position_ids(segments, spatial_merge_size=2, rule="transformers5")
     want = hf_rope_index("qwen2", segments, 2, video=True)
     assert torch.equal(got, want)
+    # grid steps t = 2, 3, 4 stay below s + max(H, W) / m = 2 + 3: the rules agree
+    assert torch.equal(mrope_position_ids(segments, spatial_merge_size=2), want)
+
+
+def test_the_two_video_rules_on_the_lessons_example():
+    # lesson 10, section 6: 1 text token, 4 grid steps of 2 x 2 at 2 ids per step, 2
+    # text tokens. t = 1, 3, 5, 7; h, w in 1..2. transformers 5: s + max(H, W) = 3;
+    # Qwen's reference code: the largest id (7) + 1 = 8
+    segments, interval = [1, (4, 2, 2), 2], 2.0
+    qwen = mrope_position_ids(segments, time_interval=interval)
+    hf5 = mrope_position_ids(segments, time_interval=interval, rule="transformers5")
+    assert qwen[:, -2:].tolist() == [[8, 9]] * 3
+    assert hf5[:, -2:].tolist() == [[3, 4]] * 3
+    assert torch.equal(qwen[:, :-2], hf5[:, :-2])
+    # a video on the meta device: the rule needs no values
+    meta = mrope_position_ids(segments, time_interval=interval, device="meta")
+    assert meta.shape == qwen.shape and meta.device.type == "meta"
 
 
 def test_worked_example_by_hand():
@@ -424,6 +455,10 @@ def test_gradient_flows():
             "time_interval",
         ),
         (lambda: mrope_position_ids("text"), "segments"),
+        (lambda: mrope_position_ids([2], rule="Qwen"), "rule"),
+        (lambda: mrope_position_ids([2], rule="transformers4"), "rule"),
+        (lambda: mrope_position_ids([2], rule=None), "rule"),
+        (lambda: mrope_position_ids([2], rule=5), "rule"),
         (
             lambda: apply_axial_rope(
                 torch.randn(4, 8), torch.zeros(2, 4), torch.tensor([0, 1, 2, 0])
