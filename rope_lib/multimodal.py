@@ -18,10 +18,14 @@ M-RoPE (Qwen2-VL, Wang et al. 2024, arXiv:2409.12191) splits the d/2 pairs by
   and slow pairs.
 A text token has t = h = w = m, which makes M-RoPE on text exactly the ordinary 1D RoPE.
 
-Position ids (Qwen2-VL's get_rope_index in Hugging Face transformers): text tokens count up
-from 0; an image or video of grid (T, H, W) (after merging patches) starting at position s
-gets t = s + frame * time_interval, h = s + row, w = s + column; the text after it continues
-at s + max(H, W).
+Position ids (Qwen2-VL's get_rope_index): text tokens count up from 0; an image or video of
+grid (T, H, W) (after merging patches) starting at position s gets
+t = s + grid step * time_interval, h = s + row, w = s + column. The text after it continues
+at the largest id so far + 1 in Qwen's reference code (transformers 4.x get_rope_index, the
+rule the checkpoints were released with: mrope_position_ids' default, rule="qwen"), and at
+s + max(H, W) in transformers 5 (rule="transformers5"). The two agree after an image; after
+a video whose time ids pass s + max(H, W), transformers 5 gives the text ids its frames
+already used.
 """
 
 from __future__ import annotations
@@ -344,12 +348,17 @@ def _grid_ids(i, grid, start, merge, time_interval, device) -> torch.Tensor:
     return torch.stack([grid_t, grid_h, grid_w], dim=0).reshape(3, -1)
 
 
+#: The rules mrope_position_ids knows for where the text after a grid starts.
+MROPE_ID_RULES = ("qwen", "transformers5")
+
+
 def mrope_position_ids(
     segments,
     *,
     spatial_merge_size: int = 1,
     time_interval: float = 1.0,
     device=None,
+    rule: str = "qwen",
 ) -> torch.Tensor:
     """M-RoPE position ids (rows t, h, w) for text and image/video grids, int64 [3, seq]
     (Wang et al. 2024, arXiv:2409.12191).
@@ -360,15 +369,25 @@ def mrope_position_ids(
               patches, 3 text tokens.
     spatial_merge_size: patches merged per side before the language model (Qwen2-VL: 2);
               the grid then has T x H/m x W/m tokens.
-    time_interval: frame spacing in position units (Qwen2.5-VL: tokens_per_second * seconds
-              per grid step; 1 for Qwen2-VL); frame k gets t = s + int(k * interval).
+    time_interval: grid-step spacing in position units (Qwen2.5-VL: tokens_per_second *
+              seconds per grid step; 1 for Qwen2-VL); grid step k (temporal_patch_size = 2
+              frames) gets t = s + int(k * interval).
+    rule:     where the segment after a grid starts:
+              "qwen" (default): at the largest id so far + 1, as Qwen's reference code does
+              (transformers 4.x Qwen2VLForConditionalGeneration.get_rope_index, `st_idx =
+              llm_pos_ids_list[-1].max() + 1`; vLLM's MRotaryEmbedding does the same): the
+              rule the Qwen2-VL / Qwen2.5-VL checkpoints were released with;
+              "transformers5": at s + max(H, W) / m, as transformers 5's
+              Qwen2VLModel.get_rope_index does (checked against 5.23). After an image
+              (T = 1) both give s + max(H, W) / m; after a video whose time ids reach
+              s + max(H, W) / m or more, "transformers5" gives the following text ids its
+              frames already used on t.
 
-    Rule (transformers' Qwen2VLModel.get_rope_index / get_vision_position_ids): a text run
-    starting at s gets s, s+1, ... on all three rows; a grid starting at s gets
-    t = s + int(frame * time_interval), h = s + row, w = s + column, tokens in frame, row,
-    column order; the next segment starts at s + max(H, W) / m. (Qwen3-VL splits a video into
-    single frames with timestamp text between them: pass each frame as its own (1, H, W).)
-    The id of the next generated token is ids.max() + 1.
+    A text run starting at s gets s, s+1, ... on all three rows; a grid starting at s gets
+    t = s + int(k * time_interval), h = s + row, w = s + column, tokens in grid step, row,
+    column order. (Qwen3-VL splits a video into grid steps with timestamp text between them:
+    pass each step as its own (1, H, W); both rules then agree.) The id of the next
+    generated token is ids.max() + 1 under either rule.
     """
     if not isinstance(segments, (list, tuple)):
         raise TypeError(
@@ -377,6 +396,12 @@ def mrope_position_ids(
         )
     merge = require_positive_int("spatial_merge_size", spatial_merge_size)
     time_interval = _check_time_interval(time_interval)
+    if not isinstance(rule, str):
+        raise TypeError(
+            f"rule must be a string, one of {list(MROPE_ID_RULES)}, got {describe(rule)}"
+        )
+    if rule not in MROPE_ID_RULES:
+        raise ValueError(f"rule must be one of {list(MROPE_ID_RULES)}, got {rule!r}")
     pieces = []
     start = 0
     for i, segment in enumerate(segments):
@@ -386,8 +411,15 @@ def mrope_position_ids(
             pieces.append(ids + start)
             start += segment
         else:
-            pieces.append(_grid_ids(i, segment, start, merge, time_interval, device))
-            start += max(segment[1], segment[2]) // merge
+            ids = _grid_ids(i, segment, start, merge, time_interval, device)
+            pieces.append(ids)
+            side = max(segment[1], segment[2]) // merge
+            if rule == "qwen":  # the largest id so far + 1 (t's, h's or w's)
+                # the last grid step's t, computed as _grid_ids computes it
+                last_t = int((torch.arange(segment[0])[-1:] * time_interval).long())
+                start += max(last_t, side - 1) + 1
+            else:  # transformers 5: s + max(H, W) / m
+                start += side
     if not pieces:
         return torch.zeros(3, 0, dtype=torch.int64, device=device)
     return torch.cat(pieces, dim=1)
