@@ -547,3 +547,57 @@ def test_the_english_check_catches_sentences_and_lets_code_through():
     assert english_in_figures([figure]) == [
         "cell 0: ['the', 'slow', 'pairs'] in 'the slow pairs'"
     ]
+
+
+#: The lessons whose tables name the lab's and rope_lib.pretrained's methods and schemes.
+METHOD_LESSONS = ("08_extrapolation_lab.ipynb", "11_real_llm.ipynb")
+
+
+def method_ids() -> set[str]:
+    """The ids code uses for the lab's schemes, methods and fine-tune controls and for
+    rope_lib.pretrained's methods and probes ('rope', 'linear', 'dynamic_ntk',
+    'yarn_no_attention_factor', 'pi_band'...): a reader sees their names instead."""
+    from rope_lib.lab.figures import CONTROLS, LABELS
+    from rope_lib.pretrained.results import METHOD_NAMES
+
+    return set(LABELS) | set(CONTROLS) | set(METHOD_NAMES)
+
+
+def method_ids_in(text: str, ids: set[str]) -> list[str]:
+    """The ids written as a word of `text` (case counts: 'PI', 'RoPE' and 'None' are
+    names, not the ids 'pi', 'rope' and 'none')."""
+    words = re.findall(r"(?<![A-Za-z0-9_])[A-Za-z_][A-Za-z0-9_]*(?![A-Za-z0-9_])", text)
+    return [word for word in words if word in ids]
+
+
+@pytest.mark.parametrize("lesson", METHOD_LESSONS)
+def test_chinese_outputs_name_methods_not_their_ids(lesson):
+    ids = method_ids()
+    found = [
+        f"cell {index}: {words} in {line.strip()[:100]!r}"
+        for index, cell in enumerate(_cells(ZH / lesson))
+        for text in _output_texts(cell)
+        for line in text.split("\n")
+        if (words := method_ids_in(line, ids))
+    ]
+    assert not found, f"{lesson}: method ids in the Chinese outputs:\n" + "\n".join(
+        found
+    )
+
+
+def test_the_method_id_check_finds_ids_and_lets_names_through():
+    ids = method_ids()
+    assert method_ids_in("dynamic_ntk (×3)   2.42", ids) == ["dynamic_ntk"]
+    assert method_ids_in("plain         8,192 个词元", ids) == ["plain"]
+    assert method_ids_in("把 `None` 换成一个方法名，例如 'linear'", ids) == ["linear"]
+    assert method_ids_in("yarn_no_attention_factor     2.37", ids) == [
+        "yarn_no_attention_factor"
+    ]
+    for line in (
+        "动态 NTK（×3）  2.42  2.01 2.45 2.65 2.35",
+        "YaRN，不带注意力缩放因子  2.37",
+        "普通 RoPE（对照：只用文本）  1.49 0.18",
+        "还不对：把 `None` 换成一个方法名，例如 'PI'",
+        "Llama 3  0.95  1.02",
+    ):
+        assert not method_ids_in(line, ids), line
