@@ -391,17 +391,24 @@ def mrope_position_ids(
     """
     if not isinstance(segments, (list, tuple)):
         raise TypeError(
-            "segments must be a list of ints and (T, H, W) grids, got "
-            f"{describe(segments)}"
+            _("segments must be a list of ints and (T, H, W) grids, got {got}").format(
+                got=describe(segments)
+            )
         )
     merge = require_positive_int("spatial_merge_size", spatial_merge_size)
     time_interval = _check_time_interval(time_interval)
     if not isinstance(rule, str):
         raise TypeError(
-            f"rule must be a string, one of {list(MROPE_ID_RULES)}, got {describe(rule)}"
+            _("rule must be a string, one of {mrope_id_rules}, got {got}").format(
+                mrope_id_rules=list(MROPE_ID_RULES), got=describe(rule)
+            )
         )
     if rule not in MROPE_ID_RULES:
-        raise ValueError(f"rule must be one of {list(MROPE_ID_RULES)}, got {rule!r}")
+        raise ValueError(
+            _("rule must be one of {mrope_id_rules}, got {rule!r}").format(
+                mrope_id_rules=list(MROPE_ID_RULES), rule=rule
+            )
+        )
     pieces = []
     start = 0
     for i, segment in enumerate(segments):
