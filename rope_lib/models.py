@@ -723,7 +723,8 @@ PATTERN_TEXT = {
     "chunked": N_("chunk {size} x{count}"),
     "nope": N_("NoPE x{count}"),
     "mrope": N_("M-RoPE {t}/{h}/{w}"),
-    "mrope_interleaved": N_("M-RoPE {t}/{h}/{w}"),
+    # interleaved sections (Qwen3-VL): pairs t, h, w repeated, then the rest of t
+    "mrope_interleaved": N_("M-RoPE thw x{hw}, t x{rest}"),
 }
 
 
@@ -732,16 +733,19 @@ def layer_pattern(name: str) -> list[str]:
     the reader's language): e.g. ["SWA 128 x12", "full x12"] for GPT-OSS 20B (sliding
     windows of 128 tokens on 12 layers, full attention on 12), ["chunk 8192 x36",
     "NoPE x12"] for Llama 4 Scout, ["M-RoPE 16/24/24"] for Qwen2-VL (pairs per t, h, w
-    axis; interleaved sections add a line "interleaved"). [] when every layer attends
+    axis), ["M-RoPE thw x20, t x4"] for Qwen3-VL's interleaved 24/20/20 (pairs t, h, w
+    twenty times over, then 4 more t). [] when every layer attends
     to the whole context with the same positions. The groups are the entry's typed-in
     `layers`."""
     lines = []
     for kind, count, size in _entry(name).layers:
-        if kind.startswith("mrope"):
+        if kind == "mrope_interleaved" and size[1] == size[2] <= size[0]:
+            t, hw = size[0], size[1]
+            lines.append(_(PATTERN_TEXT[kind]).format(hw=hw, rest=t - hw))
+        elif kind.startswith("mrope"):
             t, h, w = size
-            lines.append(_(PATTERN_TEXT[kind]).format(t=t, h=h, w=w))
-            if kind == "mrope_interleaved":
-                lines.append(_("interleaved"))
+            sections = PATTERN_TEXT["mrope"]
+            lines.append(_(sections).format(t=t, h=h, w=w))
         else:
             lines.append(_(PATTERN_TEXT[kind]).format(size=size, count=count))
     return lines

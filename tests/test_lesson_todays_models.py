@@ -626,7 +626,7 @@ def test_layer_pattern_lines_in_both_languages():
         assert layer_pattern("GPT-OSS 20B") == ["SWA 128 x12", "full x12"]
         assert layer_pattern("Llama 4 Scout Instruct") == ["chunk 8192 x36", "NoPE x12"]
         assert layer_pattern("Qwen2-VL 7B") == ["M-RoPE 16/24/24"]
-        assert layer_pattern("Qwen3-VL 30B-A3B") == ["M-RoPE 24/20/20", "interleaved"]
+        assert layer_pattern("Qwen3-VL 30B-A3B") == ["M-RoPE thw x20, t x4"]
         assert layer_pattern("Llama 3.1 8B") == []
         assert model_summary("Llama 4 Scout Instruct").split(" | ")[1] == (
             "NoPE 12/48 layers"
