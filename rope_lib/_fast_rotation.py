@@ -1,9 +1,12 @@
-"""The fast path behind rotary.rotate_pairs: the same 2x2 rotation, arranged for memory traffic.
+"""The fast path of rotary.apply_rope: rotate_pairs' 2x2 rotation, arranged for memory traffic.
 
 rotate_pairs states the rotation in three lines; written that way, a float32 x costs a stack (or
 a cat) and a cast per call, and a low-precision x is cast whole before and after. This module
-computes exactly the same numbers with less memory traffic, which benchmarks/bench_rope.py
-measures against Meta's and transformers' reference code:
+computes the same numbers with less memory traffic: bit for bit in the interleaved layout; in
+the half layout addcmul_ may fuse a product into the sum (one rounding fewer), so an element
+may differ by a few units in the last place (tests/test_fast_rotation.py states the bound).
+benchmarks/bench_rope.py times it against the three lines and against Meta's and
+transformers' reference code:
 
 - interleaved, float32: pair (2i, 2i+1) read as the complex number x_2i + i x_2i+1 and
   multiplied by cos + i sin in one pass, straight into the output (Meta's form);
@@ -104,7 +107,8 @@ class _Rotation(torch.autograd.Function):
 
 
 def rotate_fast(x, cos, sin, layout: str) -> torch.Tensor:
-    """rotary.rotate_pairs for angles that need no gradient (x may need one)."""
+    """rotary.rotate_pairs(x, cos, sin, layout) for angles that need no gradient (x may need
+    one)."""
     if torch.is_grad_enabled() and x.requires_grad:
         return _Rotation.apply(x, cos, sin, layout)
     return _rotate_kernel(x, cos, sin, layout)

@@ -15,9 +15,10 @@ block's input so that one block can show every scheme.
 Two ways to compute the same thing: with return_weights=True the scores and the softmax are
 written out (lessons show the weights); otherwise the block calls
 torch.nn.functional.scaled_dot_product_attention (RoPE rotates q and k first, ALiBi passes its
-bias, with the causal mask folded in, as a float mask). The angles, tables and biases for the
-default positions 0 .. seq-1 are cached per (length, device, dtype), and rebuilt when
-`module.rope`, `module.base` or `module.layout` changes.
+bias, with the causal mask folded in, as a float mask). For the default positions 0 .. seq-1
+the block keeps its tables (RoPE's cos and sin of the default frequencies, the sinusoids, the
+ALiBi bias) per (length, device, dtype, and the setting they depend on: base, causal); with a
+`module.rope` pair the cos and sin ([seq, head_dim/2]) are computed on every call.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from ._checks import (
 )
 from .alibi import alibi_slopes
 from .language import _
-from .rotary import inv_frequencies, rope_angles, rotate_pairs
+from .rotary import _rotation_for, angle_dtype, inv_frequencies, rope_cos_sin
 from .sinusoidal import LearnedPositionEmbedding, sinusoids
 
 POSITION_SCHEMES = ("none", "sinusoidal", "learned", "rope", "alibi")
@@ -123,54 +124,22 @@ class PositionalSelfAttention(nn.Module):
 
     # --- cached tables for the default positions 0 .. seq-1 ------------------------------------
 
-    def _cached(self, kind: str, seq: int, x: torch.Tensor, build, stamp=(), keep=None):
-        """build() for the default positions, kept per (kind, seq, device, dtype) while `stamp`
-        (numbers and identities describing the setting) is unchanged. `keep` holds the objects
-        whose id() is in the stamp, so that no new object can take their id."""
-        key = (kind, seq, x.device, x.dtype)
-        entry = self._tables.get(key)
-        if entry is not None and entry[0] == stamp:
-            return entry[1]
-        value = build()
-        if len(self._tables) >= _CACHE_ENTRIES:
-            self._tables.pop(next(iter(self._tables)))
-        self._tables[key] = (stamp, value, keep)
+    def _cached(self, key: tuple, build):
+        """build(), kept under `key` (the table's kind, length, device, dtype and setting) for
+        the next call; the oldest of _CACHE_ENTRIES tables goes first."""
+        value = self._tables.get(key)
+        if value is None:
+            value = build()
+            if len(self._tables) >= _CACHE_ENTRIES:
+                self._tables.pop(next(iter(self._tables)))
+            self._tables[key] = value
         return value
-
-    def _rope_setting(self):
-        """(inv_freq or None, attention_factor) from self.rope, checked."""
-        if self.rope is None:
-            return None, 1.0
-        return require_rope_pair("rope", self.rope, self.head_dim)
-
-    def _default_cos_sin(self, seq: int, x: torch.Tensor):
-        inv_freq, factor = self._rope_setting()
-        compute = torch.float64 if x.dtype == torch.float64 else torch.float32
-
-        def build():
-            if inv_freq is None:
-                freqs = inv_frequencies(
-                    self.head_dim, self.base, dtype=compute, device=x.device
-                )
-            else:
-                freqs = inv_freq.to(x.device)
-            angles = rope_angles(torch.arange(seq, device=x.device), freqs, compute)
-            if factor != 1.0:
-                return angles.cos() * factor, angles.sin() * factor
-            return angles.cos(), angles.sin()
-
-        if inv_freq is not None and inv_freq.requires_grad and torch.is_grad_enabled():
-            return build()  # the gradient flows to inv_freq: nothing to cache
-        # replacing module.rope, or changing inv_freq in place (its version counter), rebuilds
-        version = None if inv_freq is None else (id(inv_freq), inv_freq._version)
-        stamp = (version, factor, self.base, self.layout)
-        return self._cached("rope", seq, x, build, stamp, keep=inv_freq)
 
     def _alibi_bias(self, positions: torch.Tensor | None, seq: int, x: torch.Tensor):
         """-slope_h |p_i - p_j| (and -inf where j > i when causal): [batch or 1, heads, seq, seq]."""
 
         def build(pos):
-            pos = pos.to(torch.float64 if x.dtype == torch.float64 else torch.float32)
+            pos = pos.to(angle_dtype(x.dtype))
             distance = (pos[..., :, None] - pos[..., None, :]).abs()
             slopes = self.slopes.to(device=x.device, dtype=distance.dtype)[
                 :, None, None
@@ -184,9 +153,8 @@ class PositionalSelfAttention(nn.Module):
             return bias if bias.dim() == 4 else bias.unsqueeze(0)
 
         if positions is None:
-            return self._cached(
-                "alibi", seq, x, lambda: build(torch.arange(seq, device=x.device))
-            )
+            key = ("alibi", seq, x.device, x.dtype, self.causal)
+            return self._cached(key, lambda: build(torch.arange(seq, device=x.device)))
         return build(positions)
 
     # --- forward -----------------------------------------------------------------------------
@@ -281,7 +249,8 @@ class PositionalSelfAttention(nn.Module):
         )
         q, k, v = qkv[0], qkv[1], qkv[2]
         if self.position == "rope":  # q and k rotated in one pass
-            q, k = rotate_pairs(qkv[:2], *self._rope_cos_sin(positions, x), self.layout)
+            cos, sin = self._rope_cos_sin(positions, x)
+            q, k = _rotation_for(cos, sin)(qkv[:2], cos, sin, self.layout)
         return q, k, v
 
     def _add_positions(self, x: torch.Tensor, positions) -> torch.Tensor:
@@ -294,9 +263,7 @@ class PositionalSelfAttention(nn.Module):
         if positions is not None:
             return x + sinusoids(positions, d_model, self.base).to(x.dtype)
         table = self._cached(
-            "sinusoidal",
-            seq,
-            x,
+            ("sinusoidal", seq, x.device, x.dtype, self.base),
             lambda: sinusoids(
                 torch.arange(seq, device=x.device), d_model, self.base
             ).to(x.dtype),
@@ -304,22 +271,35 @@ class PositionalSelfAttention(nn.Module):
         return x + table
 
     def _rope_cos_sin(self, positions, x: torch.Tensor):
-        """cos and sin of m theta_i (times the attention factor), shaped for q and k stacked
-        as [2, batch, heads, seq, head_dim]; cached for the default positions."""
+        """a cos(m theta_i), a sin(m theta_i), shaped for q and k stacked as
+        [2, batch, heads, seq, head_dim]. The default frequencies at the default positions
+        0 .. seq-1 are kept per (seq, device, dtype, base); with self.rope = (inv_freq, a) they
+        are computed on every call ([seq, head_dim/2] costs little next to the attention, and
+        a replaced or modified pair is read as it is now)."""
+        seq = x.shape[1]
+        if positions is None and self.rope is None:
+            key = ("rope", seq, x.device, x.dtype, self.base)
+            return self._cached(
+                key, lambda: self._cos_sin(torch.arange(seq, device=x.device), x)
+            )
         if positions is None:
-            return self._default_cos_sin(x.shape[1], x)
-        inv_freq, factor = self._rope_setting()
-        dtype = torch.float64 if x.dtype == torch.float64 else torch.float32
-        if inv_freq is None:
+            positions = torch.arange(seq, device=x.device)
+        else:
+            positions = positions.reshape(1, -1, 1, seq)  # [1, batch or 1, 1, seq]
+        return self._cos_sin(positions, x)
+
+    def _cos_sin(self, positions, x: torch.Tensor):
+        """rope_cos_sin for self.rope = (inv_freq, a), or for the default frequencies
+        theta_i = base ** (-2i / head_dim) and a = 1."""
+        dtype = angle_dtype(x.dtype)
+        if self.rope is None:
             inv_freq = inv_frequencies(
                 self.head_dim, self.base, dtype=dtype, device=x.device
             )
-        pos = positions.reshape(1, -1, 1, x.shape[1])  # [1, batch or 1, 1, seq]
-        angles = rope_angles(pos, inv_freq.to(x.device), dtype)
-        cos, sin = angles.cos(), angles.sin()
-        if factor != 1.0:
-            cos, sin = cos * factor, sin * factor
-        return cos, sin
+            factor = 1.0
+        else:
+            inv_freq, factor = require_rope_pair("rope", self.rope, self.head_dim)
+        return rope_cos_sin(positions, inv_freq.to(x.device), dtype, factor)
 
     def _band(self, seq: int, q: torch.Tensor) -> torch.Tensor | None:
         """The additive mask of self.window (0 inside the band, -inf elsewhere), or None."""

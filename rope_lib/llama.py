@@ -20,7 +20,7 @@ from ._checks import (
     require_tensor,
 )
 from .language import _
-from .rotary import pair_frequencies, rope_angles, rotate_pairs
+from .rotary import _rotation_for, pair_frequencies, rope_angles
 
 
 def precompute_freqs_cis(dim: int, end: int, theta: float = 10000.0) -> torch.Tensor:
@@ -84,5 +84,6 @@ def apply_rotary_emb(xq: torch.Tensor, xk: torch.Tensor, freqs_cis: torch.Tensor
         cis = require_same_device("freqs_cis", freqs_cis, x.device).resolve_conj()[
             None, :, None, :
         ]
-        out.append(rotate_pairs(x, cis.real, cis.imag, "interleaved"))
+        cos, sin = cis.real, cis.imag
+        out.append(_rotation_for(cos, sin)(x, cos, sin, "interleaved"))
     return tuple(out)

@@ -48,7 +48,13 @@ from ._checks import (
     require_same_device,
 )
 from .language import _
-from .rotary import angle_dtype, pair_frequencies, rope_angles, rotate_pairs
+from .rotary import (
+    _rotation_for,
+    angle_dtype,
+    pair_frequencies,
+    rope_angles,
+    rope_cos_sin,
+)
 
 MROPE_AXES = ("t", "h", "w")
 
@@ -76,9 +82,10 @@ def apply_axial_rope(
     attention_factor: multiplies cos and sin, as in apply_rope.
 
     The angles are computed and the pairs rotated as in apply_rope (rope_angles,
-    rotate_pairs), so dtype, device and gradient behaviour are apply_rope's. Returns a tensor
-    of x's shape, dtype and device. (Heo et al. 2024, "Rotary Position Embedding for Vision
-    Transformer", arXiv:2403.13298, for the axial form; Wang et al. 2024 for M-RoPE.)
+    rope_cos_sin, rotate_pairs), so dtype, device and gradient behaviour are apply_rope's.
+    Returns a tensor of x's shape, dtype and device. (Heo et al. 2024, "Rotary Position
+    Embedding for Vision Transformer", arXiv:2403.13298, for the axial form; Wang et al. 2024
+    for M-RoPE.)
     """
     check_x(x)
     return axial_rope(x, positions, pair_axes, inv_freq, base, layout, attention_factor)
@@ -104,10 +111,8 @@ def axial_rope(x, positions, pair_axes, inv_freq, base, layout, attention_factor
         rope_angles(row, torch.where(pair_axes == a, inv_freq, zero), dtype)
         for a, row in enumerate(rows)
     )
-    cos, sin = angles.cos(), angles.sin()
-    if attention_factor != 1.0:
-        cos, sin = cos * attention_factor, sin * attention_factor
-    return rotate_pairs(x, cos, sin, layout)
+    cos, sin = rope_cos_sin(angles, None, dtype, attention_factor)
+    return _rotation_for(cos, sin)(x, cos, sin, layout)
 
 
 def _check_axis_rows(positions, x: torch.Tensor) -> list:

@@ -8,8 +8,12 @@ proportional to the token's position m:
     [x'_b] = [sin(m theta_i)   cos(m theta_i)] [x_b]
 
 so that <R_m q, R_n k> = <q, R_(n-m) k> depends on the offset m - n only. In code, as in the
-paper: pair_frequencies (theta_i), rope_angles (m theta_i), rotate_pairs (the 2x2 rotation);
-apply_rope is those three lines.
+paper: pair_frequencies (theta_i, the one formula; inv_frequencies is it checked), rope_angles
+(m theta_i), rope_cos_sin (their cos and sin), rotate_pairs (the 2x2 rotation); apply_rope is
+those lines. When no gradient flows to the angles, apply_rope rotates with
+_fast_rotation.rotate_fast instead: the same numbers (bit for bit in the interleaved layout,
+within a few units in the last place in the half layout) with less memory traffic
+(tests/test_fast_rotation.py checks them, benchmarks/bench_rope.py times both).
 
 Two memory layouts name which coordinates (a, b) form pair i:
 - "interleaved": (2i, 2i+1). Meta's LLaMA reference, GPT-J, RoFormer.
@@ -50,6 +54,7 @@ __all__ = [
     "inv_frequencies",
     "pair_frequencies",
     "rope_angles",
+    "rope_cos_sin",
     "rotate_pairs",
     "rotation_2d",
     "rotation_matrix",
@@ -67,7 +72,9 @@ def pair_frequencies(
     """theta_i = base ** (-2i / width) for i = 0 .. ceil(width/2) - 1: the one frequency formula
     of the library (RoFormer eq. 15; Vaswani et al. 2017, section 3.5, for the sinusoids).
 
-    Every variant starts from it (rope_frequencies' table, the sinusoids, the analysis tools).
+    Every variant starts from it (rope_frequencies' table, the sinusoids, the vision
+    conventions, the analysis tools); inv_frequencies is this formula with its arguments
+    checked, _cached_pair_frequencies this formula kept for the next call.
     Computed as Hugging Face transformers and Meta's LLaMA do, 1 / base ** (2i / width) in float32
     (float64 throughout for dtype=torch.float64), so results agree with theirs to the last bit.
     Unchecked: the public callers check width and base. An odd width (a partial rotary width such
@@ -90,8 +97,9 @@ def inv_frequencies(
     dtype: torch.dtype = torch.float32,
     device=None,
 ) -> torch.Tensor:
-    """The RoPE frequencies theta_i = base ** (-2i / head_dim), i = 0 .. head_dim/2 - 1
-    (RoFormer, Su et al. 2021, eq. 15).
+    """pair_frequencies(head_dim, base), checked: the RoPE frequencies
+    theta_i = base ** (-2i / head_dim), i = 0 .. head_dim/2 - 1 (RoFormer, Su et al. 2021,
+    eq. 15), the public entry (transformers calls them inv_freq).
 
     Pair 0 turns one radian per position (wavelength 2*pi tokens); the last pair turns about
     1/base radians per position. float32 by default, computed as Hugging Face transformers and
@@ -128,6 +136,28 @@ def rope_angles(
     )
 
 
+def rope_cos_sin(
+    positions: torch.Tensor,
+    inv_freq: torch.Tensor | None = None,
+    dtype: torch.dtype = torch.float32,
+    attention_factor: float = 1.0,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(cos, sin) of the angles m theta_i, each times the attention factor a:
+
+        cos_i = a cos(m theta_i),   sin_i = a sin(m theta_i)
+
+    what rotate_pairs takes (RoFormer, Su et al. 2021, eq. 34; a is YaRN's sqrt(1/t), Peng et
+    al. 2023, arXiv:2309.00071, so q.k gets a^2). positions with inv_freq [d/2]: the angles are
+    rope_angles(positions, inv_freq, dtype), [*positions.shape, d/2]; inv_freq None: `positions`
+    are the angles already, in `dtype` (axial RoPE sums them over its axes). Unchecked.
+    """
+    angles = positions if inv_freq is None else rope_angles(positions, inv_freq, dtype)
+    cos, sin = angles.cos(), angles.sin()
+    if attention_factor != 1.0:
+        cos, sin = cos * attention_factor, sin * attention_factor
+    return cos, sin
+
+
 def _pairs(x: torch.Tensor, layout: str):
     """(x_a, x_b): the first and second coordinates of every pair."""
     if layout == "interleaved":
@@ -154,31 +184,36 @@ def rotate_pairs(
     (RoFormer, Su et al. 2021, eq. 13, pair by pair.)
     cos, sin: [..., head_dim/2], broadcastable to x.shape[:-1] + (head_dim/2,), float32 or
     float64; the rotation runs in cos.dtype and the result has x's dtype. Unchecked (the public
-    entries check). Differentiable in x and in the angles. When no gradient flows to the angles
-    the same rotation comes from _fast_rotation.rotate_fast, which arranges it for the CPU cache:
-    on benchmarks/bench_rope.py's shapes it takes up to 7 times less time than these three
-    lines (measured on a 2-core EPYC); float32 apply_rope costs about 1.2x (interleaved) and 1.5x
-    (half) of a copy.
+    entries check). Differentiable in x and in the angles.
     """
-    if not (torch.is_grad_enabled() and (cos.requires_grad or sin.requires_grad)):
-        return rotate_fast(x, cos, sin, layout)
     x_a, x_b = _pairs(x.to(cos.dtype), layout)
     return _join(x_a * cos - x_b * sin, x_a * sin + x_b * cos, layout).to(x.dtype)
 
 
-_DEFAULT_INV_FREQ: dict = {}
+def _rotation_for(cos: torch.Tensor, sin: torch.Tensor):
+    """The function that rotates by (cos, sin): _fast_rotation.rotate_fast, rotate_pairs'
+    numbers arranged for the CPU cache (bit for bit interleaved, within a few units in the last
+    place in the half layout: tests/test_fast_rotation.py), unless a gradient must flow to the
+    angles (the kernel differentiates in x only); then rotate_pairs itself.
+    benchmarks/bench_rope.py times both."""
+    if torch.is_grad_enabled() and (cos.requires_grad or sin.requires_grad):
+        return rotate_pairs
+    return rotate_fast
 
 
-def _default_inv_freq(width: int, base: float, dtype, device) -> torch.Tensor:
-    """pair_frequencies(width, base), kept for the next call (a few small kernels less per
-    apply_rope). Callers must not modify the result."""
+_PAIR_FREQUENCIES_CACHE: dict = {}
+
+
+def _cached_pair_frequencies(width: int, base: float, dtype, device) -> torch.Tensor:
+    """pair_frequencies(width, base), cached: kept per (width, base, dtype, device) for the next
+    call (a few small kernels less per apply_rope). Callers must not modify the result."""
     key = (width, base, dtype, device)
-    inv_freq = _DEFAULT_INV_FREQ.get(key)
+    inv_freq = _PAIR_FREQUENCIES_CACHE.get(key)
     if inv_freq is None:
-        if len(_DEFAULT_INV_FREQ) > 64:
-            _DEFAULT_INV_FREQ.clear()
+        if len(_PAIR_FREQUENCIES_CACHE) > 64:
+            _PAIR_FREQUENCIES_CACHE.clear()
         inv_freq = pair_frequencies(width, base, dtype=dtype, device=device)
-        _DEFAULT_INV_FREQ[key] = inv_freq
+        _PAIR_FREQUENCIES_CACHE[key] = inv_freq
     return inv_freq
 
 
@@ -244,18 +279,17 @@ def apply_rope(
     dtype = angle_dtype(x.dtype)
     if inv_freq is None:  # theta_i = base ** (-2i / r)
         base = require_positive_float("base", base)
-        theta = _default_inv_freq(r, base, dtype, x.device)
+        inv_freq = _cached_pair_frequencies(r, base, dtype, x.device)
     else:
-        theta = check_inv_freq("inv_freq", inv_freq, r // 2, x.device)
+        inv_freq = check_inv_freq("inv_freq", inv_freq, r // 2, x.device)
 
-    angles = rope_angles(positions, theta, dtype)  # m theta_i
-    cos, sin = angles.cos(), angles.sin()
-    if attention_factor != 1.0:
-        cos, sin = cos * attention_factor, sin * attention_factor
+    # a cos(m theta_i), a sin(m theta_i)
+    cos, sin = rope_cos_sin(positions, inv_freq, dtype, attention_factor)
+    rotate = _rotation_for(cos, sin)  # rotate_pairs, or the same numbers faster
     if r == x.shape[-1]:
-        return rotate_pairs(x, cos, sin, layout)
+        return rotate(x, cos, sin, layout)
     # partial rotary: rotate the first r coordinates, pass the others through
-    return torch.cat([rotate_pairs(x[..., :r], cos, sin, layout), x[..., r:]], dim=-1)
+    return torch.cat([rotate(x[..., :r], cos, sin, layout), x[..., r:]], dim=-1)
 
 
 def _check_pairs(x) -> torch.Tensor:
@@ -410,12 +444,11 @@ class RotaryEmbedding(nn.Module):
             return table
         have = 0 if table is None else table[0].shape[0]
         length = max(needed, 2 * have, self.initial_cache)
-        angles = rope_angles(
-            torch.arange(length, device=device), self._frequencies(device, dtype), dtype
-        )
-        table = (
-            angles.cos() * self.attention_factor,
-            angles.sin() * self.attention_factor,
+        table = rope_cos_sin(
+            torch.arange(length, device=device),
+            self._frequencies(device, dtype),
+            dtype,
+            self.attention_factor,
         )
         self._cache[key] = table
         return table
@@ -442,14 +475,14 @@ class RotaryEmbedding(nn.Module):
             or (positions.numel() and int(positions.min()) < 0)
         )
         if direct:
-            angles = rope_angles(
-                positions, self._frequencies(x.device, compute), compute
+            cos, sin = rope_cos_sin(
+                positions,
+                self._frequencies(x.device, compute),
+                compute,
+                self.attention_factor,
             )
-            cos, sin = angles.cos(), angles.sin()
-            if self.attention_factor != 1.0:
-                cos, sin = cos * self.attention_factor, sin * self.attention_factor
         else:
             needed = int(positions.max()) + 1 if positions.numel() else 0
             table_cos, table_sin = self._table(needed, x.device, compute)
             cos, sin = table_cos[positions], table_sin[positions]
-        return rotate_pairs(x, cos, sin, self.layout)
+        return _rotation_for(cos, sin)(x, cos, sin, self.layout)

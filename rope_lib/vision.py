@@ -41,6 +41,7 @@ from ._checks import (
 )
 from .language import _
 from .multimodal import axial_rope
+from .rotary import angle_dtype, pair_frequencies
 
 VISION_CONVENTIONS = ("pixtral", "qwen2_vl", "dinov3")
 VISION_BASES = {"pixtral": 10000.0, "qwen2_vl": 10000.0, "dinov3": 100.0}
@@ -99,11 +100,10 @@ def axial_frequencies(
         )
     quarter = head_dim // 4
     if convention == "pixtral":
-        theta = 1.0 / (base ** (torch.arange(0, head_dim, 2, dtype=dtype) / head_dim))
+        theta = pair_frequencies(head_dim, base, dtype=dtype)
         inv_freq = torch.cat([theta[0::2], theta[1::2]])
-    elif convention == "qwen2_vl":
-        half = head_dim // 2
-        per_axis = 1.0 / (base ** (torch.arange(0, half, 2, dtype=dtype) / half))
+    elif convention == "qwen2_vl":  # base ** (-4j/d): each axis as a head of width d/2
+        per_axis = pair_frequencies(head_dim // 2, base, dtype=dtype)
         inv_freq = torch.cat([per_axis, per_axis])
     else:
         if dtype == torch.float32:  # DINOv3's own expression, bit for bit
@@ -203,8 +203,9 @@ def apply_2d_rope(
             )
         )
     convention = _check_convention(convention)
-    work = torch.float64 if x.dtype == torch.float64 else torch.float32
-    inv_freq, axes = axial_frequencies(x.shape[-1], base, convention, dtype=work)
+    inv_freq, axes = axial_frequencies(
+        x.shape[-1], base, convention, dtype=angle_dtype(x.dtype)
+    )
     n_prefix = require_int("n_prefix_tokens", n_prefix_tokens)
     if not 0 <= n_prefix <= x.shape[-2]:
         raise ValueError(
