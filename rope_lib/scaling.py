@@ -272,9 +272,8 @@ def _ntk(d, base, params):
 def _dynamic(d, base, params):
     """_ntk with s' = s * seq_len / L - (s - 1) once seq_len > L (dynamic NTK, emozilla 2023)."""
     factor, length = params["factor"], params["max_position_embeddings"]
-    seq_len = max(
-        params.get("seq_len") or length, length
-    )  # a tensor arrives as a number
+    # a tensor arrives as a number
+    seq_len = max(params.get("seq_len") or length, length)
     scaled = factor * seq_len / length - (factor - 1)
     return pair_frequencies(d, base * scaled ** (d / (d - 2))), 1.0
 
@@ -289,9 +288,8 @@ def _yarn(d, base, params):
         params["original_max_position_embeddings"],
         params.get("beta_fast") or 32,
         params.get("beta_slow") or 1,
-        params.get(
-            "truncate", True
-        ),  # as transformers: an explicit None rounds nothing
+        # as transformers: an explicit None rounds nothing
+        params.get("truncate", True),
     )
     theta, interpolated = (
         pair_frequencies(d, base),
