@@ -4,9 +4,12 @@ For q and k of each shape and dtype, times (interleaved, round-robin, median of 
     clone         q.clone(), k.clone(): the memory-traffic floor
     meta          Meta's LLaMA apply_rotary_emb (complex), on its native [batch, seq, heads, dim]
     transformers  apply_rotary_pos_emb with cos/sin from LlamaRotaryEmbedding (computed once, untimed)
+    plain inter.  the plain three lines: rope_cos_sin, then rope_lib.rotary.rotate_pairs
+    plain half    (what apply_rope computes, without its fast kernel), angles inside each call
     interleaved   rope_lib.apply_rope(layout="interleaved"), angles computed inside each call
     half          rope_lib.apply_rope(layout="half"), angles computed inside each call
-and prints a Markdown table of medians and the ratios the project aims at:
+and prints a Markdown table of medians and the ratios: what the fast kernel gains over the three
+lines (plain / apply_rope), and what the project aims at:
     interleaved / meta <= 1,  transformers / half >= 2,  interleaved and half / clone <= 1.5.
 This machine is shared and noisy: absolute times drift, ratios from one run are what to compare.
 
@@ -28,6 +31,7 @@ from transformers.models.llama.modeling_llama import (
 )
 
 import rope_lib
+from rope_lib.rotary import angle_dtype, rope_cos_sin, rotate_pairs
 
 
 def meta_apply_rotary_emb(xq, xk, freqs_cis):
@@ -39,6 +43,14 @@ def meta_apply_rotary_emb(xq, xk, freqs_cis):
         torch.view_as_real(xq_ * freqs_cis).flatten(3).type_as(xq),
         torch.view_as_real(xk_ * freqs_cis).flatten(3).type_as(xk),
     )
+
+
+def plain_rope(x, positions, layout):
+    """apply_rope's numbers from the plain three lines (rotate_pairs), no fast kernel."""
+    compute = angle_dtype(x.dtype)
+    inv_freq = rope_lib.inv_frequencies(x.shape[-1], dtype=compute)
+    cos, sin = rope_cos_sin(positions, inv_freq, compute)
+    return rotate_pairs(x, cos, sin, layout)
 
 
 def candidates(shape, dtype):
@@ -59,6 +71,14 @@ def candidates(shape, dtype):
         "clone": lambda: (q.clone(), k.clone()),
         "meta": lambda: meta_apply_rotary_emb(q_meta, k_meta, freqs_cis),
         "transformers": lambda: apply_rotary_pos_emb(q, k, cos, sin),
+        "plain inter.": lambda: (
+            plain_rope(q, positions, "interleaved"),
+            plain_rope(k, positions, "interleaved"),
+        ),
+        "plain half": lambda: (
+            plain_rope(q, positions, "half"),
+            plain_rope(k, positions, "half"),
+        ),
         "interleaved": lambda: (
             rope_lib.apply_rope(q, positions),
             rope_lib.apply_rope(k, positions),
@@ -107,24 +127,25 @@ def main():
         f"Python {platform.python_version()}; median of {repeats}, q and k together, ms"
     )
     print()
-    print(
-        "| shape | dtype | clone | meta | transformers | interleaved | half "
-        "| interleaved/meta | transformers/half | interleaved/clone | half/clone |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    columns = ["clone", "meta", "transformers", "plain inter.", "plain half"]
+    columns += ["interleaved", "half"]
+    ratios = {
+        "plain/interleaved": ("plain inter.", "interleaved"),
+        "plain/half": ("plain half", "half"),
+        "interleaved/meta": ("interleaved", "meta"),
+        "transformers/half": ("transformers", "half"),
+        "interleaved/clone": ("interleaved", "clone"),
+        "half/clone": ("half", "clone"),
+    }
+    print("| shape | dtype | " + " | ".join(columns + list(ratios)) + " |")
+    print("|---" * (2 + len(columns) + len(ratios)) + "|")
     for shape in [(1, 32, 2048, 128), (4, 8, 512, 64)]:
         for dtype in [torch.float32, torch.bfloat16]:
             ms = measure(candidates(shape, dtype), repeats)
-            print(
-                f"| {list(shape)} | {str(dtype).replace('torch.', '')} "
-                + " ".join(
-                    f"| {ms[n]:.1f}"
-                    for n in ["clone", "meta", "transformers", "interleaved", "half"]
-                )
-                + f" | {ms['interleaved'] / ms['meta']:.2f} | {ms['transformers'] / ms['half']:.2f}"
-                + f" | {ms['interleaved'] / ms['clone']:.2f} | {ms['half'] / ms['clone']:.2f} |",
-                flush=True,
-            )
+            cells = [str(list(shape)), str(dtype).replace("torch.", "")]
+            cells += [f"{ms[name]:.1f}" for name in columns]
+            cells += [f"{ms[a] / ms[b]:.2f}" for a, b in ratios.values()]
+            print("| " + " | ".join(cells) + " |", flush=True)
 
 
 if __name__ == "__main__":
