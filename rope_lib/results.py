@@ -3,7 +3,7 @@
 The experiments (`python -m rope_lib.lab`, `python -m rope_lib.pretrained`) write
 DIR/results.json; their lesson, its checkers and its widgets read the folder named by an
 environment variable (ROPE_LAB_RESULTS, ROPE_LLM_RESULTS), or else the committed one under
-notebooks/. rope_lib.exercises.lab and rope_lib.pretrained.results name theirs.
+notebooks/. rope_lib.lab.results and rope_lib.pretrained.results name theirs.
 """
 
 from __future__ import annotations

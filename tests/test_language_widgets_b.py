@@ -166,8 +166,8 @@ def test_chinese_labels_are_no_wider_than_the_room_they_get():
 
 
 def _lab_figures():
-    from rope_lib.exercises.lab import load_results
     from rope_lib.lab import figures
+    from rope_lib.lab.results import load_results
 
     results = load_results()
     return [
@@ -209,7 +209,7 @@ def test_lab_figures_and_thumbnails_draw_in_chinese():
 
 
 def _lab_results() -> dict:
-    from rope_lib.exercises.lab import load_results
+    from rope_lib.lab.results import load_results
 
     return load_results()
 

@@ -39,8 +39,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from rope_lib.exercises import lab as ex  # noqa: E402
 from rope_lib.lab import probes, summary  # noqa: E402
+from rope_lib.lab import results as lab_results  # noqa: E402
 from rope_lib.language import get_language, set_language  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,7 +50,7 @@ NOTEBOOKS = [
 ]
 #: The results the lesson reads (ROPE_LAB_RESULTS at collection, else the committed
 #: notebooks/lab_results/), with their checkpoints/.
-COMMITTED = ex.results_folder()
+COMMITTED = lab_results.results_folder()
 #: The replication run on seeds 5-9 (results.json and checkpoints/rope_seed5..9.pt).
 REPLICATION = ROOT / "notebooks" / "lab_results" / "seeds5-9"
 
@@ -59,7 +59,7 @@ REPLICATION = ROOT / "notebooks" / "lab_results" / "seeds5-9"
 def _committed() -> dict:
     if not (COMMITTED / "results.json").is_file():
         pytest.skip(f"no results.json in {COMMITTED}: run make experiments")
-    return ex.load_results(COMMITTED)
+    return lab_results.load_results(COMMITTED)
 
 
 def committed_results() -> dict:
@@ -265,7 +265,7 @@ def other_results_folder() -> Path:
 
 def test_the_claims_hold_on_other_results_when_given(tmp_path, monkeypatch):
     folder = other_results_folder()
-    results = ex.load_results(folder)
+    results = lab_results.load_results(folder)
     assert not results["config"]["quick"], "a --quick run learns nothing to check"
     assert set(results["config"]["seeds"]) != set(_committed()["config"]["seeds"]), (
         f"{folder} holds the committed seeds: no other results"

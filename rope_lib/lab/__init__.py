@@ -8,6 +8,7 @@ model.py        LabModel: a tiny decoder-only transformer on rope_lib's attentio
 train.py        training, evaluation, checkpoints
 experiments.py  the jobs (one per scheme and seed), the extensions, the fine-tune sweep,
                 results.json
+results.py      where results.json is: ROPE_LAB_RESULTS or the committed one
 summary.py      reading results.json: per seed, k of n seeds, means, yardsticks
 figures.py      the figures, drawn from results.json
 """

@@ -258,7 +258,7 @@ class LabResultsWidget(LiveWidget):
 
 
 def _results() -> dict:
-    from ..exercises.lab import load_results
+    from ..lab.results import load_results
 
     return load_results()
 
