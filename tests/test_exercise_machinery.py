@@ -19,6 +19,7 @@ import torch
 from rope_lib.exercises import (
     Exercise,
     Feedback,
+    Mistake,
     NotYet,
     Word,
     compare_tensor,
@@ -135,12 +136,12 @@ def _toy(**changes):
         "name": "x",
         "expected": 2.0,
         "placeholder": N_("set x"),
-        "before": {"negative": lambda x: x < 0},
-        "mistakes": {
-            "four": 4.0,
-            "one or three": either(1.0, 3.0),
-            "big": lambda x: x > 9,
-        },
+        "mistakes": [
+            Mistake(lambda x: x < 0, "negative", first=True),
+            Mistake(4.0, "four"),
+            Mistake(either(1.0, 3.0), "one or three"),
+            Mistake(lambda x: x > 9, "big"),
+        ],
         "otherwise": "{value:g} is not {expected:g}",
         "right": "two",
     } | changes
@@ -174,15 +175,82 @@ def test_judge_goes_placeholder_read_before_right_mistakes_otherwise(
     assert (feedback.ok, feedback.message) == (ok, message)
 
 
-def test_before_is_checked_before_the_right_value():
-    check = _toy(before={"too early": lambda x: x == 2})
+def test_a_first_mistake_is_checked_before_the_right_value():
+    check = _toy(mistakes=[Mistake(lambda x: x == 2, "too early", first=True)])
     assert check(2).message == "too early"
 
 
-def test_a_crash_in_a_declaration_is_a_feedback_not_an_exception():
-    check = _toy(mistakes={"boom": lambda x: 1 / 0})
-    feedback = check(5)
-    assert not feedback.ok and "ZeroDivisionError" in feedback.message
+def test_a_crash_in_a_declaration_is_raised_under_tests(monkeypatch):
+    # a checker's bug must not hide as a learner's feedback: under pytest (and with
+    # ROPE_STRICT_CHECKERS=1) guarded raises it
+    check = _toy(mistakes=[Mistake(math.log, "boom")])  # log(-5) raises in rope_lib
+    with pytest.raises(ValueError, match="math domain error"):
+        check(-5)
+    monkeypatch.delenv("PYTEST_CURRENT_TEST")
+    monkeypatch.delenv("ROPE_STRICT_CHECKERS", raising=False)
+    feedback = check(-5)  # a learner sees "could not check", never a traceback
+    assert not feedback.ok and "could not check this answer (ValueError)" in (
+        feedback.message
+    )
+    monkeypatch.setenv("ROPE_STRICT_CHECKERS", "1")
+    with pytest.raises(ValueError):
+        check(-5)
+
+
+def test_a_crash_in_the_learners_code_is_feedback_under_tests():
+    class Odd(float):  # the learner's own object: its error is theirs
+        def __float__(self):
+            raise ArithmeticError("the learner's bug")
+
+    check = _toy(read=lambda answer, name: float(answer) + 0.0)
+    feedback = check(Odd(2.0))
+    assert not feedback.ok and "ArithmeticError" in feedback.message
+    # the learner's function, run on cases, raises inside the learner's code too
+    from rope_lib.exercises import lab
+
+    feedback = lab.check_exact_match(lambda p, e: 1 / 0)
+    assert not feedback.ok and "ZeroDivisionError: division by zero" in feedback.message
+
+
+def test_given_is_computed_once_and_handed_to_expected_mistakes_and_facts():
+    calls = []
+
+    def given():
+        calls.append(1)
+        return {"want": 2.0, "wrong": 4.0}
+
+    @exercise(
+        given=given,
+        read=as_number,
+        expected=lambda g: g["want"],
+        mistakes=lambda g: [Mistake(g["wrong"], "{value:g} is {seen:g}")],
+        facts=lambda value, expected, g: {"seen": g["wrong"]},
+        otherwise="no",
+        right="two",
+    )
+    def check_given(answer):
+        """Given."""
+
+    assert check_given(2).message == "two" and calls == [1]
+    assert check_given(4).message == "4 is 4" and calls == [1, 1]
+    assert check_given(5).message == "no"
+
+
+def test_cases_judge_a_function_case_by_case():
+    @exercise(
+        read=lambda answer, name, x: as_number(answer(x), name),
+        cases=[((1,), 2.0), ((3,), 6.0)],
+        mistakes=lambda x: [Mistake(float(x), "on {x}: that is x itself")],
+        facts=lambda got, want, x: {"x": x},
+        otherwise="on {x}: {value:g}, not {expected:g}",
+        right="twice x",
+    )
+    def check_double(answer):
+        """Double."""
+
+    assert check_double(lambda x: 2 * x).message == "twice x"
+    assert check_double(lambda x: x).message == "on 1: that is x itself"
+    assert check_double(lambda x: x * x + 1).message == "on 3: 10, not 6"
 
 
 def test_a_word_name_is_translated_and_a_plain_name_is_not():
@@ -199,7 +267,7 @@ def test_tensor_fallback_compares_and_lets_a_close_value_through():
         read=as_tensor,
         name="t",
         expected=expected,
-        mistakes={"{got} is not {expected}": lambda t: t.shape != (3,)},
+        mistakes=[Mistake(lambda t: t.shape != (3,), "{got} is not {expected}")],
         right="exact",
         right_when_close="close",
     )

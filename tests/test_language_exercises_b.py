@@ -18,6 +18,7 @@ import torch
 
 from rope_lib import rope_frequencies
 from rope_lib.exercises import alibi, context_extension, lab, multimodal, todays_models
+from rope_lib.lab.results import load_results
 from rope_lib.language import language
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -38,7 +39,7 @@ def _geometric(n: int) -> torch.Tensor:
 
 
 def _lab_results() -> dict:
-    return lab.load_results()
+    return load_results()
 
 
 def _cases() -> list:
@@ -469,7 +470,7 @@ def test_exact_match_checker_names_the_slip():
         ok, message, _chinese = _judge(lab.check_exact_match, answer)
         assert not ok and hint in message, (hint, message)
     # every case holds 3-digit keys, as the lab's passkeys
-    assert all(len(row) == 3 for p, e, _ in lab.CASES for row in p + e)
+    assert all(len(row) == 3 for (p, e), _ in lab.CASES for row in p + e)
 
 
 def test_pi_checker_names_the_slip():

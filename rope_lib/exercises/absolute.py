@@ -19,7 +19,7 @@ import torch
 
 from ..language import N_, _
 from ..sinusoidal import offset_head_attends_to, sinusoidal_encoding
-from . import NotYet, Word, either, exercise
+from . import Mistake, NotYet, Word, either, exercise
 from .answers import as_count, as_tensor
 
 F64 = torch.float64
@@ -37,37 +37,58 @@ WAVELENGTHS = TWO_PI * 10000.0 ** (2 * I32 / 64)
     placeholder=N_(
         "replace `None` with a tensor of 32 wavelengths, one per pair (i = 0 .. 31)"
     ),
-    mistakes={
-        N_(
-            "you gave {d} numbers, one per coordinate; the sin and cos of a pair "
-            "share one frequency, so there are d_model/2 = {pairs} wavelengths"
-        ): (lambda a: a.numel() == 64),
-        N_("wavelengths should have shape {expected} (one per pair), got {got}"): (
-            lambda a: a.shape != (32,)
+    mistakes=[
+        Mistake(
+            lambda a: a.numel() == 64,
+            N_(
+                "you gave {d} numbers, one per coordinate; the sin and cos of a pair "
+                "share one frequency, so there are d_model/2 = {pairs} wavelengths"
+            ),
         ),
-        N_(
-            "these are base**(2i/d_model), the divisor in the formula (what a common "
-            "write-up calls the period T_i); one full turn takes 2*pi radians, so "
-            "the wavelength is 2*pi times that"
-        ): WAVELENGTHS / TWO_PI,
-        N_(
-            "these are frequencies (how fast a pair turns), not wavelengths; "
-            "wavelength = 2*pi / frequency"
-        ): either(1 / WAVELENGTHS, TWO_PI / WAVELENGTHS, 1 / (WAVELENGTHS / TWO_PI)),
-        N_(
-            "right numbers, reversed order: pair i = 0 is the fastest (wavelength 2*pi)"
-        ): WAVELENGTHS.flip(0),
-        N_("the exponent is 2i/d_model (i counts pairs), not i/d_model"): TWO_PI
-        * 10000.0 ** (I32 / 64),
-        N_(
-            "off by one pair: the pairs start at i = 0, whose wavelength is exactly "
-            "2*pi"
-        ): TWO_PI * 10000.0 ** (2 * (I32 + 1) / 64),
-        N_(
-            "you used 360 (degrees) for one turn; the angles m·θ_i are in radians, "
-            "so use 2*pi"
-        ): 360 * 10000.0 ** (2 * I32 / 64),
-    },
+        Mistake(
+            lambda a: a.shape != (32,),
+            N_("wavelengths should have shape {expected} (one per pair), got {got}"),
+        ),
+        Mistake(
+            WAVELENGTHS / TWO_PI,
+            N_(
+                "these are base**(2i/d_model), the divisor in the formula (what a common "
+                "write-up calls the period T_i); one full turn takes 2*pi radians, so "
+                "the wavelength is 2*pi times that"
+            ),
+        ),
+        Mistake(
+            either(1 / WAVELENGTHS, TWO_PI / WAVELENGTHS, 1 / (WAVELENGTHS / TWO_PI)),
+            N_(
+                "these are frequencies (how fast a pair turns), not wavelengths; "
+                "wavelength = 2*pi / frequency"
+            ),
+        ),
+        Mistake(
+            WAVELENGTHS.flip(0),
+            N_(
+                "right numbers, reversed order: pair i = 0 is the fastest (wavelength 2*pi)"
+            ),
+        ),
+        Mistake(
+            TWO_PI * 10000.0 ** (I32 / 64),
+            N_("the exponent is 2i/d_model (i counts pairs), not i/d_model"),
+        ),
+        Mistake(
+            TWO_PI * 10000.0 ** (2 * (I32 + 1) / 64),
+            N_(
+                "off by one pair: the pairs start at i = 0, whose wavelength is exactly "
+                "2*pi"
+            ),
+        ),
+        Mistake(
+            360 * 10000.0 ** (2 * I32 / 64),
+            N_(
+                "you used 360 (degrees) for one turn; the angles m·θ_i are in radians, "
+                "so use 2*pi"
+            ),
+        ),
+    ],
     facts={"d": 64, "pairs": 32, "first": TWO_PI, "last": float(WAVELENGTHS[-1])},
     right=N_(
         "the wavelengths run from 2*pi = {first:.4f} to {last:.1f} tokens (2*pi * "
@@ -98,32 +119,46 @@ def _either_way(block: torch.Tensor) -> either:
     name=Word(N_("the block")),
     expected=_block(ANGLE),
     placeholder=N_("replace `None` with a 2x2 tensor"),
-    mistakes={
-        N_("the block should have shape (2, 2), got {got}"): (
-            lambda a: a.shape != (2, 2)
+    mistakes=[
+        Mistake(
+            lambda a: a.shape != (2, 2),
+            N_("the block should have shape (2, 2), got {got}"),
         ),
-        N_(
-            "this is the textbook rotation [[cos, -sin], [sin, cos]], written for a "
-            "pair ordered (cos, sin); the encoding stores the pair as (sin, cos), "
-            "column 2i first, so the signs of the sines swap (your matrix maps PE(m) "
-            "to PE(m - 5))"
-        ): _block(ANGLE).T,
-        N_(
-            "the angle Δ·θ_1 = {angle:.4f} is in radians; you used degrees"
-        ): _either_way(_block(math.radians(ANGLE))),
-        N_(
-            "you used pair 0's frequency θ_0 = 1; pair 1 (columns 2 and 3) turns at "
-            "θ_1 = 10000**(-2/8) = 0.1"
-        ): _either_way(_block(5 * 1.0)),
-        N_(
-            "that is the block for a shift of Δ = 1; for Δ = {k} the angle is "
-            "Δ·θ_1 = {angle:.4f}"
-        ): _either_way(_block(THETA_1)),
-        N_(
-            "the frequency of pair i is base**(-2i/d_model); you used "
-            "base**(-i/d_model)"
-        ): _block(5 * 10000.0 ** (-1 / 8)),
-    },
+        Mistake(
+            _block(ANGLE).T,
+            N_(
+                "this is the textbook rotation [[cos, -sin], [sin, cos]], written for a "
+                "pair ordered (cos, sin); the encoding stores the pair as (sin, cos), "
+                "column 2i first, so the signs of the sines swap (your matrix maps PE(m) "
+                "to PE(m - 5))"
+            ),
+        ),
+        Mistake(
+            _either_way(_block(math.radians(ANGLE))),
+            N_("the angle Δ·θ_1 = {angle:.4f} is in radians; you used degrees"),
+        ),
+        Mistake(
+            _either_way(_block(5 * 1.0)),
+            N_(
+                "you used pair 0's frequency θ_0 = 1; pair 1 (columns 2 and 3) turns at "
+                "θ_1 = 10000**(-2/8) = 0.1"
+            ),
+        ),
+        Mistake(
+            _either_way(_block(THETA_1)),
+            N_(
+                "that is the block for a shift of Δ = 1; for Δ = {k} the angle is "
+                "Δ·θ_1 = {angle:.4f}"
+            ),
+        ),
+        Mistake(
+            _block(5 * 10000.0 ** (-1 / 8)),
+            N_(
+                "the frequency of pair i is base**(-2i/d_model); you used "
+                "base**(-i/d_model)"
+            ),
+        ),
+    ],
     facts={"angle": ANGLE, "k": 5},
     right=N_(
         "rotating the (sin, cos) pair by Δ·θ_1 = {angle:.4f} rad; no m appears anywhere, "
@@ -146,38 +181,59 @@ DOTS = torch.cos(DELTAS * THETA_16).sum(-1)
     name="dots",
     expected=DOTS,
     placeholder=N_("replace `None` with a tensor of 32 dot products, for Δ = 0 .. 31"),
-    mistakes={
-        N_(
-            "you gave a {shape} table; sum over the coordinates to get one number "
-            "per offset Δ (shape ({k},))"
-        ): (lambda a: a.dim() == 2),
-        N_(
-            "dots should have shape {expected}, one number per Δ = 0 .. {last}, got "
-            "{got}"
-        ): (lambda a: a.shape != (32,)),
-        N_(
-            "these are cosine similarities (divided by |PE|^2 = d_model/2 = 8); the "
-            "exercise asks for the raw dot product, which is 8 at Δ = 0"
-        ): DOTS / 8,
-        N_(
-            "twice too large: each pair gives ONE term cos(Δ·θ_i) (sin*sin + "
-            "cos*cos), not two"
-        ): 2 * DOTS,
-        N_(
-            "you summed sin(Δ·θ_i); sin(a) sin(b) + cos(a) cos(b) = cos(a - b), so "
-            "each pair gives cos(Δ·θ_i)"
-        ): torch.sin(DELTAS * THETA_16).sum(-1),
-        N_(
-            "the frequencies are base**(-2i/d_model), i = 0 .. 7; you used "
-            "base**(-i/d_model)"
-        ): torch.cos(DELTAS * 10000.0 ** (-torch.arange(8, dtype=F64) / 16)).sum(-1),
-        lambda a: _(
-            "check Δ = 0 first: PE(m).PE(m) = |PE(m)|^2 = d_model/2 = {norm:g}, you "
-            "have {got:.4f}"
-        ).format(norm=8.0, got=float(a[0])): (lambda a: abs(float(a[0]) - 8) > 1e-3),
-    },
+    mistakes=[
+        Mistake(
+            lambda a: a.dim() == 2,
+            N_(
+                "you gave a {shape} table; sum over the coordinates to get one number "
+                "per offset Δ (shape ({k},))"
+            ),
+        ),
+        Mistake(
+            lambda a: a.shape != (32,),
+            N_(
+                "dots should have shape {expected}, one number per Δ = 0 .. {last}, got "
+                "{got}"
+            ),
+        ),
+        Mistake(
+            DOTS / 8,
+            N_(
+                "these are cosine similarities (divided by |PE|^2 = d_model/2 = 8); the "
+                "exercise asks for the raw dot product, which is 8 at Δ = 0"
+            ),
+        ),
+        Mistake(
+            2 * DOTS,
+            N_(
+                "twice too large: each pair gives ONE term cos(Δ·θ_i) (sin*sin + "
+                "cos*cos), not two"
+            ),
+        ),
+        Mistake(
+            torch.sin(DELTAS * THETA_16).sum(-1),
+            N_(
+                "you summed sin(Δ·θ_i); sin(a) sin(b) + cos(a) cos(b) = cos(a - b), so "
+                "each pair gives cos(Δ·θ_i)"
+            ),
+        ),
+        Mistake(
+            torch.cos(DELTAS * 10000.0 ** (-torch.arange(8, dtype=F64) / 16)).sum(-1),
+            N_(
+                "the frequencies are base**(-2i/d_model), i = 0 .. 7; you used "
+                "base**(-i/d_model)"
+            ),
+        ),
+        Mistake(
+            lambda a: abs(float(a[0]) - 8) > 1e-3,
+            lambda f: _(
+                "check Δ = 0 first: PE(m).PE(m) = |PE(m)|^2 = d_model/2 = {norm:g}, you "
+                "have {got:.4f}"
+            ).format(norm=8.0, got=float(f["value"][0])),
+        ),
+    ],
     facts={"k": 32, "last": 31},
-    right=lambda a: _(
+    right=lambda f: _(
         "from {first:.4f} at Δ = 0 down to {last:.4f} at Δ = 31: one number per offset, "
         "whatever m you started from"
     ).format(first=float(DOTS[0]), last=float(DOTS[-1])),
@@ -210,25 +266,38 @@ def _one_count(answer, name: str, **options) -> int:
     options={"what": N_("a number of pairs")},
     expected=UNFINISHED,
     placeholder=N_("replace `None` with a whole number (how many pairs)"),
-    mistakes={
-        N_(
-            "you compared base**(2i/d_model) with L; the wavelength is 2*pi times that"
-        ): int((LAMBDAS / TWO_PI > 512).sum()),
-        N_(
-            "that counts the pairs that DO finish a turn within 512 tokens; the "
-            "question asks for the others"
-        ): int((LAMBDAS <= 512).sum()),
-        N_(
-            "that counts coordinates (sin and cos columns); the question counts pairs"
-        ): 2 * UNFINISHED,
-        N_("the exponent is 2i/d_model with i = 0 .. 63, not i/d_model"): int(
-            (TWO_PI * 10000.0 ** (I64 / 128) > 512).sum()
+    mistakes=[
+        Mistake(
+            int((LAMBDAS / TWO_PI > 512).sum()),
+            N_(
+                "you compared base**(2i/d_model) with L; the wavelength is 2*pi times that"
+            ),
         ),
-        N_(
-            "there are only {pairs} pairs, so the count is between 0 and {pairs}; "
-            "got {n}"
-        ): (lambda n: not 0 <= n <= 64),
-    },
+        Mistake(
+            int((LAMBDAS <= 512).sum()),
+            N_(
+                "that counts the pairs that DO finish a turn within 512 tokens; the "
+                "question asks for the others"
+            ),
+        ),
+        Mistake(
+            2 * UNFINISHED,
+            N_(
+                "that counts coordinates (sin and cos columns); the question counts pairs"
+            ),
+        ),
+        Mistake(
+            int((TWO_PI * 10000.0 ** (I64 / 128) > 512).sum()),
+            N_("the exponent is 2i/d_model with i = 0 .. 63, not i/d_model"),
+        ),
+        Mistake(
+            lambda n: not 0 <= n <= 64,
+            N_(
+                "there are only {pairs} pairs, so the count is between 0 and {pairs}; "
+                "got {n}"
+            ),
+        ),
+    ],
     facts=lambda n, expected: {"n": n, "first": 64 - n, "length": 512, "pairs": 64},
     otherwise=N_(
         "{n} is not it: compute the wavelength 2*pi * 10000**(2i/128) of each pair i = "
@@ -281,8 +350,9 @@ def _orthogonal_not_identity(a: torch.Tensor) -> bool:
     )
 
 
-def _first_key(read) -> str:
-    why = _("A is zero: every key scores the same") if not read[0].any() else None
+def _first_key(fields) -> str:
+    zero = not fields["value"][0].any()
+    why = _("A is zero: every key scores the same") if zero else None
     return _(
         "every query attends to the first key, n = 0 ({why}; ties go to the first key): "
         "that is right at m = 1 only by accident. A has to move PE(m) one step back: "
@@ -296,37 +366,44 @@ def _first_key(read) -> str:
     expected=M - 1,
     same=lambda read, expected: bool((read[1] == expected).all()),
     placeholder=N_("replace `None` with a 16x16 tensor A"),
-    mistakes={
-        N_(
-            "every query attends to itself. Your A looks one step AHEAD (it compares "
-            "PE(m + 1) with PE(n)), which the causal mask forbids, so the query "
-            "itself wins; the shift goes the other way: transpose A"
-        ): (lambda r: bool((r[1] == M).all()) and _orthogonal_not_identity(r[0])),
-        N_(
-            "every query attends to itself: PE(m).PE(n) is largest at n = m (the "
-            "identity's choice); A has to move PE(m) one step back first"
-        ): (lambda r: bool((r[1] == M).all())),
-        _first_key: (lambda r: bool((r[1] == 0).all())),
-        lambda r: _(
-            "right for every query up to m = {last_right}, then wrong from m = "
-            "{first} ({share:.1%} of the {queries} queries right): like a trained "
-            "head, it only works where it was fitted. Build A from the shift matrix "
-            "instead"
-        ).format(
-            last_right=_first_miss(r) - 1,
-            first=_first_miss(r),
-            share=_share(r),
-            queries=2047,
-        ): (
+    mistakes=[
+        Mistake(
+            lambda r: bool((r[1] == M).all()) and _orthogonal_not_identity(r[0]),
+            N_(
+                "every query attends to itself. Your A looks one step AHEAD (it compares "
+                "PE(m + 1) with PE(n)), which the causal mask forbids, so the query "
+                "itself wins; the shift goes the other way: transpose A"
+            ),
+        ),
+        Mistake(
+            lambda r: bool((r[1] == M).all()),
+            N_(
+                "every query attends to itself: PE(m).PE(n) is largest at n = m (the "
+                "identity's choice); A has to move PE(m) one step back first"
+            ),
+        ),
+        Mistake(lambda r: bool((r[1] == 0).all()), _first_key),
+        Mistake(
             lambda r: (
                 _first_miss(r) > 2 and bool((r[1] == M - 1)[: _first_miss(r) - 1].all())
-            )
+            ),
+            lambda f: _(
+                "right for every query up to m = {last_right}, then wrong from m = "
+                "{first} ({share:.1%} of the {queries} queries right): like a trained "
+                "head, it only works where it was fitted. Build A from the shift matrix "
+                "instead"
+            ).format(
+                last_right=_first_miss(f["value"]) - 1,
+                first=_first_miss(f["value"]),
+                share=_share(f["value"]),
+                queries=2047,
+            ),
         ),
-    },
-    otherwise=lambda r: _(
+    ],
+    otherwise=lambda f: _(
         "{share:.1%} of the queries attend to m - 1 (the first miss is at m = {first}); "
         "you want s(m, n) = PE(m - 1).PE(n)"
-    ).format(share=_share(r), first=_first_miss(r)),
+    ).format(share=_share(f["value"]), first=_first_miss(f["value"])),
     right=N_(
         "every query m = 1 .. {last} attends to m - 1: a fixed matrix reads the offset at "
         "every position, because PE(m - 1) = M_1^T PE(m) for all m"

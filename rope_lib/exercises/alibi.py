@@ -19,7 +19,7 @@ import math
 import torch
 
 from ..language import N_, _
-from . import Word, compare_tensor, either, exercise, same_values
+from . import Mistake, Word, compare_tensor, either, exercise, same_values
 from .answers import as_tensor
 
 F64 = torch.float64
@@ -59,32 +59,49 @@ H8 = torch.arange(1, 9, dtype=F64)
     name=Word(N_("slopes")),
     expected=_geometric(8),
     placeholder=N_("replace `None` with a tensor of 8 slopes, head 1 first"),
-    mistakes={
-        SLOPES_SHAPE: (lambda a: a.shape != (8,)),
-        LINEAR: _linear(8),
-        N_(
-            "the slopes are positive numbers; the minus sign belongs to the bias, "
-            "-μ·(m - n), which is what pushes distant keys down"
-        ): -_geometric(8),
-        N_(
-            "right numbers, reversed order: in the paper head 1 has the steepest "
-            "slope (1/2, the most local head) and head 8 the gentlest (1/256)"
-        ): _geometric(8).flip(0),
-        N_(
-            "the exponent is -8h/n: with 2^(-h/n) the slopes only fall from 0.917 "
-            "to 0.5"
-        ): 2.0 ** (-H8 / 8),
-        N_(
-            "off by one head: h runs from 1 to n, so head 1's slope is 2^(-8/8) = "
-            "1/2, not 1"
-        ): 2.0 ** (-8.0 * (H8 - 1) / 8),
-        N_("the exponent must be negative: 2^(-8h/n) gives slopes below 1"): 2.0
-        ** (8.0 * H8 / 8),
-        N_(
-            "the base is 2, not e: 2^(-8h/n), so that the last head's slope is "
-            "2^(-8) = 1/256"
-        ): torch.exp(-8.0 * H8 / 8),
-    },
+    mistakes=[
+        Mistake(lambda a: a.shape != (8,), SLOPES_SHAPE),
+        Mistake(_linear(8), LINEAR),
+        Mistake(
+            -_geometric(8),
+            N_(
+                "the slopes are positive numbers; the minus sign belongs to the bias, "
+                "-μ·(m - n), which is what pushes distant keys down"
+            ),
+        ),
+        Mistake(
+            _geometric(8).flip(0),
+            N_(
+                "right numbers, reversed order: in the paper head 1 has the steepest "
+                "slope (1/2, the most local head) and head 8 the gentlest (1/256)"
+            ),
+        ),
+        Mistake(
+            2.0 ** (-H8 / 8),
+            N_(
+                "the exponent is -8h/n: with 2^(-h/n) the slopes only fall from 0.917 "
+                "to 0.5"
+            ),
+        ),
+        Mistake(
+            2.0 ** (-8.0 * (H8 - 1) / 8),
+            N_(
+                "off by one head: h runs from 1 to n, so head 1's slope is 2^(-8/8) = "
+                "1/2, not 1"
+            ),
+        ),
+        Mistake(
+            2.0 ** (8.0 * H8 / 8),
+            N_("the exponent must be negative: 2^(-8h/n) gives slopes below 1"),
+        ),
+        Mistake(
+            torch.exp(-8.0 * H8 / 8),
+            N_(
+                "the base is 2, not e: 2^(-8h/n), so that the last head's slope is "
+                "2^(-8) = 1/256"
+            ),
+        ),
+    ],
     right=N_(
         "1/2, 1/4, ..., 1/256: a geometric sequence whose ratio, 1/2, is also its first "
         "term. rope_lib.alibi_slopes(8) gives the same."
@@ -106,34 +123,47 @@ SLOPES_12 = _paper_slopes(12)
     name=Word(N_("slopes")),
     expected=SLOPES_12,
     placeholder=N_("replace `None` with a tensor of 12 slopes, head 1 first"),
-    mistakes={
-        SLOPES_SHAPE: (lambda a: a.shape != (12,)),
-        LINEAR: _linear(12),
-        N_(
-            "that is 2^(-8h/12), the power-of-two formula applied to 12 heads. 12 is "
-            "not a power of two: take the 8 slopes of an 8-head model, then the 4 "
-            "slopes of the 16-head sequence that fall in between them (2^-0.5, "
-            "2^-1.5, 2^-2.5, 2^-3.5)"
-        ): _geometric(12),
-        N_(
-            "these are the first 12 slopes of a 16-head model, so the gentle slopes "
-            "2^-6.5 .. 2^-8 are missing: keep all 8 slopes of the 8-head model, then "
-            "add 4 from the 16-head sequence"
-        ): _geometric(16)[:12],
-        N_(
-            "the last four repeat slopes you already have (2^-1 .. 2^-4): from the "
-            "16-head sequence take the odd-numbered ones, [0::2] in Python, which are "
-            "the new values 2^-0.5, 2^-1.5, ..."
-        ): torch.cat([_geometric(8), _geometric(16)[1::2][:4]]),
-        N_(
-            "the slopes are positive numbers; the minus sign belongs to the bias"
-        ): -SLOPES_12,
-        N_(
-            "the right 12 values in another order: the rule keeps the 8-head slopes "
-            "first, then the 4 new ones (2^-0.5, 2^-1.5, 2^-2.5, 2^-3.5); BLOOM's "
-            "head h expects exactly that slope"
-        ): (lambda a: same_values(_sorted(a), _sorted(SLOPES_12))),
-    },
+    mistakes=[
+        Mistake(lambda a: a.shape != (12,), SLOPES_SHAPE),
+        Mistake(_linear(12), LINEAR),
+        Mistake(
+            _geometric(12),
+            N_(
+                "that is 2^(-8h/12), the power-of-two formula applied to 12 heads. 12 is "
+                "not a power of two: take the 8 slopes of an 8-head model, then the 4 "
+                "slopes of the 16-head sequence that fall in between them (2^-0.5, "
+                "2^-1.5, 2^-2.5, 2^-3.5)"
+            ),
+        ),
+        Mistake(
+            _geometric(16)[:12],
+            N_(
+                "these are the first 12 slopes of a 16-head model, so the gentle slopes "
+                "2^-6.5 .. 2^-8 are missing: keep all 8 slopes of the 8-head model, then "
+                "add 4 from the 16-head sequence"
+            ),
+        ),
+        Mistake(
+            torch.cat([_geometric(8), _geometric(16)[1::2][:4]]),
+            N_(
+                "the last four repeat slopes you already have (2^-1 .. 2^-4): from the "
+                "16-head sequence take the odd-numbered ones, [0::2] in Python, which are "
+                "the new values 2^-0.5, 2^-1.5, ..."
+            ),
+        ),
+        Mistake(
+            -SLOPES_12,
+            N_("the slopes are positive numbers; the minus sign belongs to the bias"),
+        ),
+        Mistake(
+            lambda a: same_values(_sorted(a), _sorted(SLOPES_12)),
+            N_(
+                "the right 12 values in another order: the rule keeps the 8-head slopes "
+                "first, then the 4 new ones (2^-0.5, 2^-1.5, 2^-2.5, 2^-3.5); BLOOM's "
+                "head h expects exactly that slope"
+            ),
+        ),
+    ],
     right=N_(
         "the 8-head slopes 2^-1 .. 2^-8, then 2^-0.5, 2^-1.5, 2^-2.5, 2^-3.5: the same as "
         "rope_lib.alibi_slopes(12) and BLOOM's build_alibi_tensor"
@@ -178,56 +208,79 @@ def _past_is(a: torch.Tensor, values: torch.Tensor) -> bool:
     placeholder=N_(
         "replace `None` with a [5, 5] tensor: rows are queries m, columns keys n"
     ),
-    mistakes={
-        N_("give head 2 only, a [5, 5] matrix, not all heads {shape}"): (
-            lambda a: a.dim() == 3 and a.shape[-2:] == (5, 5)
+    mistakes=[
+        Mistake(
+            lambda a: a.dim() == 3 and a.shape[-2:] == (5, 5),
+            N_("give head 2 only, a [5, 5] matrix, not all heads {shape}"),
         ),
-        N_("bias should have shape {expected}, got {got}"): (
-            lambda a: a.shape != (5, 5)
+        Mistake(
+            lambda a: a.shape != (5, 5),
+            N_("bias should have shape {expected}, got {got}"),
         ),
-        N_(
-            "this is the symmetric bias -μ·|m - n| (a common write-up's), with no "
-            "mask: the future keys n > m get a finite score, so a decoder could look "
-            "ahead; put -inf there"
-        ): SYMMETRIC,
-        N_(
-            "the bias is positive and there is no mask: distant keys would be "
-            "favoured and the future visible. It is -μ·(m - n) for n <= m and -inf "
-            "for n > m"
-        ): -SYMMETRIC,
-        N_(
-            "transposed: rows are queries m and columns keys n, so the -inf (the "
-            "future, n > m) goes above the diagonal"
-        ): BIAS.T,
-        N_(
-            "the bias is positive: +μ·(m - n) would make the query prefer distant "
-            "keys. ALiBi subtracts: -μ·(m - n)"
-        ): (lambda a: torch.isinf(a[FUTURE]).all() and _past_is(a, -BIAS)),
-        N_(
-            "the past is right, but the future entries (n > m) are 0: that gives "
-            "them a higher score than any past key. Use -inf there (softmax turns it "
-            "into weight 0)"
-        ): (
+        Mistake(
+            SYMMETRIC,
+            N_(
+                "this is the symmetric bias -μ·|m - n| (a common write-up's), with no "
+                "mask: the future keys n > m get a finite score, so a decoder could look "
+                "ahead; put -inf there"
+            ),
+        ),
+        Mistake(
+            -SYMMETRIC,
+            N_(
+                "the bias is positive and there is no mask: distant keys would be "
+                "favoured and the future visible. It is -μ·(m - n) for n <= m and -inf "
+                "for n > m"
+            ),
+        ),
+        Mistake(
+            BIAS.T,
+            N_(
+                "transposed: rows are queries m and columns keys n, so the -inf (the "
+                "future, n > m) goes above the diagonal"
+            ),
+        ),
+        Mistake(
+            lambda a: torch.isinf(a[FUTURE]).all() and _past_is(a, -BIAS),
+            N_(
+                "the bias is positive: +μ·(m - n) would make the query prefer distant "
+                "keys. ALiBi subtracts: -μ·(m - n)"
+            ),
+        ),
+        Mistake(
             lambda a: (
                 _past_is(a, BIAS) and same_values(a[FUTURE], torch.zeros(10, dtype=F64))
-            )
+            ),
+            N_(
+                "the past is right, but the future entries (n > m) are 0: that gives "
+                "them a higher score than any past key. Use -inf there (softmax turns it "
+                "into weight 0)"
+            ),
         ),
-        N_("the past is right; the future entries (n > m) must all be -inf"): (
-            lambda a: _past_is(a, BIAS) and not torch.isinf(a[FUTURE]).all()
+        Mistake(
+            lambda a: _past_is(a, BIAS) and not torch.isinf(a[FUTURE]).all(),
+            N_("the past is right; the future entries (n > m) must all be -inf"),
         ),
-        N_(
-            "this is the row-constant form slope * j (what BLOOM uses; it gives the "
-            "same softmax). Here, write the distance form -μ·(m - n)"
-        ): (lambda a: _past_is(a, 0.25 * N5.expand(5, 5))),
-        lambda a: _(
-            "the pattern is right but the slope is off by a factor {factor:.4g}: "
-            "head 2 of 8 has slope 2^(-8*2/8) = 1/4 (head 1 is 1/2; heads count "
-            "from 1)"
-        ).format(factor=_slope_factor(a)): (lambda a: _slope_factor(a) is not None),
-        N_("the future entries (n > m) must all be -inf"): (
-            lambda a: not (torch.isinf(a[FUTURE]).all() and (a[FUTURE] < 0).all())
+        Mistake(
+            lambda a: _past_is(a, 0.25 * N5.expand(5, 5)),
+            N_(
+                "this is the row-constant form slope * j (what BLOOM uses; it gives the "
+                "same softmax). Here, write the distance form -μ·(m - n)"
+            ),
         ),
-    },
+        Mistake(
+            lambda a: _slope_factor(a) is not None,
+            lambda f: _(
+                "the pattern is right but the slope is off by a factor {factor:.4g}: "
+                "head 2 of 8 has slope 2^(-8*2/8) = 1/4 (head 1 is 1/2; heads count "
+                "from 1)"
+            ).format(factor=_slope_factor(f["value"])),
+        ),
+        Mistake(
+            lambda a: not (torch.isinf(a[FUTURE]).all() and (a[FUTURE] < 0).all()),
+            N_("the future entries (n > m) must all be -inf"),
+        ),
+    ],
     compare=lambda a, expected, name: compare_tensor(
         a[PAST], expected[PAST], _("the past entries (n <= m)")
     ),
@@ -274,65 +327,96 @@ def _unnormalized(a: torch.Tensor) -> bool:
     },
     expected=WEIGHTS,
     placeholder=N_("replace `None` with a tensor of 8 weights, one per key n = 0..7"),
-    before={
-        N_("weights should have shape {expected} (one per key), got {got}"): (
-            lambda a: a.shape != (8,)
+    mistakes=[
+        Mistake(
+            lambda a: a.shape != (8,),
+            N_("weights should have shape {expected} (one per key), got {got}"),
+            first=True,
         ),
-        N_(
-            "these are the masked scores (logits) -μ·(m - n) with -inf for the "
-            "future: right so far, but the weights are softmax(scores + bias) over "
-            "the keys: apply the softmax (it turns -inf into weight 0)"
-        ): (
+        Mistake(
             lambda a: (
                 torch.isinf(a).any()
                 and (a[~KEYS_PAST] == -math.inf).all()
                 and same_values(a[KEYS_PAST], LOGITS[KEYS_PAST])
-            )
+            ),
+            N_(
+                "these are the masked scores (logits) -μ·(m - n) with -inf for the "
+                "future: right so far, but the weights are softmax(scores + bias) over "
+                "the keys: apply the softmax (it turns -inf into weight 0)"
+            ),
+            first=True,
         ),
-        N_(
-            "weights are probabilities between 0 and 1; -inf belongs to the scores "
-            "before the softmax, not to the weights: the weights are "
-            "softmax(scores + bias) over the keys: apply the softmax"
-        ): (lambda a: torch.isinf(a).any()),
-        N_(
-            "these are the scores -μ·(m - n), not weights: mask n > 5 with -inf, "
-            "then the weights are softmax(scores + bias) over the keys: apply the "
-            "softmax"
-        ): either(LOGITS, torch.where(KEYS_PAST, LOGITS, torch.zeros(8, dtype=F64))),
-        N_(
-            "these are the symmetric scores -μ·|m - n|: mask the future keys n > 5 "
-            "with -inf, then the weights are softmax(scores + bias) over the keys: "
-            "apply the softmax"
-        ): -0.5 * D.abs(),
-        N_(
-            "weights are probabilities between 0 and 1; these look like scores: the "
-            "weights are softmax(scores + bias) over the keys: apply the softmax"
-        ): (lambda a: (a < 0).any() or (a > 1).any()),
-    },
-    mistakes={
-        N_(
-            "keys 6 and 7 are in the future of query 5 and get weight here: you used "
-            "|m - n| without the causal mask (the symmetric, encoder variant). Mask "
-            "n > m with -inf before the softmax"
-        ): _softmax_of(torch.exp(-0.5 * D.abs())),
-        N_(
-            "the weights grow with distance: the bias has the wrong sign, it is "
-            "-μ·(m - n)"
-        ): _softmax_of(
-            torch.where(KEYS_PAST, torch.exp(-LOGITS), torch.zeros(8, dtype=F64))
+        Mistake(
+            lambda a: torch.isinf(a).any(),
+            N_(
+                "weights are probabilities between 0 and 1; -inf belongs to the scores "
+                "before the softmax, not to the weights: the weights are "
+                "softmax(scores + bias) over the keys: apply the softmax"
+            ),
+            first=True,
         ),
-        N_(
-            "all past keys get 1/6: the bias is missing, this is what zero scores "
-            "give without ALiBi"
-        ): _softmax_of(KEYS_PAST.to(F64)),
-        lambda a: _(
-            "the shape is right but the weights sum to {total:.4f}: divide by the "
-            "sum (softmax normalizes exp(score + bias) over the keys)"
-        ).format(total=float(a.sum())): _unnormalized,
-        N_("keys n = 6 and 7 are in the future of query 5 and must get weight 0"): (
-            lambda a: (a[~KEYS_PAST].abs() > 1e-6).any()
+        Mistake(
+            either(LOGITS, torch.where(KEYS_PAST, LOGITS, torch.zeros(8, dtype=F64))),
+            N_(
+                "these are the scores -μ·(m - n), not weights: mask n > 5 with -inf, "
+                "then the weights are softmax(scores + bias) over the keys: apply the "
+                "softmax"
+            ),
+            first=True,
         ),
-    },
+        Mistake(
+            -0.5 * D.abs(),
+            N_(
+                "these are the symmetric scores -μ·|m - n|: mask the future keys n > 5 "
+                "with -inf, then the weights are softmax(scores + bias) over the keys: "
+                "apply the softmax"
+            ),
+            first=True,
+        ),
+        Mistake(
+            lambda a: (a < 0).any() or (a > 1).any(),
+            N_(
+                "weights are probabilities between 0 and 1; these look like scores: the "
+                "weights are softmax(scores + bias) over the keys: apply the softmax"
+            ),
+            first=True,
+        ),
+        Mistake(
+            _softmax_of(torch.exp(-0.5 * D.abs())),
+            N_(
+                "keys 6 and 7 are in the future of query 5 and get weight here: you used "
+                "|m - n| without the causal mask (the symmetric, encoder variant). Mask "
+                "n > m with -inf before the softmax"
+            ),
+        ),
+        Mistake(
+            _softmax_of(
+                torch.where(KEYS_PAST, torch.exp(-LOGITS), torch.zeros(8, dtype=F64))
+            ),
+            N_(
+                "the weights grow with distance: the bias has the wrong sign, it is "
+                "-μ·(m - n)"
+            ),
+        ),
+        Mistake(
+            _softmax_of(KEYS_PAST.to(F64)),
+            N_(
+                "all past keys get 1/6: the bias is missing, this is what zero scores "
+                "give without ALiBi"
+            ),
+        ),
+        Mistake(
+            _unnormalized,
+            lambda f: _(
+                "the shape is right but the weights sum to {total:.4f}: divide by the "
+                "sum (softmax normalizes exp(score + bias) over the keys)"
+            ).format(total=float(f["value"].sum())),
+        ),
+        Mistake(
+            lambda a: (a[~KEYS_PAST].abs() > 1e-6).any(),
+            N_("keys n = 6 and 7 are in the future of query 5 and must get weight 0"),
+        ),
+    ],
     facts={"ratio": math.exp(-0.5), "own": float(WEIGHTS[5])},
     right=N_(
         "each step back multiplies the weight by e^(-1/2) = {ratio:.4f}; the query's own "

@@ -16,8 +16,10 @@ inf or a truncated number through.
     as_indices(answer, name, size)                        -> frozenset of ints
     as_yes_no(answer, name)                               -> bool
     as_choices(answer, name, keys, choices)               -> dict {key: choice}
+    as_choice(answer, name, aliases, *, names, unknown)   -> the key an answer names
     describe(answer)                  -> a short description, safe for any object
-    guarded(check)                    -> the checker, returning a Feedback always
+    guarded(check)                    -> the checker, returning a Feedback (a bug of
+                                         rope_lib's own is raised under tests)
 
 read_tensor, read_number, ... are the same readers returning the NotYet as a Feedback,
 for code outside the checker machinery.
@@ -33,14 +35,17 @@ from __future__ import annotations
 import functools
 import math
 import numbers
+import os
+import sysconfig
 from collections.abc import Mapping
 from decimal import Decimal
+from pathlib import Path
 
 import numpy as np
 import torch
 
 from ..language import N_, _
-from . import Feedback, NotYet, not_yet
+from .feedback import Feedback, NotYet, not_yet
 
 _MAX_DEPTH = 8  # nested lists deeper than this are not an answer (and may be cyclic)
 
@@ -492,10 +497,81 @@ def as_choices(answer, name: str, keys, choices):
     return read
 
 
+def squeeze(text) -> str:
+    """A name as checkers compare it: lower case, without spaces, hyphens, underscores,
+    dots or plus signs, and without a "rope +" in front (rope + YaRN is YaRN)."""
+    text = str(text).strip().lower()
+    for prefix in ("rope+", "rope +", "rope + "):
+        if text.startswith(prefix) and len(text) > len(prefix):
+            text = text[len(prefix) :]
+    return "".join(c for c in text if c not in " -_.+")
+
+
+def as_choice(answer, name: str, aliases: Mapping, *, names, unknown, near=None):
+    """The key an answer names, one string: `aliases` maps each way to write a key (its
+    id, its label in English and in the learner's language) to the key, compared after
+    squeeze(). `near` maps names that are known wrong choices to their message; any
+    other name gets `unknown`. Messages are formatted with names (the choices to show)
+    and got (the answer); raises NotYet."""
+    if isinstance(answer, np.ndarray) and answer.ndim == 0 and answer.dtype.kind == "U":
+        answer = str(answer)
+    one = isinstance(answer, (list, tuple, set, frozenset)) and len(answer) == 1
+    if one or (
+        isinstance(answer, np.ndarray) and answer.ndim >= 1 and answer.size == 1
+    ):
+        raise NotYet(_("give one name (a string), not a collection of names"))
+    if not isinstance(answer, (str, np.str_)):
+        raise NotYet(
+            _("answer with one of {names} (a string), got {got}").format(
+                names=names, got=describe(answer)
+            )
+        )
+    text = squeeze(answer)
+    keys = {squeeze(alias): key for alias, key in aliases.items()}
+    if text in keys:
+        return keys[text]
+    near = {squeeze(alias): message for alias, message in (near or {}).items()}
+    message = near.get(text, unknown)
+    raise NotYet(_(message).format(names=names, got=describe(answer)))
+
+
+def strict() -> bool:
+    """Whether a checker's own bug is raised rather than shown as feedback: under pytest
+    (PYTEST_CURRENT_TEST) or with ROPE_STRICT_CHECKERS=1 (tests/conftest.py sets it, so
+    that the notebooks nbval runs are strict too)."""
+    return "PYTEST_CURRENT_TEST" in os.environ or (
+        os.environ.get("ROPE_STRICT_CHECKERS") == "1"
+    )
+
+
+_LIBRARIES = tuple(
+    str(Path(p).resolve())
+    for p in {
+        Path(__file__).parents[1],
+        *map(sysconfig.get_path, ("stdlib", "purelib")),
+    }
+)
+
+
+def _raised_by_learner(error: BaseException) -> bool:
+    """Whether the learner's own code is on the way to the error: a frame outside
+    rope_lib, the standard library and the installed packages (a notebook cell, the
+    learner's function or class)."""
+    tb = error.__traceback__
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename  # "<string>": made by the library
+        path = str(Path(filename).resolve())
+        if not filename.startswith("<") and not path.startswith(_LIBRARIES):
+            return True
+        tb = tb.tb_next
+    return False
+
+
 def guarded(check):
-    """Wrap a checker so that whatever comes, it returns a Feedback: a NotYet raised
-    inside becomes a "not yet" with its message; any other exception (a last resort: the
-    readers turn every odd answer into a specific message) a "could not check"."""
+    """Wrap a checker so that it returns a Feedback: a NotYet raised inside becomes a "not
+    yet" with its message; an error raised in the learner's own code a "could not check".
+    Any other exception is a bug of the checker: a "could not check" too for a learner,
+    but raised under tests (strict()), so that a bug never hides as feedback."""
 
     @functools.wraps(check)
     def wrapper(answer):
@@ -504,6 +580,8 @@ def guarded(check):
         except NotYet as why:
             return not_yet(str(why))
         except Exception as error:
+            if strict() and not _raised_by_learner(error):
+                raise
             return not_yet(
                 _(
                     "could not check this answer ({error}); give it in the form the "

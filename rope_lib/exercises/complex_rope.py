@@ -18,7 +18,7 @@ import torch
 
 from ..language import N_, _
 from ..rotary import half_to_interleaved, interleaved_to_half
-from . import NotYet, Word, close, exercise, near
+from . import Mistake, NotYet, Word, close, exercise, near
 from .answers import as_complex, as_count, as_number, as_tensor
 
 F64 = torch.float64
@@ -51,27 +51,42 @@ def _as_pair(answer, name: str) -> torch.Tensor:
     placeholder=lambda none: _missing(
         _("the rotated pair, a complex number or [x', y']")
     ),
-    mistakes={
-        N_(
-            "you turned the pair clockwise, by -m·θ: multiply by e^(+i m θ), not by "
-            "its conjugate"
-        ): _rotated(-ANGLE),
-        N_(
-            "you turned the pair by θ = 0.1 only: the angle at position m is m·θ"
-        ): _rotated(THETA),
-        N_(
-            "the angle looks like it was taken in degrees: torch.cos, torch.sin and "
-            "torch.polar use radians"
-        ): _rotated(math.radians(ANGLE)),
-        N_(
-            "real and imaginary parts are swapped: the pair (x, y) is the complex "
-            "number x + iy"
-        ): _rotated(ANGLE).flip(0),
-        N_("that is the pair before the rotation"): torch.tensor(PAIR, dtype=F64),
-        N_("a rotation keeps the length |3 + 4i| = 5, yours has length {length:.4f}"): (
-            lambda pair: abs(float(pair.norm()) - 5.0) > 1e-3
+    mistakes=[
+        Mistake(
+            _rotated(-ANGLE),
+            N_(
+                "you turned the pair clockwise, by -m·θ: multiply by e^(+i m θ), not by "
+                "its conjugate"
+            ),
         ),
-    },
+        Mistake(
+            _rotated(THETA),
+            N_("you turned the pair by θ = 0.1 only: the angle at position m is m·θ"),
+        ),
+        Mistake(
+            _rotated(math.radians(ANGLE)),
+            N_(
+                "the angle looks like it was taken in degrees: torch.cos, torch.sin and "
+                "torch.polar use radians"
+            ),
+        ),
+        Mistake(
+            _rotated(ANGLE).flip(0),
+            N_(
+                "real and imaginary parts are swapped: the pair (x, y) is the complex "
+                "number x + iy"
+            ),
+        ),
+        Mistake(
+            torch.tensor(PAIR, dtype=F64), N_("that is the pair before the rotation")
+        ),
+        Mistake(
+            lambda pair: abs(float(pair.norm()) - 5.0) > 1e-3,
+            N_(
+                "a rotation keeps the length |3 + 4i| = 5, yours has length {length:.4f}"
+            ),
+        ),
+    ],
     facts=lambda pair, expected: {
         "angle": ANGLE,
         "x": float(pair[0]),
@@ -117,24 +132,36 @@ def _as_score(answer, name: str) -> float:
     expected=(Q_M * K_N.conjugate()).real,
     same=near(rtol=0, atol=1e-4),
     placeholder=N_("replace `None` with one real number: the score q'·k'"),
-    mistakes={
-        N_(
-            "without the conjugate the angles add: Re[q_m k_n] turns by (m + n)θ. The "
-            "score is Re[q_m · conj(k_n)], where the angles subtract"
-        ): (Q_M * K_N).real,
-        N_(
-            "that is the imaginary part; the dot product of two pairs is the real part "
-            "of q_m · conj(k_n)"
-        ): (Q_M * K_N.conjugate()).imag,
-        N_(
-            "the positions are swapped: the query sits at m = 7 and the key at n = 3, "
-            "so the relative angle is (m - n)θ = +0.8 rad"
-        ): (Q * K.conjugate() * cmath.exp(-1j * (M - N) * THETA_S)).real,
-        N_(
-            "that is q·k before the rotation (Re[q · conj(k)] = -1): turn q by mθ and k "
-            "by nθ first"
-        ): (Q * K.conjugate()).real,
-    },
+    mistakes=[
+        Mistake(
+            (Q_M * K_N).real,
+            N_(
+                "without the conjugate the angles add: Re[q_m k_n] turns by (m + n)θ. The "
+                "score is Re[q_m · conj(k_n)], where the angles subtract"
+            ),
+        ),
+        Mistake(
+            (Q_M * K_N.conjugate()).imag,
+            N_(
+                "that is the imaginary part; the dot product of two pairs is the real part "
+                "of q_m · conj(k_n)"
+            ),
+        ),
+        Mistake(
+            (Q * K.conjugate() * cmath.exp(-1j * (M - N) * THETA_S)).real,
+            N_(
+                "the positions are swapped: the query sits at m = 7 and the key at n = 3, "
+                "so the relative angle is (m - n)θ = +0.8 rad"
+            ),
+        ),
+        Mistake(
+            (Q * K.conjugate()).real,
+            N_(
+                "that is q·k before the rotation (Re[q · conj(k)] = -1): turn q by mθ and k "
+                "by nθ first"
+            ),
+        ),
+    ],
     otherwise=N_(
         "not {value:.4f}: rotate q = 2 + i by e^(i·7·0.2) and k = 1 - 3i by "
         "e^(i·3·0.2), then take the real part of q_m · conj(k_n)"
@@ -164,24 +191,35 @@ SLOW = _pairs_below_one_turn(500000.0)
     options={"what": N_("a count of pairs")},
     expected=SLOW,
     placeholder=lambda none: _missing(_("the number of pairs, an integer")),
-    mistakes={
-        N_(
-            "that is the number of pairs that DO complete a turn; the question asks "
-            "for those that do not"
-        ): 64 - SLOW,
-        N_(
-            "that is the count for base 10,000; this model uses base 500,000"
-        ): _pairs_below_one_turn(10000.0),
-        N_(
-            "you compared the angle L·θ_i with 1 radian; one full turn is 2π radians"
-        ): _pairs_below_one_turn(500000.0, turn=1.0),
-        N_("off by one: count the pairs i with 8192·θ_i / (2π) < 1, i from 0 to 63"): (
-            lambda n: abs(n - SLOW) == 1
+    mistakes=[
+        Mistake(
+            64 - SLOW,
+            N_(
+                "that is the number of pairs that DO complete a turn; the question asks "
+                "for those that do not"
+            ),
         ),
-        N_("there are only {pairs} pairs in a head of size {head_dim}"): (
-            lambda n: not 0 <= n <= 64
+        Mistake(
+            _pairs_below_one_turn(10000.0),
+            N_("that is the count for base 10,000; this model uses base 500,000"),
         ),
-    },
+        Mistake(
+            _pairs_below_one_turn(500000.0, turn=1.0),
+            N_(
+                "you compared the angle L·θ_i with 1 radian; one full turn is 2π radians"
+            ),
+        ),
+        Mistake(
+            lambda n: abs(n - SLOW) == 1,
+            N_(
+                "off by one: count the pairs i with 8192·θ_i / (2π) < 1, i from 0 to 63"
+            ),
+        ),
+        Mistake(
+            lambda n: not 0 <= n <= 64,
+            N_("there are only {pairs} pairs in a head of size {head_dim}"),
+        ),
+    ],
     facts={
         "n": SLOW,
         "pairs": 64,
@@ -223,25 +261,39 @@ def _layouts():
     """The expected W_k and the known mistakes of check_meta_layout_weights."""
     w = meta_layout_weights().to(F64)
     expected = _per_head_rows(w, half_to_interleaved)
-    return expected, {
-        N_("this is the half-split matrix unchanged; its rows must be reordered"): w,
-        N_(
-            "you applied interleaved_to_half, the other direction: going from half "
-            "to interleaved needs half_to_interleaved"
-        ): _per_head_rows(w, interleaved_to_half),
-        N_(
-            "you reordered all 16 rows as one block; the pairs live inside each "
-            "head, so reorder each head's 8 rows separately"
-        ): half_to_interleaved(w.T).T,
-        N_(
-            "you reordered the columns (the d_model inputs); RoPE pairs the output "
-            "features, the rows of W_k"
-        ): half_to_interleaved(w),
-        N_(
-            "you reordered the columns within each head's block; reorder the rows "
-            "(output features) instead"
-        ): half_to_interleaved(w.reshape(2, 8, -1)).reshape(w.shape),
-    }
+    return expected, [
+        Mistake(
+            w, N_("this is the half-split matrix unchanged; its rows must be reordered")
+        ),
+        Mistake(
+            _per_head_rows(w, interleaved_to_half),
+            N_(
+                "you applied interleaved_to_half, the other direction: going from half "
+                "to interleaved needs half_to_interleaved"
+            ),
+        ),
+        Mistake(
+            half_to_interleaved(w.T).T,
+            N_(
+                "you reordered all 16 rows as one block; the pairs live inside each "
+                "head, so reorder each head's 8 rows separately"
+            ),
+        ),
+        Mistake(
+            half_to_interleaved(w),
+            N_(
+                "you reordered the columns (the d_model inputs); RoPE pairs the output "
+                "features, the rows of W_k"
+            ),
+        ),
+        Mistake(
+            half_to_interleaved(w.reshape(2, 8, -1)).reshape(w.shape),
+            N_(
+                "you reordered the columns within each head's block; reorder the rows "
+                "(output features) instead"
+            ),
+        ),
+    ]
 
 
 @exercise(
@@ -268,7 +320,7 @@ STORED = torch.tensor(float(POSITION)).to(torch.bfloat16).item()
 ERROR = abs(STORED - POSITION)  # theta_0 = 1: the angle is off as much as the position
 
 
-def _bfloat16_right(value) -> str:
+def _bfloat16_right(fields) -> str:
     nearby = torch.arange(POSITION - 80, POSITION + 80)
     alike = nearby[nearby.to(torch.bfloat16).to(torch.int64) == int(STORED)]
     low = 2 ** math.floor(math.log2(POSITION))  # bfloat16 keeps 8 significant bits
@@ -302,27 +354,43 @@ def _bfloat16_right(value) -> str:
     expected=ERROR,
     same=near(rtol=0, atol=1e-3),
     placeholder=lambda none: _missing(_("the error in radians, one positive number")),
-    mistakes={
-        N_("right size, but give the error as a positive number of radians"): -ERROR,
-        N_("that is the error in turns; the question asks for radians"): ERROR
-        / (2 * math.pi),
-        N_(
-            "that is the error folded onto the dial (minus one full turn); give the "
-            "error in the angle m·θ itself"
-        ): ERROR - 2 * math.pi,
-        N_(
-            "that is the position bfloat16 stores; the question asks how far the "
-            "angle moves because of it"
-        ): STORED,
-        N_(
-            "that is float16's rounding (it keeps 11 significant bits); bfloat16 "
-            "keeps only 8"
-        ): abs(torch.tensor(float(POSITION)).to(torch.float16).item() - POSITION),
-        N_(
-            "bfloat16 stores whole numbers exactly only up to 256; try "
-            "torch.tensor({position}.0).to(torch.bfloat16)"
-        ): 0.0,
-    },
+    mistakes=[
+        Mistake(
+            -ERROR, N_("right size, but give the error as a positive number of radians")
+        ),
+        Mistake(
+            ERROR / (2 * math.pi),
+            N_("that is the error in turns; the question asks for radians"),
+        ),
+        Mistake(
+            ERROR - 2 * math.pi,
+            N_(
+                "that is the error folded onto the dial (minus one full turn); give the "
+                "error in the angle m·θ itself"
+            ),
+        ),
+        Mistake(
+            STORED,
+            N_(
+                "that is the position bfloat16 stores; the question asks how far the "
+                "angle moves because of it"
+            ),
+        ),
+        Mistake(
+            abs(torch.tensor(float(POSITION)).to(torch.float16).item() - POSITION),
+            N_(
+                "that is float16's rounding (it keeps 11 significant bits); bfloat16 "
+                "keeps only 8"
+            ),
+        ),
+        Mistake(
+            0.0,
+            N_(
+                "bfloat16 stores whole numbers exactly only up to 256; try "
+                "torch.tensor({position}.0).to(torch.bfloat16)"
+            ),
+        ),
+    ],
     facts={"position": POSITION},
     otherwise=N_(
         "not quite: store {position} in bfloat16, compare with {position}, and multiply "

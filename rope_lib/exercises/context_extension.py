@@ -13,7 +13,7 @@ from ..extension_analysis import first_pair_longer_than, pair_regimes, ramp_by_p
 from ..language import N_, _
 from ..rotary import inv_frequencies
 from ..scaling import rope_frequencies, yarn_correction_range, yarn_get_mscale
-from . import NotYet, Word, close, either, exercise
+from . import Mistake, NotYet, Word, close, compare_tensor, either, exercise
 from .answers import as_count, as_indices, as_number, as_numbers, as_tensor, describe
 
 # The settings each exercise uses (the notebook prints them).
@@ -42,29 +42,44 @@ def _corr_dim(two_pi: bool = True) -> int:
     name="corr_dim",
     options={"what": N_("a pair index")},
     expected=_corr_dim,
-    mistakes={
-        N_(
-            "{value} is the last pair whose wavelength still fits into L; corr_dim is "
-            "the first one that exceeds it"
-        ): (lambda i: i == _corr_dim() - 1),
-        N_(
-            "{value} is a dimension index (2i); the question asks for the pair index i"
-        ): (lambda i: i == 2 * _corr_dim()),
-        N_(
-            "you took the wavelength as 1/theta_i; one full turn is 2 pi radians, so "
-            "lambda_i = 2 pi / theta_i"
-        ): (lambda i: i == _corr_dim(two_pi=False)),
-        N_(
-            "{value} would mean no pair has a wavelength beyond L; check that you "
-            "compare wavelengths 2 pi / theta_i (not frequencies) and theta_i = "
-            "b^(-2i/d)"
-        ): EX1["head_dim"] // 2,
-        N_(
-            "{value} would mean every pair has a wavelength beyond L; check that you "
-            "compare wavelengths 2 pi / theta_i (not frequencies) and theta_i = "
-            "b^(-2i/d)"
-        ): 0,
-    },
+    mistakes=[
+        Mistake(
+            lambda i: i == _corr_dim() - 1,
+            N_(
+                "{value} is the last pair whose wavelength still fits into L; corr_dim is "
+                "the first one that exceeds it"
+            ),
+        ),
+        Mistake(
+            lambda i: i == 2 * _corr_dim(),
+            N_(
+                "{value} is a dimension index (2i); the question asks for the pair index i"
+            ),
+        ),
+        Mistake(
+            lambda i: i == _corr_dim(two_pi=False),
+            N_(
+                "you took the wavelength as 1/theta_i; one full turn is 2 pi radians, so "
+                "lambda_i = 2 pi / theta_i"
+            ),
+        ),
+        Mistake(
+            EX1["head_dim"] // 2,
+            N_(
+                "{value} would mean no pair has a wavelength beyond L; check that you "
+                "compare wavelengths 2 pi / theta_i (not frequencies) and theta_i = "
+                "b^(-2i/d)"
+            ),
+        ),
+        Mistake(
+            0,
+            N_(
+                "{value} would mean every pair has a wavelength beyond L; check that you "
+                "compare wavelengths 2 pi / theta_i (not frequencies) and theta_i = "
+                "b^(-2i/d)"
+            ),
+        ),
+    ],
     facts={"last": EX1["head_dim"] // 2 - 1, "L": EX1["L"]},
     otherwise=N_(
         "corr_dim should be the first i with 2 pi b^(2i/d) > L; got {value}, which is "
@@ -88,18 +103,24 @@ NTK_BASE = B2 * S2 ** (D2 / (D2 - 2))
     read=as_number,
     name=Word(N_("the new base")),
     expected=NTK_BASE,
-    mistakes={
-        N_(
-            "you multiplied the base by s; NTK-aware scaling multiplies it by "
-            "s^(d/(d-2)), so that the LAST pair (exponent (d-2)/d) is divided by "
-            "exactly s"
-        ): B2 * S2,
-        N_("the exponent is upside down: s^(d/(d-2)), not s^((d-2)/d)"): B2
-        * S2 ** ((D2 - 2) / D2),
-        N_(
-            "that is the multiplier s^(d/(d-2)); multiply the original base by it"
-        ): either(NTK_BASE / B2, S2 ** (D2 / (D2 - 2))),
-    },
+    mistakes=[
+        Mistake(
+            B2 * S2,
+            N_(
+                "you multiplied the base by s; NTK-aware scaling multiplies it by "
+                "s^(d/(d-2)), so that the LAST pair (exponent (d-2)/d) is divided by "
+                "exactly s"
+            ),
+        ),
+        Mistake(
+            B2 * S2 ** ((D2 - 2) / D2),
+            N_("the exponent is upside down: s^(d/(d-2)), not s^((d-2)/d)"),
+        ),
+        Mistake(
+            either(NTK_BASE / B2, S2 ** (D2 / (D2 - 2))),
+            N_("that is the multiplier s^(d/(d-2)); multiply the original base by it"),
+        ),
+    ],
     otherwise=N_("the new base should be b * s^(d/(d-2)); got {value:.4g}"),
     right=N_(
         "base' = {expected:.2f}. The last pair's frequency is now exactly theta/s, pair "
@@ -142,29 +163,44 @@ def _yarn():
     expected = rope_frequencies(
         "yarn", D3, B3, factor=S3, original_max_position_embeddings=L3
     )
-    return expected[0], {
-        N_(
-            "the ramp is the wrong way round: high-frequency pairs (small i, short "
-            "wavelengths) must KEEP theta_i and low-frequency pairs (large i) get "
-            "theta_i / s"
-        ): yarn_by_hand(D3, B3, S3, L3, invert=True),
-        N_(
-            "the interpolated pairs were multiplied by s; interpolation divides the "
-            "frequency by s"
-        ): yarn_by_hand(D3, B3, 1 / S3, L3),
-        N_(
-            "almost: yarn_correction_range rounds the bounds outward to whole pairs "
-            "by default (truncate=True); you used the unrounded bounds"
-        ): yarn_by_hand(D3, B3, S3, L3, truncate=False),
-        N_(
-            "that is Position Interpolation (every pair divided by s); YaRN keeps "
-            "the fast pairs"
-        ): theta / S3,
-        N_(
-            "those are the original frequencies; the slow pairs still need dividing "
-            "by s"
-        ): theta,
-    }
+    return expected[0], [
+        Mistake(
+            yarn_by_hand(D3, B3, S3, L3, invert=True),
+            N_(
+                "the ramp is the wrong way round: high-frequency pairs (small i, short "
+                "wavelengths) must KEEP theta_i and low-frequency pairs (large i) get "
+                "theta_i / s"
+            ),
+        ),
+        Mistake(
+            yarn_by_hand(D3, B3, 1 / S3, L3),
+            N_(
+                "the interpolated pairs were multiplied by s; interpolation divides the "
+                "frequency by s"
+            ),
+        ),
+        Mistake(
+            yarn_by_hand(D3, B3, S3, L3, truncate=False),
+            N_(
+                "almost: yarn_correction_range rounds the bounds outward to whole pairs "
+                "by default (truncate=True); you used the unrounded bounds"
+            ),
+        ),
+        Mistake(
+            theta / S3,
+            N_(
+                "that is Position Interpolation (every pair divided by s); YaRN keeps "
+                "the fast pairs"
+            ),
+        ),
+        Mistake(
+            theta,
+            N_(
+                "those are the original frequencies; the slow pairs still need dividing "
+                "by s"
+            ),
+        ),
+    ]
 
 
 @exercise(
@@ -172,7 +208,7 @@ def _yarn():
     name="inv_freq",
     expected=lambda: _yarn()[0],
     same=close(rtol=1e-5, atol=1e-9),
-    tolerance={"atol": 1e-9, "rtol": 1e-5},
+    compare=functools.partial(compare_tensor, atol=1e-9, rtol=1e-5),
     mistakes=lambda: _yarn()[1],
     right=N_(
         "pairs 0..8 keep theta_i, pairs 21..31 get theta_i / 8, and 9..20 blend linearly "
@@ -191,19 +227,26 @@ LOG10_MSCALE = 0.1 * math.log10(EX4["factor"]) + 1
     read=as_number,
     name=Word(N_("the logit multiplier")),
     expected=MSCALE**2,
-    mistakes={
-        N_(
-            "{factor:.4f} multiplies cos and sin, i.e. each of q' and k'; the dot "
-            "product q'.k' carries it twice"
-        ): MSCALE,
-        N_(
-            "inverted: YaRN sharpens attention (logits grow), sqrt(1/t) = 0.1 ln s + "
-            "1 > 1"
-        ): either(1 / MSCALE**2, 1 / MSCALE),
-        N_("use the natural logarithm ln s (math.log), not log10"): either(
-            LOG10_MSCALE**2, LOG10_MSCALE
+    mistakes=[
+        Mistake(
+            MSCALE,
+            N_(
+                "{factor:.4f} multiplies cos and sin, i.e. each of q' and k'; the dot "
+                "product q'.k' carries it twice"
+            ),
         ),
-    },
+        Mistake(
+            either(1 / MSCALE**2, 1 / MSCALE),
+            N_(
+                "inverted: YaRN sharpens attention (logits grow), sqrt(1/t) = 0.1 ln s + "
+                "1 > 1"
+            ),
+        ),
+        Mistake(
+            either(LOG10_MSCALE**2, LOG10_MSCALE),
+            N_("use the natural logarithm ln s (math.log), not log10"),
+        ),
+    ],
     facts={"factor": MSCALE},
     otherwise=N_(
         "sqrt(1/t) = 0.1 ln s + 1 multiplies cos and sin; what does q'.k' get? got "
@@ -295,14 +338,15 @@ def _read_llama3_answer(answer, name: str):
     return tuple(counts), (tuple(sets) if all(x is not None for x in sets) else None)
 
 
-def _right_regimes(read) -> bool:
+def _right_regimes(read, regimes) -> bool:
     counts, sets = read
     if sets is not None:
-        return sets == _llama3_regimes(EX5["base"])
-    return counts == tuple(map(len, _llama3_regimes(EX5["base"])))
+        return sets == regimes
+    return counts == tuple(map(len, regimes))
 
 
-def _llama3_right(read) -> str:
+def _llama3_right(fields) -> str:
+    read = fields["value"]
     kept, blended, interpolated = _llama3_regimes(EX5["base"])
     p = EX5
     if read[1] is not None:
@@ -350,7 +394,8 @@ def _swapped(read) -> bool:
     return sets is not None and sets[0] == interpolated and sets[2] == kept
 
 
-def _wrong_set(read) -> str:
+def _wrong_set(fields) -> str:
+    read = fields["value"]
     for name, got, want in zip(_REGIMES, read[1], _llama3_regimes(EX5["base"])):
         if got != want:
             return _(
@@ -376,34 +421,42 @@ def _no_blend(read) -> bool:
 
 @exercise(
     read=_read_llama3_answer,
-    expected=None,
-    same=lambda read, none: _right_regimes(read),
-    mistakes={
-        lambda read: _(
-            "kept and interpolated are swapped: the fast pairs (small i, short "
-            "wavelengths, pairs {kept}) are kept, the slow ones ({interpolated}) are "
-            "divided by s"
-        ).format(
-            kept=_span(_llama3_regimes(EX5["base"])[0]),
-            interpolated=_span(_llama3_regimes(EX5["base"])[2]),
-        ): _swapped,
-        _wrong_set: (lambda read: read[1] is not None),
-        lambda read: _(
-            "the three counts should add up to head_dim/2 = {pairs} pairs, got {total}"
-        ).format(pairs=EX5["head_dim"] // 2, total=sum(read[0])): (
-            lambda read: sum(read[0]) != EX5["head_dim"] // 2
+    expected=lambda: _llama3_regimes(EX5["base"]),
+    same=_right_regimes,
+    mistakes=[
+        Mistake(
+            _swapped,
+            lambda f: _(
+                "kept and interpolated are swapped: the fast pairs (small i, short "
+                "wavelengths, pairs {kept}) are kept, the slow ones ({interpolated}) are "
+                "divided by s"
+            ).format(
+                kept=_span(_llama3_regimes(EX5["base"])[0]),
+                interpolated=_span(_llama3_regimes(EX5["base"])[2]),
+            ),
         ),
-        N_("that is for base 10,000; Llama 3 uses rope_theta = 500,000"): (
-            lambda read: read[0] == tuple(map(len, _llama3_regimes(10000.0)))
+        Mistake(lambda read: read[1] is not None, _wrong_set),
+        Mistake(
+            lambda read: sum(read[0]) != EX5["head_dim"] // 2,
+            lambda f: _(
+                "the three counts should add up to head_dim/2 = {pairs} pairs, got {total}"
+            ).format(pairs=EX5["head_dim"] // 2, total=sum(f["value"][0])),
         ),
-        N_(
-            "some pairs between the two cutoffs blend (wavelengths between L/4 and L/1)"
-        ): _no_blend,
-    },
-    otherwise=lambda read: _(
+        Mistake(
+            lambda read: read[0] == tuple(map(len, _llama3_regimes(10000.0))),
+            N_("that is for base 10,000; Llama 3 uses rope_theta = 500,000"),
+        ),
+        Mistake(
+            _no_blend,
+            N_(
+                "some pairs between the two cutoffs blend (wavelengths between L/4 and L/1)"
+            ),
+        ),
+    ],
+    otherwise=lambda f: _(
         "count the pairs by wavelength against L/high_freq_factor and L/low_freq_factor; "
         "got {counts}"
-    ).format(counts=read[0]),
+    ).format(counts=f["value"][0]),
     right=_llama3_right,
 )
 def check_llama3_pair_counts(answer):

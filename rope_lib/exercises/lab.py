@@ -8,55 +8,42 @@ the answer, and returns a Feedback (never raises).
 
 The expected values come from first principles (the definition of exact match,
 theta_i = b^(-2i/d) / s for Position Interpolation) or from the lab results the lesson
-reads (rope_lib.lab.summary on load_results()): the folder named by the environment
-variable ROPE_LAB_RESULTS, or the committed notebooks/lab_results/. So they hold on any
-run of the lab, whatever its seeds.
+reads (rope_lib.lab.summary on rope_lib.lab.results.load_results()): the folder named by
+the environment variable ROPE_LAB_RESULTS, or the committed notebooks/lab_results/. So
+they hold on any run of the lab, whatever its seeds.
 """
 
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
-import numpy as np
 import torch
 
-from .. import results as _results
+from ..lab import summary
+from ..lab.experiments import METHODS
+from ..lab.figures import LABELS
+from ..lab.results import load_results
 from ..language import N_, _
-from . import NotYet, Word, compare_tensor, either, exercise
-from .answers import as_number, as_tensor, describe
-
-#: The committed results, read when ROPE_LAB_RESULTS is not set.
-COMMITTED_RESULTS = _results.NOTEBOOKS / "lab_results"
-
-
-def results_folder() -> Path:
-    """The folder of results.json the lesson reads: ROPE_LAB_RESULTS (a relative path is
-    taken from the current folder, else from notebooks/, as the lesson resolves it from
-    there), or the committed notebooks/lab_results/."""
-    return _results.results_folder("ROPE_LAB_RESULTS", COMMITTED_RESULTS)
-
-
-def load_results(folder=None) -> dict:
-    """results.json of the lab (python -m rope_lib.lab --out FOLDER) as a dict; by
-    default from results_folder()."""
-    return _results.load_results(folder if folder is not None else results_folder())
-
+from ..scaling import rope_frequencies
+from . import Mistake, NotYet, Word, compare_tensor, either, exercise
+from .answers import as_choice, as_number, as_tensor, describe
 
 # -------------------------------------------------------- exercise 1: exact match
 
-# (predicted, expected, exact-match accuracy): rows are 3-digit keys, as in the lab's
+# ((predicted, expected), exact-match accuracy): rows are 3-digit keys, as in the lab's
 # passkeys; the teacher notes quote the first four
 CASES = [
-    ([[1, 2, 3], [4, 5, 6]], [[1, 2, 3], [4, 5, 6]], 1.0),
-    ([[1, 2, 3], [4, 5, 7]], [[1, 2, 3], [4, 5, 6]], 0.5),
-    ([[1, 9, 9], [9, 5, 9]], [[1, 2, 3], [4, 5, 6]], 0.0),
+    (([[1, 2, 3], [4, 5, 6]], [[1, 2, 3], [4, 5, 6]]), 1.0),
+    (([[1, 2, 3], [4, 5, 7]], [[1, 2, 3], [4, 5, 6]]), 0.5),
+    (([[1, 9, 9], [9, 5, 9]], [[1, 2, 3], [4, 5, 6]]), 0.0),
     (
-        [[3, 2, 1], [4, 5, 6], [7, 8, 0], [0, 0, 0]],
-        [[1, 2, 3], [4, 5, 6], [7, 8, 9], [0, 0, 0]],
+        (
+            [[3, 2, 1], [4, 5, 6], [7, 8, 0], [0, 0, 0]],
+            [[1, 2, 3], [4, 5, 6], [7, 8, 9], [0, 0, 0]],
+        ),
         0.5,
     ),
-    ([[0, 0, 7], [1, 2, 3], [9, 9, 9]], [[0, 0, 0], [1, 2, 3], [9, 9, 8]], 1 / 3),
+    (([[0, 0, 7], [1, 2, 3], [9, 9, 9]], [[0, 0, 0], [1, 2, 3], [9, 9, 8]]), 1 / 3),
 ]
 
 
@@ -64,92 +51,104 @@ def _rows(table) -> str:
     return str(table).replace(" ", "")
 
 
-def _first_wrong(answer, name: str):
-    """Run the learner's function on every case: None when all are right, else the
-    first wrong one (the messages' fields, p, e, got); raises NotYet when it fails."""
+def _run(answer, name: str, predicted, expected) -> float:
+    """What the learner's function gives on one case; raises NotYet when it is no
+    function, fails, or gives no number."""
     if not callable(answer):
         raise NotYet(
             _("give the function itself, exact_match (no brackets): got {got}").format(
                 got=describe(answer)
             )
         )
-    for predicted, expected, want in CASES:
-        p, e = torch.tensor(predicted), torch.tensor(expected)
-        case = {"predicted": _rows(predicted), "expected": _rows(expected)}
-        try:
-            result = answer(p.clone(), e.clone())
-        except Exception as error:  # noqa: BLE001 - any failure is feedback for the learner
-            if isinstance(error, RuntimeError) and "dtype" in str(error):
-                raise NotYet(
-                    _(
-                        "on {predicted} vs {expected} your function raised a "
-                        "RuntimeError: torch takes no mean of booleans; turn the "
-                        "booleans into numbers (.double()) before taking the mean"
-                    ).format(**case)
-                ) from None
+    case = {"predicted": _rows(predicted), "expected": _rows(expected)}
+    try:
+        result = answer(torch.tensor(predicted), torch.tensor(expected))
+    except Exception as error:  # noqa: BLE001 - the learner's code: feedback for them
+        if isinstance(error, RuntimeError) and "dtype" in str(error):
             raise NotYet(
                 _(
-                    "on {predicted} vs {expected} your function raised {kind}: {error}"
-                ).format(**case, kind=type(error).__name__, error=error)
+                    "on {predicted} vs {expected} your function raised a "
+                    "RuntimeError: torch takes no mean of booleans; turn the "
+                    "booleans into numbers (.double()) before taking the mean"
+                ).format(**case)
             ) from None
-        if result is None:
-            raise NotYet(
-                _(
-                    "your function returns None: return the fraction of rows with all "
-                    "digits right"
-                )
+        raise NotYet(
+            _(
+                "on {predicted} vs {expected} your function raised {kind}: {error}"
+            ).format(**case, kind=type(error).__name__, error=error)
+        ) from None
+    if result is None:
+        raise NotYet(
+            _(
+                "your function returns None: return the fraction of rows with all "
+                "digits right"
             )
-        try:
-            got = as_number(result, _("what your function returns"))
-        except NotYet as problem:
-            raise NotYet(
-                _(
-                    "on {predicted} vs {expected}: {problem}. exact_match gives one "
-                    "number, the fraction of keys (rows) with every digit right"
-                ).format(**case, problem=problem)
-            ) from None
-        if not math.isclose(got, want, abs_tol=1e-6):
-            return {**case, "p": p, "e": e, "got": got, "want": want, "keys": len(p)}
-    return None
+        )
+    try:
+        return as_number(result, _("what your function returns"))
+    except NotYet as problem:
+        raise NotYet(
+            _(
+                "on {predicted} vs {expected}: {problem}. exact_match gives one "
+                "number, the fraction of keys (rows) with every digit right"
+            ).format(**case, problem=problem)
+        ) from None
 
 
-def _gives(statistic):
-    """Whether the wrong case's result is `statistic` of (p == e)."""
-    return lambda c: math.isclose(
-        c["got"], float(statistic(c["p"] == c["e"])), abs_tol=1e-6
-    )
+def _gives(predicted, expected, statistic):
+    """Whether the learner's result is `statistic` of (predicted == expected)."""
+    hits = torch.tensor(predicted) == torch.tensor(expected)
+    return lambda got: math.isclose(got, float(statistic(hits)), abs_tol=1e-6)
 
 
 @exercise(
-    read=_first_wrong,
-    expected=None,
-    same=lambda wrong, none: wrong is None,
+    read=_run,
+    cases=CASES,
+    same=lambda got, want: math.isclose(got, want, abs_tol=1e-6),
     placeholder=N_(
         "replace `None` with your function exact_match(predicted, expected)"
     ),
-    mistakes={
-        N_(
-            "on {predicted} vs {expected} you give {got:.3g}, the fraction of right "
-            "digits; exact match counts a key only when all its digits are right: "
-            "{want:.3g}"
-        ): _gives(lambda hits: hits.double().mean()),
-        N_(
-            "on {predicted} vs {expected} you give {got:.3g}, expected {want:.3g}: a "
-            "key with one right digit does not count; use .all(dim=1), not "
-            ".any(dim=1)"
-        ): _gives(lambda hits: hits.any(dim=1).double().mean()),
-        N_(
-            "on {predicted} vs {expected} you give {got:.3g}, expected {want:.3g}: "
-            "{got:.3g} is how many keys are right; divide by the number of keys "
-            "({keys})"
-        ): _gives(lambda hits: hits.all(dim=1).sum()),
-        N_(
-            "on {predicted} vs {expected} you give {got:.3g}, expected {want:.3g}: "
-            "dim=0 runs down the keys (one digit place of every key); a key is a row, "
-            "so take .all(dim=1)"
-        ): _gives(lambda hits: hits.all(dim=0).double().mean()),
+    mistakes=lambda p, e: [
+        Mistake(
+            _gives(p, e, lambda hits: hits.double().mean()),
+            N_(
+                "on {predicted} vs {expected} you give {got:.3g}, the fraction of "
+                "right digits; exact match counts a key only when all its digits are "
+                "right: {want:.3g}"
+            ),
+        ),
+        Mistake(
+            _gives(p, e, lambda hits: hits.any(dim=1).double().mean()),
+            N_(
+                "on {predicted} vs {expected} you give {got:.3g}, expected {want:.3g}: "
+                "a key with one right digit does not count; use .all(dim=1), not "
+                ".any(dim=1)"
+            ),
+        ),
+        Mistake(
+            _gives(p, e, lambda hits: hits.all(dim=1).sum()),
+            N_(
+                "on {predicted} vs {expected} you give {got:.3g}, expected {want:.3g}: "
+                "{got:.3g} is how many keys are right; divide by the number of keys "
+                "({keys})"
+            ),
+        ),
+        Mistake(
+            _gives(p, e, lambda hits: hits.all(dim=0).double().mean()),
+            N_(
+                "on {predicted} vs {expected} you give {got:.3g}, expected {want:.3g}: "
+                "dim=0 runs down the keys (one digit place of every key); a key is a "
+                "row, so take .all(dim=1)"
+            ),
+        ),
+    ],
+    facts=lambda got, want, p, e: {
+        "predicted": _rows(p),
+        "expected": _rows(e),
+        "got": got,
+        "want": want,
+        "keys": len(p),
     },
-    facts=lambda wrong, none: wrong or {},
     otherwise=N_(
         "on {predicted} vs {expected} you give {got:.3g}, expected {want:.3g}"
     ),
@@ -194,16 +193,10 @@ def _compare(a, expected, name):
         ) from None
 
 
-def _scaled(rope_type: str) -> torch.Tensor:
-    from ..scaling import rope_frequencies
-
-    extra = {"original_max_position_embeddings": L}
-    if rope_type == "llama3":
-        extra.update(low_freq_factor=1.0, high_freq_factor=4.0)
-    inv_freq, _factor = rope_frequencies(
-        rope_type, HEAD_DIM, BASE, factor=float(FACTOR), **extra
-    )
-    return inv_freq.to(torch.float64)
+def _scaled(rope_type: str, **extra) -> torch.Tensor:
+    """The lab's frequencies under another method at the same s (what a slip gives)."""
+    extra |= {"factor": float(FACTOR), "original_max_position_embeddings": L}
+    return rope_frequencies(rope_type, HEAD_DIM, BASE, **extra)[0].to(torch.float64)
 
 
 @exercise(
@@ -211,56 +204,90 @@ def _scaled(rope_type: str) -> torch.Tensor:
     name="inv_freq",
     expected=_theta() / FACTOR,
     placeholder=N_("replace `None` with a tensor of the 16 frequencies, i = 0 first"),
-    mistakes=lambda: {
-        N_(
-            "inv_freq should have shape (16,), got {shape}: one frequency per pair "
-            "of coordinates, i = 0..15"
-        ): (lambda a: a.shape != (PAIRS,) and a.numel() == HEAD_DIM),
-        N_(
-            "inv_freq should have shape (16,), got {shape}: 8 frequencies are a head "
-            "of 16 dimensions; the lab's heads have 32 (d_model 64, 2 heads)"
-        ): (lambda a: a.shape == (PAIRS // 2,)),
-        N_("inv_freq should have shape (16,), got {shape}"): (
-            lambda a: a.shape != (PAIRS,)
+    mistakes=lambda: [
+        Mistake(
+            lambda a: a.shape != (PAIRS,) and a.numel() == HEAD_DIM,
+            N_(
+                "inv_freq should have shape (16,), got {shape}: one frequency per pair "
+                "of coordinates, i = 0..15"
+            ),
         ),
-        N_(
-            "you multiplied by s; PI slows every pair down: divide theta_i by s = 4"
-        ): _theta() * FACTOR,
-        N_(
-            "these are the unscaled frequencies; PI divides each by s = 256 / 64 = 4"
-        ): _theta(),
-        _divided_by(2): _theta() / 2,
-        _divided_by(8): _theta() / 8,
-        N_(
-            "you used d = 16, the number of frequencies; d is the head dimension, 32, "
-            "so theta_i = 10000^(-2i/32), i = 0..15"
-        ): either(_theta(d=PAIRS) / FACTOR, _theta(d=PAIRS)),
-        N_(
-            "that is 10000^(-i/32): as if d were 64 (the model's width) or the 2 of "
-            "2i were missing; d is the head dimension, 32, and i counts pairs: "
-            "theta_i = 10000^(-2i/32)"
-        ): either(_theta(d=MODEL_WIDTH) / FACTOR, _theta(d=MODEL_WIDTH)),
-        N_(
-            "the right values in reverse order: theta_0 / 4 = 1/4 (the fastest "
-            "pair) comes first"
-        ): _theta().flip(0) / FACTOR,
-        N_(
-            "that is NTK's base change (base 10000 * 4^(32/30)); Position "
-            "Interpolation keeps the base and divides every theta_i by s"
-        ): _theta(base=BASE * FACTOR ** (HEAD_DIM / (HEAD_DIM - 2))),
-        N_(
-            "those are YaRN's frequencies (it keeps the fast pairs); Position "
-            "Interpolation divides every theta_i by s, the fast ones too"
-        ): _scaled("yarn"),
-        N_(
-            "those are Llama 3's frequencies (it keeps the fast pairs); Position "
-            "Interpolation divides every theta_i by s, the fast ones too"
-        ): _scaled("llama3"),
-        N_(
-            "those are wavelengths (2 pi / frequency, in tokens); give the "
-            "frequencies theta_i / s themselves"
-        ): either(2 * math.pi * FACTOR / _theta(), 2 * math.pi / _theta()),
-    },
+        Mistake(
+            lambda a: a.shape == (PAIRS // 2,),
+            N_(
+                "inv_freq should have shape (16,), got {shape}: 8 frequencies are a head "
+                "of 16 dimensions; the lab's heads have 32 (d_model 64, 2 heads)"
+            ),
+        ),
+        Mistake(
+            lambda a: a.shape != (PAIRS,),
+            N_("inv_freq should have shape (16,), got {shape}"),
+        ),
+        Mistake(
+            _theta() * FACTOR,
+            N_(
+                "you multiplied by s; PI slows every pair down: divide theta_i by s = 4"
+            ),
+        ),
+        Mistake(
+            _theta(),
+            N_(
+                "these are the unscaled frequencies; PI divides each by s = 256 / 64 = 4"
+            ),
+        ),
+        Mistake(_theta() / 2, _divided_by(2)),
+        Mistake(_theta() / 8, _divided_by(8)),
+        Mistake(
+            either(_theta(d=PAIRS) / FACTOR, _theta(d=PAIRS)),
+            N_(
+                "you used d = 16, the number of frequencies; d is the head dimension, 32, "
+                "so theta_i = 10000^(-2i/32), i = 0..15"
+            ),
+        ),
+        Mistake(
+            either(_theta(d=MODEL_WIDTH) / FACTOR, _theta(d=MODEL_WIDTH)),
+            N_(
+                "that is 10000^(-i/32): as if d were 64 (the model's width) or the 2 of "
+                "2i were missing; d is the head dimension, 32, and i counts pairs: "
+                "theta_i = 10000^(-2i/32)"
+            ),
+        ),
+        Mistake(
+            _theta().flip(0) / FACTOR,
+            N_(
+                "the right values in reverse order: theta_0 / 4 = 1/4 (the fastest "
+                "pair) comes first"
+            ),
+        ),
+        Mistake(
+            _theta(base=BASE * FACTOR ** (HEAD_DIM / (HEAD_DIM - 2))),
+            N_(
+                "that is NTK's base change (base 10000 * 4^(32/30)); Position "
+                "Interpolation keeps the base and divides every theta_i by s"
+            ),
+        ),
+        Mistake(
+            _scaled("yarn"),
+            N_(
+                "those are YaRN's frequencies (it keeps the fast pairs); Position "
+                "Interpolation divides every theta_i by s, the fast ones too"
+            ),
+        ),
+        Mistake(
+            _scaled("llama3", low_freq_factor=1.0, high_freq_factor=4.0),
+            N_(
+                "those are Llama 3's frequencies (it keeps the fast pairs); Position "
+                "Interpolation divides every theta_i by s, the fast ones too"
+            ),
+        ),
+        Mistake(
+            either(2 * math.pi * FACTOR / _theta(), 2 * math.pi / _theta()),
+            N_(
+                "those are wavelengths (2 pi / frequency, in tokens); give the "
+                "frequencies theta_i / s themselves"
+            ),
+        ),
+    ],
     compare=_compare,
     right=N_(
         "every theta_i divided by s = 4: position m turns like m/4 did in training"
@@ -272,7 +299,7 @@ def check_pi_frequencies(answer):
     Position Interpolation from L = 64 to 4L = 256: theta_i / s with s = 4."""
 
 
-# -------------------------------------------------------- the results the lesson reads
+# -------------------------------------------------------- exercise 3: best extension
 
 
 def _lab_results() -> dict:
@@ -295,172 +322,130 @@ def _lab_results() -> dict:
     return results
 
 
-# -------------------------------------------------------- exercise 3: best extension
-
-SCHEME_WORDS = {"none", "nope", "sinusoidal", "learned", "rope", "alibi"}
-PLAIN_WORDS = {"default", "plain", "plainrope", "rope"}
-
-
-def _squeeze(text: str) -> str:
-    """Lower case without spaces, hyphens, underscores, dots or a "rope +" prefix."""
-    text = str(text).strip().lower()
-    for prefix in ("rope+", "rope +", "rope + "):
-        if text.startswith(prefix) and len(text) > len(prefix):
-            text = text[len(prefix) :]
-    return "".join(c for c in text if c not in " -_.+")
+def _top(by_method: dict, sign: int = 1) -> frozenset:
+    """Every method with the highest value (sign=-1: the lowest): dynamic NTK ties NTK."""
+    top = max(sign * v for v in by_method.values())
+    return frozenset(m for m, v in by_method.items() if sign * v >= top - 1e-9)
 
 
-def _method_key(answer, methods) -> str:
-    """The method (a name of config["methods"]) an answer names: its name or its label
-    (any case, spaces or hyphens, English or the learner's language); raises NotYet."""
-    from ..lab.figures import LABELS
-
-    if isinstance(answer, np.ndarray) and answer.ndim == 0 and answer.dtype.kind == "U":
-        answer = str(answer)
-    one = isinstance(answer, (list, tuple, set, frozenset)) and len(answer) == 1
-    if one or (
-        isinstance(answer, np.ndarray) and answer.ndim >= 1 and answer.size == 1
-    ):
-        raise NotYet(_("give one name (a string), not a collection of names"))
-    if not isinstance(answer, (str, np.str_)):
-        raise NotYet(
-            _("answer with one of {names} (a string), got {got}").format(
-                names=list(methods), got=describe(answer)
-            )
-        )
-    text = _squeeze(answer)
-    aliases = {}
-    for m in methods:
-        for alias in (m, LABELS.get(m, m), _(LABELS.get(m, m))):
-            aliases[_squeeze(alias)] = m
-    if "linear" in methods:
-        aliases.update({"positioninterpolation": "linear", "pi": "linear"})
-    if "dynamic" in methods:
-        aliases.update({"dynamicntk": "dynamic", "dynamicntkaware": "dynamic"})
-    if "ntk" in methods:
-        aliases["ntkaware"] = "ntk"
-    if text in aliases:
-        return aliases[text]
-    plain = LABELS["default"]
-    if text in PLAIN_WORDS or text == _squeeze(_(plain)):
-        raise NotYet(
-            _(
-                "{got} is the RoPE model with no extension, the baseline; the question "
-                "asks which method extends it best: one of {names}"
-            ).format(got=describe(answer), names=list(methods))
-        )
-    schemes = SCHEME_WORDS | {_squeeze(_(LABELS[s])) for s in ("sinusoidal", "learned")}
-    if text in schemes:
-        raise NotYet(
-            _(
-                "{got} is a position scheme; the question asks for a zero-shot "
-                "extension of the RoPE model: one of {names}"
-            ).format(got=describe(answer), names=list(methods))
-        )
-    raise NotYet(
-        _(
-            'answer with one of {names} (the names in config["methods"]), got {got}'
-        ).format(names=list(methods), got=describe(answer))
-    )
-
-
-def _mean_passkey(results, n, method) -> float:
-    from ..lab import summary
-
-    return summary.mean(summary.passkey(results, "rope", n, method))
-
-
-def _best(by_method: dict) -> frozenset:
-    """Every method with the highest value (dynamic NTK ties NTK at matched factors)."""
-    top = max(by_method.values())
-    return frozenset(m for m, v in by_method.items() if v >= top - 1e-9)
-
-
-def _read_extension(answer, name: str) -> dict:
-    """The named method, with every method's mean passkey accuracy by length."""
-    from ..lab import summary
-    from ..lab.figures import LABELS
-
+def _extensions() -> dict:
+    """The given of exercise 3: every method's mean passkey accuracy by length past L and
+    its text loss at 4L, from the results the lesson reads."""
     results = _lab_results()
     config = results["config"]
-    methods = list(config["methods"])
-    method = _method_key(answer, methods)
     L = config["train_length"]
-    longer = [n for n in config["lengths"] if n > L]
-    by_length = {n: {m: _mean_passkey(results, n, m) for m in methods} for n in longer}
-    at4 = by_length[4 * L]
-    text4 = {
-        m: summary.mean(summary.text_loss(results, "rope", 4 * L, m)) for m in methods
+    by_length = {
+        n: {
+            m: summary.mean(summary.passkey(results, "rope", n, m))
+            for m in config["methods"]
+        }
+        for n in config["lengths"]
+        if n > L
     }
-    _median, low, high = summary.spread(summary.passkey(results, "rope", 4 * L, method))
-    best = _best(at4)
+    text4 = {
+        m: summary.mean(summary.text_loss(results, "rope", 4 * L, m))
+        for m in config["methods"]
+    }
+    return {"results": results, "L": L, "by_length": by_length, "text4": text4}
+
+
+def _extension_facts(method: str, best: frozenset, given: dict) -> dict:
+    L, at4 = given["L"], given["by_length"][4 * given["L"]]
+    spread = summary.spread(summary.passkey(given["results"], "rope", 4 * L, method))
+    ties = [m for m in at4 if m in best and m != method]
     return {
-        "method": method,
         "name": _(LABELS.get(method, method)),
         "accuracy": at4[method],
         "n4": 4 * L,
-        "L": L,
-        "low": low,
-        "high": high,
-        "by_length": by_length,
-        "at4": at4,
-        "text4": text4,
-        "best": best,
-        "ties": ", ".join(
-            _(LABELS.get(m, m)) for m in methods if m in best and m != method
-        ),
-        "lowest": frozenset(m for m, v in at4.items() if v <= min(at4.values()) + 1e-9),
+        "low": spread[1],
+        "high": spread[2],
+        "ties": ", ".join(_(LABELS.get(m, m)) for m in ties),
     }
 
 
-def _best_at(factor: int):
-    def test(read) -> bool:
-        n = factor * read["L"]
-        return n in read["by_length"] and read["method"] in _best(read["by_length"][n])
-
-    return test
+def _best_at(factor: int, given: dict):
+    n = factor * given["L"]
+    by_length = given["by_length"]
+    return lambda method: n in by_length and method in _top(by_length[n])
 
 
-def _extension_right(read) -> str:
+def _extension_right(fields) -> str:
     message = _(
         "{name}: mean passkey accuracy {accuracy:.2f} at 4L = {n4} tokens, its seeds "
         "from {low:.2f} to {high:.2f}"
-    ).format(**read)
-    if read["ties"]:
-        message += _(" (tied with {ties}: the same numbers)").format(**read)
+    ).format(**fields)
+    if fields["ties"]:
+        message += _(" (tied with {ties}: the same numbers)").format(**fields)
     return message
 
 
+PLAIN = "default"  # the RoPE model with no extension, the baseline
+
+
+def _read_method(answer, name: str) -> str:
+    """The method (one of METHODS) an answer names: its id or its label, in English or
+    the learner's language; plain RoPE and the position schemes get their own word."""
+    aliases = {a: m for m in METHODS for a in (m, LABELS[m], _(LABELS[m]))}
+    aliases |= {"position interpolation": "linear", "pi": "linear", "ntk aware": "ntk"}
+    aliases |= {"dynamic ntk": "dynamic", "dynamic ntk aware": "dynamic"}
+    plain = N_(
+        "{got} is the RoPE model with no extension, the baseline; the question asks "
+        "which method extends it best: one of {names}"
+    )
+    scheme = N_(
+        "{got} is a position scheme; the question asks for a zero-shot extension of "
+        "the RoPE model: one of {names}"
+    )
+    baseline = ("default", "plain", "plain rope", "rope", _(LABELS[PLAIN]))
+    near = {w: plain for w in baseline}
+    near |= {w: scheme for w in ("none", "nope", "sinusoidal", "learned", "alibi")}
+    near |= {_(LABELS[s]): scheme for s in ("sinusoidal", "learned")}
+    unknown = N_(
+        'answer with one of {names} (the names in config["methods"]), got {got}'
+    )
+    names = list(METHODS)
+    return as_choice(answer, name, aliases, names=names, unknown=unknown, near=near)
+
+
 @exercise(
-    read=_read_extension,
+    given=_extensions,
+    read=_read_method,
     name=Word(N_("the method")),
-    expected=None,
+    expected=lambda given: _top(given["by_length"][4 * given["L"]]),
+    same=lambda method, best: method in best,
     placeholder=N_("replace `None` with a method's name, e.g. 'linear'"),
-    same=lambda read, none: read["method"] in read["best"],
-    mistakes={
-        N_(
-            "{name} has the LOWEST mean passkey accuracy at 4L = {n4} tokens "
-            "({accuracy:.2f}): the question asks for the highest (max, not min)"
-        ): (lambda read: read["method"] in read["lowest"]),
-        N_(
-            "{name} is the best at 2L, but at 4L = {n4} tokens its mean passkey "
-            "accuracy is {accuracy:.2f}; one method does better there"
-        ): _best_at(2),
-        N_(
-            "{name} is the best at 8L, but at 4L = {n4} tokens its mean passkey "
-            "accuracy is {accuracy:.2f}; one method does better there"
-        ): _best_at(8),
-        N_(
-            "{name} has the lowest text loss at 4L, but the question is about "
-            "retrieval: its mean passkey accuracy there is {accuracy:.2f}, and one "
-            "method does better"
-        ): (
-            lambda read: (
-                read["text4"][read["method"]] <= min(read["text4"].values()) + 1e-9
-            )
+    mistakes=lambda given: [
+        Mistake(
+            lambda method: method in _top(given["by_length"][4 * given["L"]], -1),
+            N_(
+                "{name} has the LOWEST mean passkey accuracy at 4L = {n4} tokens "
+                "({accuracy:.2f}): the question asks for the highest (max, not min)"
+            ),
         ),
-    },
-    facts=lambda read, none: {k: v for k, v in read.items()},
+        Mistake(
+            _best_at(2, given),
+            N_(
+                "{name} is the best at 2L, but at 4L = {n4} tokens its mean passkey "
+                "accuracy is {accuracy:.2f}; one method does better there"
+            ),
+        ),
+        Mistake(
+            _best_at(8, given),
+            N_(
+                "{name} is the best at 8L, but at 4L = {n4} tokens its mean passkey "
+                "accuracy is {accuracy:.2f}; one method does better there"
+            ),
+        ),
+        Mistake(
+            lambda method: method in _top(given["text4"], -1),
+            N_(
+                "{name} has the lowest text loss at 4L, but the question is about "
+                "retrieval: its mean passkey accuracy there is {accuracy:.2f}, and one "
+                "method does better"
+            ),
+        ),
+    ],
+    facts=_extension_facts,
     otherwise=N_(
         "{name} has mean passkey accuracy {accuracy:.2f} at 4L = {n4} tokens; one "
         'method does better: compare summary.mean(summary.passkey(results, "rope", '

@@ -16,7 +16,7 @@ from __future__ import annotations
 import torch
 
 from ..language import N_
-from . import Word, exercise, near, same_values
+from . import Mistake, Word, exercise, near, same_values
 from .answers import as_count, as_pair, as_tensor
 
 F64 = torch.float64
@@ -60,43 +60,62 @@ def _image_is(a: torch.Tensor, ids: torch.Tensor) -> bool:
     placeholder=N_(
         "replace `None` with a [3, 10] tensor: rows t, h, w; one column per token"
     ),
-    mistakes={
-        N_("transposed: give 3 rows (t, h, w) of 10 ids, shape [3, 10]"): (
-            lambda a: tuple(a.shape) == (10, 3)
+    mistakes=[
+        Mistake(
+            lambda a: tuple(a.shape) == (10, 3),
+            N_("transposed: give 3 rows (t, h, w) of 10 ids, shape [3, 10]"),
         ),
-        N_("ids should have shape (3, 10) (rows t, h, w), got {shape}"): (
-            lambda a: a.shape != IDS.shape
+        Mistake(
+            lambda a: a.shape != IDS.shape,
+            N_("ids should have shape (3, 10) (rows t, h, w), got {shape}"),
         ),
-        N_(
-            "the image is right, but the text after it starts at 2 + H·W = {counted}, "
-            "as if every patch took a step. Qwen2-VL goes on at s + max(H, W) = 5: the "
-            "image spans only max(H, W) = 3 positions on any axis"
-        ): _ids(next_start=COUNTED),
-        N_(
-            "the text after the image starts at 4, the image's largest id, so two "
-            "tokens share position 4 on the w axis: start one further, at s + max(H, "
-            "W) = 5"
-        ): _ids(next_start=EX1_BEFORE + max(EX1_ROWS, EX1_COLS) - 1),
-        N_(
-            "these are ordinary 1D positions 0..9 on every axis: only text tokens have "
-            "t = h = w; an image patch at row r, column c gets t = s, h = s + r, w = s "
-            "+ c"
-        ): torch.arange(10, dtype=F64).expand(3, -1),
-        N_(
-            "the image's ids start at 0: add the image's start s = 2 to t, h and w (t = "
-            "2, h = 2 + row, w = 2 + column)"
-        ): (lambda a: _image_is(a, _ids(image_start_offset=False))),
-        N_("rows h and w are swapped: h follows the patch row, w the column"): IDS[
-            [0, 2, 1]
-        ],
-        N_("the image is right; the first two text tokens are 0 and 1 on all rows"): (
-            lambda a: _image_is(a, IDS) and not same_values(a[:, :2], IDS[:, :2])
+        Mistake(
+            _ids(next_start=COUNTED),
+            N_(
+                "the image is right, but the text after it starts at 2 + H·W = {counted}, "
+                "as if every patch took a step. Qwen2-VL goes on at s + max(H, W) = 5: the "
+                "image spans only max(H, W) = 3 positions on any axis"
+            ),
         ),
-        N_(
-            "the text and the image are right; the last two text tokens go on at s + "
-            "max(H, W) = 5 and 6 on all three rows"
-        ): (lambda a: _image_is(a, IDS)),
-    },
+        Mistake(
+            _ids(next_start=EX1_BEFORE + max(EX1_ROWS, EX1_COLS) - 1),
+            N_(
+                "the text after the image starts at 4, the image's largest id, so two "
+                "tokens share position 4 on the w axis: start one further, at s + max(H, "
+                "W) = 5"
+            ),
+        ),
+        Mistake(
+            torch.arange(10, dtype=F64).expand(3, -1),
+            N_(
+                "these are ordinary 1D positions 0..9 on every axis: only text tokens have "
+                "t = h = w; an image patch at row r, column c gets t = s, h = s + r, w = s "
+                "+ c"
+            ),
+        ),
+        Mistake(
+            lambda a: _image_is(a, _ids(image_start_offset=False)),
+            N_(
+                "the image's ids start at 0: add the image's start s = 2 to t, h and w (t = "
+                "2, h = 2 + row, w = 2 + column)"
+            ),
+        ),
+        Mistake(
+            IDS[[0, 2, 1]],
+            N_("rows h and w are swapped: h follows the patch row, w the column"),
+        ),
+        Mistake(
+            lambda a: _image_is(a, IDS) and not same_values(a[:, :2], IDS[:, :2]),
+            N_("the image is right; the first two text tokens are 0 and 1 on all rows"),
+        ),
+        Mistake(
+            lambda a: _image_is(a, IDS),
+            N_(
+                "the text and the image are right; the last two text tokens go on at s + "
+                "max(H, W) = 5 and 6 on all three rows"
+            ),
+        ),
+    ],
     facts={"counted": COUNTED},
     right=N_(
         "text 0, 1; the image at s = 2 gets t = 2, h = 2 + row, w = 2 + column; the text "
@@ -120,30 +139,47 @@ GRID_ROWS, GRID_COLS = ROWS // MERGE, COLS // MERGE
     options={"what": N_("a position")},
     expected=TEXT + max(GRID_ROWS, GRID_COLS),
     placeholder=N_("replace `None` with one whole number: a position"),
-    mistakes={
-        N_(
-            "that counts every image token as a step (10 + 14·20): M-RoPE moves on by "
-            "max(H, W), not by the number of tokens"
-        ): TEXT + GRID_ROWS * GRID_COLS,
-        N_(
-            "that counts every patch before merging as a step: first merge 2 x 2 (a 14 "
-            "x 20 grid), then move on by max(H, W), not H·W"
-        ): TEXT + ROWS * COLS,
-        N_(
-            "right rule, but on the patches before merging: the language model sees a "
-            "14 x 20 grid, so max(H, W) = 20"
-        ): TEXT + max(ROWS, COLS),
-        N_(
-            "that is the image's largest id (10 + 19); the next token takes the "
-            "position after it"
-        ): TEXT + max(GRID_ROWS, GRID_COLS) - 1,
-        N_("the image spans max(H, W) positions, not min(H, W)"): TEXT
-        + min(GRID_ROWS, GRID_COLS),
-        N_(
-            "that counts every image token as a step: M-RoPE moves on by max(H, W) "
-            "after a grid"
-        ): TEXT + GRID_ROWS * GRID_COLS + 1,
-    },
+    mistakes=[
+        Mistake(
+            TEXT + GRID_ROWS * GRID_COLS,
+            N_(
+                "that counts every image token as a step (10 + 14·20): M-RoPE moves on by "
+                "max(H, W), not by the number of tokens"
+            ),
+        ),
+        Mistake(
+            TEXT + ROWS * COLS,
+            N_(
+                "that counts every patch before merging as a step: first merge 2 x 2 (a 14 "
+                "x 20 grid), then move on by max(H, W), not H·W"
+            ),
+        ),
+        Mistake(
+            TEXT + max(ROWS, COLS),
+            N_(
+                "right rule, but on the patches before merging: the language model sees a "
+                "14 x 20 grid, so max(H, W) = 20"
+            ),
+        ),
+        Mistake(
+            TEXT + max(GRID_ROWS, GRID_COLS) - 1,
+            N_(
+                "that is the image's largest id (10 + 19); the next token takes the "
+                "position after it"
+            ),
+        ),
+        Mistake(
+            TEXT + min(GRID_ROWS, GRID_COLS),
+            N_("the image spans max(H, W) positions, not min(H, W)"),
+        ),
+        Mistake(
+            TEXT + GRID_ROWS * GRID_COLS + 1,
+            N_(
+                "that counts every image token as a step: M-RoPE moves on by max(H, W) "
+                "after a grid"
+            ),
+        ),
+    ],
     facts=lambda m, expected: {"start": TEXT, "m": m},
     otherwise=N_(
         "not {m}: the text goes on at the image's start (10) plus max(H, W) of the "
@@ -174,29 +210,41 @@ AXES = torch.tensor(
     name=Word(N_("axes")),
     expected=AXES,
     placeholder=N_("replace `None` with 16 numbers, each 0 (t), 1 (h) or 2 (w)"),
-    mistakes={
-        N_("axes should have shape (16,) (one per pair), got {shape}"): (
-            lambda a: a.shape != (16,)
+    mistakes=[
+        Mistake(
+            lambda a: a.shape != (16,),
+            N_("axes should have shape (16,) (one per pair), got {shape}"),
         ),
-        N_(
-            "that is the contiguous split of Qwen2-VL (8 t pairs, then 4 h, then 4 w): "
-            "Qwen3-VL interleaves them, t, h, w, t, h, w, ..."
-        ): torch.tensor([0] * 8 + [1] * 4 + [2] * 4, dtype=F64),
-        N_(
-            "i % 3 for every pair gives h and w 5 pairs each; the section [8, 4, 4] "
-            "gives them 4: h and w only take pairs i < 3·4 = 12, the rest follow t"
-        ): torch.arange(16, dtype=F64) % 3,
-        N_("numbered from 1: use 0 for t, 1 for h and 2 for w"): (
-            lambda a: same_values(a - 1, AXES)
+        Mistake(
+            torch.tensor([0] * 8 + [1] * 4 + [2] * 4, dtype=F64),
+            N_(
+                "that is the contiguous split of Qwen2-VL (8 t pairs, then 4 h, then 4 w): "
+                "Qwen3-VL interleaves them, t, h, w, t, h, w, ..."
+            ),
         ),
-        N_(
-            "the right number of t, h and w pairs, in another order: pair i is h when i "
-            "% 3 == 1, w when i % 3 == 2 (while i < 12), t otherwise"
-        ): (lambda a: sorted(a.tolist()) == sorted(AXES.tolist())),
-        N_("each entry is an axis: 0 (t), 1 (h) or 2 (w)"): (
-            lambda a: not all(v in (0.0, 1.0, 2.0) for v in a.tolist())
+        Mistake(
+            torch.arange(16, dtype=F64) % 3,
+            N_(
+                "i % 3 for every pair gives h and w 5 pairs each; the section [8, 4, 4] "
+                "gives them 4: h and w only take pairs i < 3·4 = 12, the rest follow t"
+            ),
         ),
-    },
+        Mistake(
+            lambda a: same_values(a - 1, AXES),
+            N_("numbered from 1: use 0 for t, 1 for h and 2 for w"),
+        ),
+        Mistake(
+            lambda a: sorted(a.tolist()) == sorted(AXES.tolist()),
+            N_(
+                "the right number of t, h and w pairs, in another order: pair i is h when i "
+                "% 3 == 1, w when i % 3 == 2 (while i < 12), t otherwise"
+            ),
+        ),
+        Mistake(
+            lambda a: not all(v in (0.0, 1.0, 2.0) for v in a.tolist()),
+            N_("each entry is an axis: 0 (t), 1 (h) or 2 (w)"),
+        ),
+    ],
     right=N_(
         "t, h, w, t, h, w, ... for the first 3·4 = 12 pairs, then t for the rest: every "
         "axis gets fast and slow pairs. rope_lib.multimodal.mrope_pair_axes([8, 4, 4], "
@@ -226,30 +274,44 @@ close_to = near(rtol=1e-4, atol=1e-6)
     placeholder=N_(
         "replace `None` with two numbers: (Pixtral's offset, DINOv3's offset)"
     ),
-    mistakes={
-        N_("the two are swapped: give (Pixtral, DINOv3)"): (
-            lambda pair: close_to(pair[1], PIXTRAL) and close_to(pair[0], DINOV3)
+    mistakes=[
+        Mistake(
+            lambda pair: close_to(pair[1], PIXTRAL) and close_to(pair[0], DINOV3),
+            N_("the two are swapped: give (Pixtral, DINOv3)"),
         ),
-        N_(
-            "Pixtral's positions are integer rows and columns of the resized image: "
-            "the objects are now 6 columns apart, so its offset doubles"
-        ): (lambda pair: not close_to(pair[0], PIXTRAL) and close_to(pair[0], 3)),
-        N_(
-            "Pixtral's offset is the number of columns between the two patches after "
-            "the resize"
-        ): (lambda pair: not close_to(pair[0], PIXTRAL)),
-        N_(
-            "6/32 measures in [0, 1]; DINOv3 maps the patch centres to [-1, 1], a "
-            "width of 2: 2·6/32"
-        ): (lambda pair: close_to(pair[1], COLUMNS / 32)),
-        N_("use the new width: 6 columns of an image 32 patches wide, 2·6/32"): (
-            lambda pair: close_to(pair[1], 2.0 * COLUMNS / 16)
+        Mistake(
+            lambda pair: not close_to(pair[0], PIXTRAL) and close_to(pair[0], 3),
+            N_(
+                "Pixtral's positions are integer rows and columns of the resized image: "
+                "the objects are now 6 columns apart, so its offset doubles"
+            ),
         ),
-        N_(
-            "DINOv3 does not count patches: its coordinates are patch centres scaled to "
-            "[-1, 1]"
-        ): (lambda pair: close_to(pair[1], COLUMNS)),
-    },
+        Mistake(
+            lambda pair: not close_to(pair[0], PIXTRAL),
+            N_(
+                "Pixtral's offset is the number of columns between the two patches after "
+                "the resize"
+            ),
+        ),
+        Mistake(
+            lambda pair: close_to(pair[1], COLUMNS / 32),
+            N_(
+                "6/32 measures in [0, 1]; DINOv3 maps the patch centres to [-1, 1], a "
+                "width of 2: 2·6/32"
+            ),
+        ),
+        Mistake(
+            lambda pair: close_to(pair[1], 2.0 * COLUMNS / 16),
+            N_("use the new width: 6 columns of an image 32 patches wide, 2·6/32"),
+        ),
+        Mistake(
+            lambda pair: close_to(pair[1], COLUMNS),
+            N_(
+                "DINOv3 does not count patches: its coordinates are patch centres scaled to "
+                "[-1, 1]"
+            ),
+        ),
+    ],
     otherwise=N_(
         "DINOv3's coordinate of column c of W is 2(c + 1/2)/W - 1: subtract two"
     ),

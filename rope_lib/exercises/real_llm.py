@@ -25,14 +25,15 @@ import torch
 from ..language import N_, _
 from ..pretrained.results import (
     METHOD_NAMES,
+    PROBES,
     load_results,
     shared_windows,
     window_losses,
 )
 from ..pretrained.results import last_buckets as last_buckets  # for the lesson's tests
 from ..pretrained.results import results_folder as results_folder
-from . import NotYet, Word, compare_tensor, exercise
-from .answers import as_numbers, as_tensor, describe
+from . import Mistake, NotYet, Word, compare_tensor, exercise
+from .answers import as_choice, as_numbers, as_tensor
 
 # ------------------------------------------------- exercise 1: W_k in the half layout
 
@@ -81,85 +82,100 @@ def _wk_forms():
     }
 
 
-def _read_wk(answer, name: str):
-    t = as_tensor(answer, name)
-    return t, _wk_forms()
-
-
 def _close(a, b) -> bool:
     return a.shape == b.shape and bool((a - b).abs().max() <= 1e-5)
 
 
-def _is(form: str):
-    return lambda read: _close(read[0], read[1][form])
-
-
-def _rounding(read) -> float:
+def _rounding(a, right) -> float:
     """The largest difference from the right answer, when the shapes match."""
-    a, right = read[0], read[1]["right"]
     return float((a - right).abs().max()) if a.shape == right.shape else math.inf
 
 
-def _compare_wk(read, _expected, name):
-    compare_tensor(read[0], read[1]["right"], name, atol=1e-5, rtol=0.0)
+def _shape_is(shape):
+    return lambda a: tuple(a.shape) == shape
 
 
 @exercise(
-    read=_read_wk,
+    given=_wk_forms,
+    read=as_tensor,
     name="W_k_half",
-    expected=None,
-    same=lambda read, _none: _close(read[0], read[1]["right"]),
+    expected=lambda forms: forms["right"],
+    same=_close,
     placeholder=N_(
         "replace `None` with layer 0's W_k in the half layout, a (192, 576) tensor"
     ),
-    before={
-        N_(
-            "that has shape (576, 576), W_q's: W_k has 3 key/value heads of 64 rows, "
-            "(192, 576)"
-        ): (lambda read: tuple(read[0].shape) == (576, 576)),
-        N_(
-            "transposed: a weight matrix is [outputs, inputs], W_k is (192, 576) and "
-            "its rows are the 192 key coordinates"
-        ): (lambda read: tuple(read[0].shape) == WK_SHAPE[::-1]),
-        N_(
-            "one head per block {shape}: give the rows as one (192, 576) matrix, "
-            ".reshape(192, 576)"
-        ): (lambda read: tuple(read[0].shape) == (N_KV_HEADS, HEAD_DIM, WIDTH)),
-        N_("W_k_half should have shape (192, 576), got {shape}"): (
-            lambda read: tuple(read[0].shape) != WK_SHAPE
+    mistakes=lambda forms: [
+        Mistake(
+            _shape_is((576, 576)),
+            N_(
+                "that has shape (576, 576), W_q's: W_k has 3 key/value heads of 64 "
+                "rows, (192, 576)"
+            ),
+            first=True,
         ),
-    },
-    mistakes={
-        N_(
-            "these are the file's rows, unchanged (llama.cpp's interleaved order): "
-            "permute the rows of each head, row 2i + b to row b * 32 + i"
-        ): _is("file"),
-        N_(
-            "that is llama.cpp's direction, half to interleaved: the file is already "
-            "interleaved; go the other way, interleaved_to_half on each head's rows"
-        ): _is("backwards"),
-        N_(
-            "you permuted all 192 rows as one block: pairs never cross heads, so "
-            "permute within each of the 3 key/value heads (64 rows each)"
-        ): _is("one_head"),
-        N_(
-            "you permuted the columns (the 576 inputs); the layout is the order of "
-            "the outputs, the rows: one head's 64 key coordinates"
-        ): _is("columns"),
-        N_(
-            "the right rows, rounded: the values differ by up to {rounding:.1e}; keep "
-            "the file's float32 values (no .half() or bfloat16)"
-        ): (
-            lambda read: bool(
-                torch.allclose(read[0], read[1]["right"], rtol=1e-2, atol=1e-4)
-            )
+        Mistake(
+            _shape_is(WK_SHAPE[::-1]),
+            N_(
+                "transposed: a weight matrix is [outputs, inputs], W_k is (192, 576) "
+                "and its rows are the 192 key coordinates"
+            ),
+            first=True,
         ),
+        Mistake(
+            _shape_is((N_KV_HEADS, HEAD_DIM, WIDTH)),
+            N_(
+                "one head per block {shape}: give the rows as one (192, 576) matrix, "
+                ".reshape(192, 576)"
+            ),
+            first=True,
+        ),
+        Mistake(
+            lambda a: not _shape_is(WK_SHAPE)(a),
+            N_("W_k_half should have shape (192, 576), got {shape}"),
+            first=True,
+        ),
+        Mistake(
+            forms["file"],
+            N_(
+                "these are the file's rows, unchanged (llama.cpp's interleaved order): "
+                "permute the rows of each head, row 2i + b to row b * 32 + i"
+            ),
+        ),
+        Mistake(
+            forms["backwards"],
+            N_(
+                "that is llama.cpp's direction, half to interleaved: the file is "
+                "already interleaved; go the other way, interleaved_to_half on each "
+                "head's rows"
+            ),
+        ),
+        Mistake(
+            forms["one_head"],
+            N_(
+                "you permuted all 192 rows as one block: pairs never cross heads, so "
+                "permute within each of the 3 key/value heads (64 rows each)"
+            ),
+        ),
+        Mistake(
+            forms["columns"],
+            N_(
+                "you permuted the columns (the 576 inputs); the layout is the order of "
+                "the outputs, the rows: one head's 64 key coordinates"
+            ),
+        ),
+        Mistake(
+            lambda a: bool(torch.allclose(a, forms["right"], rtol=1e-2, atol=1e-4)),
+            N_(
+                "the right rows, rounded: the values differ by up to {rounding:.1e}; "
+                "keep the file's float32 values (no .half() or bfloat16)"
+            ),
+        ),
+    ],
+    facts=lambda a, right, forms: {
+        "shape": tuple(a.shape),
+        "rounding": _rounding(a, right),
     },
-    facts=lambda read, _none: {
-        "shape": tuple(read[0].shape),
-        "rounding": _rounding(read),
-    },
-    compare=_compare_wk,
+    compare=functools.partial(compare_tensor, atol=1e-5, rtol=0.0),
     right=N_(
         "row 2i + b of each head moved to row b * 32 + i: what transformers does when "
         "it loads the GGUF file, and qk_rows(W_k, 3, 'half') gives the same"
@@ -220,34 +236,50 @@ def _read_counts(answer, name: str):
     placeholder=N_(
         "replace `None` with three counts (kept, blended, interpolated), e.g. (16, 8, 8)"
     ),
-    mistakes={
-        lambda counts: _(
-            "the three counts should add up to d/2 = 32 pairs, got {total}"
-        ).format(total=sum(counts)): (lambda counts: sum(counts) != HEAD_DIM // 2),
-        N_(
-            "kept and interpolated are swapped: the fast pairs (small i, short "
-            "wavelengths) are kept, the slow ones divided by s"
-        ): YARN[::-1],
-        N_(
-            "those are Llama 3's counts (its cutoffs are L/4 and L); YaRN's are "
-            "wavelengths that turn beta_fast = 32 times and beta_slow = 1 time in L"
-        ): _llama3_counts(),
-        N_(
-            "without the 2 pi: a pair's wavelength is 2 pi / theta_i = 2 pi b^(2i/d) "
-            "tokens, not 1 / theta_i"
-        ): _yarn_counts(two_pi=False),
-        N_("that is for base 10,000; SmolLM2 uses b = 100,000"): _yarn_counts(
-            base=10000.0
+    mistakes=[
+        Mistake(
+            lambda counts: sum(counts) != HEAD_DIM // 2,
+            lambda f: _(
+                "the three counts should add up to d/2 = 32 pairs, got {total}"
+            ).format(total=sum(f["value"])),
         ),
-        N_(
-            "you used the new length s L = 32,768; YaRN's cutoffs count turns within "
-            "the training length L = 8,192"
-        ): _yarn_counts(length=FACTOR * L),
-    },
-    otherwise=lambda counts: _(
+        Mistake(
+            YARN[::-1],
+            N_(
+                "kept and interpolated are swapped: the fast pairs (small i, short "
+                "wavelengths) are kept, the slow ones divided by s"
+            ),
+        ),
+        Mistake(
+            _llama3_counts(),
+            N_(
+                "those are Llama 3's counts (its cutoffs are L/4 and L); YaRN's are "
+                "wavelengths that turn beta_fast = 32 times and beta_slow = 1 time in L"
+            ),
+        ),
+        Mistake(
+            _yarn_counts(two_pi=False),
+            N_(
+                "without the 2 pi: a pair's wavelength is 2 pi / theta_i = 2 pi b^(2i/d) "
+                "tokens, not 1 / theta_i"
+            ),
+        ),
+        Mistake(
+            _yarn_counts(base=10000.0),
+            N_("that is for base 10,000; SmolLM2 uses b = 100,000"),
+        ),
+        Mistake(
+            _yarn_counts(length=FACTOR * L),
+            N_(
+                "you used the new length s L = 32,768; YaRN's cutoffs count turns within "
+                "the training length L = 8,192"
+            ),
+        ),
+    ],
+    otherwise=lambda f: _(
         "count the pairs whose wavelength 2 pi b^(2i/d) turns more than 32 times in "
         "L = 8,192 (kept) and less than once (interpolated); got {counts}"
-    ).format(counts=counts),
+    ).format(counts=f["value"]),
     facts=lambda counts, expected: {
         "kept": expected[0],
         "last_kept": expected[0] - 1,
@@ -270,39 +302,13 @@ def check_yarn_pair_counts(answer):
 # ------------------------------------------------- exercise 3: the best method past L
 
 
-def _method_name(answer, names):
-    """The method key an answer names (a key, or its label in either language, any
-    case); raises NotYet."""
-    if isinstance(answer, np.ndarray) and answer.ndim == 0 and answer.dtype.kind == "U":
-        answer = str(answer)
-    if isinstance(answer, (list, tuple, set, frozenset)) and len(answer) == 1:
-        raise NotYet(_("give one name (a string), not a collection of names"))
-    if not isinstance(answer, (str, np.str_)):
-        raise NotYet(
-            _("answer with one of {names} (a string), got {got}").format(
-                names=sorted(names), got=describe(answer)
-            )
-        )
-    text = " ".join(str(answer).strip().lower().replace("-", " ").split())
-    aliases = {}
-    for key in names:
-        label = METHOD_NAMES.get(key, key)
-        for alias in (key, key.replace("_", " "), label, _(label)):
-            aliases[" ".join(alias.lower().replace("-", " ").split())] = key
-    if text not in aliases:
-        raise NotYet(
-            _("answer with one of {names} (the methods in results), got {got}").format(
-                names=sorted(names), got=describe(answer)
-            )
-        )
-    return aliases[text]
+#: The methods check_best_method takes: every method of the results, no probe.
+METHODS = [m for m in METHOD_NAMES if m not in PROBES]
 
 
-def _read_method(answer, name: str) -> dict:
-    """The named method with every method's mean loss in the last bucket at factor 2,
-    and inside L, from the results the lesson reads."""
-    if answer is None:
-        raise NotYet(_("replace `None` with a method name, e.g. 'yarn'"))
+def _losses() -> dict:
+    """The given of exercise 3: every method's mean loss in the last bucket at factor 2
+    and inside L, from the results the lesson reads; NotYet when they cannot be read."""
     try:
         results = load_results()
         L = results["settings"]["training_length"]
@@ -315,6 +321,9 @@ def _read_method(answer, name: str) -> dict:
             m: float(np.mean([b[: L // bucket] for b in rows]))
             for m, rows in at_2x.items()
         }
+        missing = [m for m in METHODS if m not in last]
+        if missing:  # results of another run, without a method, are no results
+            raise KeyError(missing[0])
     except (OSError, KeyError, TypeError, ValueError, IndexError) as error:
         raise NotYet(
             _(
@@ -322,17 +331,17 @@ def _read_method(answer, name: str) -> dict:
                 "`python -m rope_lib.pretrained --out DIR` and set ROPE_LLM_RESULTS=DIR"
             ).format(kind=type(error).__name__)
         ) from None
-    method = _method_name(answer, last)
-    return {
-        "name": method,
-        "label": _(METHOD_NAMES.get(method, method)),
-        "loss": last[method],
-        "best": min(last.values()),
-        "last": last,
-        "inside": inside,
-        "start": 2 * L - bucket,
-        "end": 2 * L,
-    }
+    return {"last": last, "inside": inside, "start": 2 * L - bucket, "end": 2 * L}
+
+
+def _read_method(answer, name: str) -> str:
+    """The method (a key of METHODS) an answer names: its key or its label, in English
+    or the learner's language."""
+    aliases = {m: m for m in METHODS}
+    aliases |= {METHOD_NAMES[m]: m for m in METHODS}
+    aliases |= {_(METHOD_NAMES[m]): m for m in METHODS}
+    unknown = N_("answer with one of {names} (the methods in results), got {got}")
+    return as_choice(answer, name, aliases, names=sorted(METHODS), unknown=unknown)
 
 
 def _best(losses: dict) -> str:
@@ -340,25 +349,42 @@ def _best(losses: dict) -> str:
 
 
 @exercise(
+    given=_losses,
     read=_read_method,
-    expected=None,
-    same=lambda read, _none: read["name"] == _best(read["last"]),
-    mistakes={
-        N_(
-            "{label} is the best inside L, where nothing was stretched; past L it has "
-            "mean loss {loss:.2f} in the last bucket ({start}..{end}); the question "
-            "asks about the last bucket"
-        ): (lambda read: read["name"] == _best(read["inside"])),
-        N_(
-            "{label} has mean loss {loss:.3f} in the last bucket, close to the lowest, "
-            "{best:.3f}: compare the methods to three decimals"
-        ): (lambda read: read["loss"] - read["last"][_best(read["last"])] < 0.05),
-        N_(
-            "{label} has mean loss {loss:.2f} in the last bucket, the highest: the "
-            "question asks for the lowest (min, not max)"
-        ): (lambda read: read["name"] == max(read["last"], key=read["last"].get)),
-    },
-    facts=lambda read, _none: read,
+    expected=lambda losses: _best(losses["last"]),
+    placeholder=N_("replace `None` with a method name, e.g. 'yarn'"),
+    mistakes=lambda losses: [
+        Mistake(
+            _best(losses["inside"]),
+            N_(
+                "{label} is the best inside L, where nothing was stretched; past L it "
+                "has mean loss {loss:.2f} in the last bucket ({start}..{end}); the "
+                "question asks about the last bucket"
+            ),
+        ),
+        Mistake(
+            lambda m: losses["last"][m] - min(losses["last"].values()) < 0.05,
+            N_(
+                "{label} has mean loss {loss:.3f} in the last bucket, close to the "
+                "lowest, {best:.3f}: compare the methods to three decimals"
+            ),
+        ),
+        Mistake(
+            max(losses["last"], key=losses["last"].get),
+            N_(
+                "{label} has mean loss {loss:.2f} in the last bucket, the highest: the "
+                "question asks for the lowest (min, not max)"
+            ),
+        ),
+    ],
+    facts=lambda method, _best_method, losses: (
+        losses
+        | {
+            "label": _(METHOD_NAMES[method]),
+            "loss": losses["last"][method],
+            "best": min(losses["last"].values()),
+        }
+    ),
     otherwise=N_(
         "{label} has mean loss {loss:.2f} in the last bucket ({start}..{end} tokens); "
         "one method does better"

@@ -15,7 +15,7 @@ import torch
 from ..derivation import closed_form_score
 from ..language import N_, _
 from ..rotary import apply_rope, inv_frequencies, rotation_2d
-from . import NotYet, close, exercise, near
+from . import Mistake, NotYet, close, compare_tensor, exercise, near
 from .answers import as_number, as_pair, as_tensor
 
 F64 = torch.float64
@@ -50,37 +50,56 @@ Q, ANGLE = (0.5, -1.0), 3 * 0.5
     name="q_rot",
     expected=lambda: _rotate(Q, ANGLE),
     same=close(atol=1e-4),
-    mistakes=lambda: {
-        N_(
-            "you rotated clockwise (by -m·theta). RoPE turns counter-clockwise: x' = "
-            "x cos - y sin, y' = x sin + y cos. (q @ R, a row vector times R, is R^T "
-            "q: clockwise too.)"
-        ): _rotate(Q, -ANGLE),
-        N_(
-            "you treated m·theta = 1.5 as degrees. RoPE's angles are radians, and "
-            "torch.cos / math.cos take radians: no conversion is needed."
-        ): _rotate(Q, math.radians(ANGLE)),
-        N_(
-            "you converted 1.5 rad to degrees (85.94) and passed that to cos/sin, "
-            "which expect radians: drop the conversion."
-        ): _rotate(Q, math.degrees(ANGLE)),
-        N_(
-            "you rotated by theta only: the angle is the position times the "
-            "frequency, m·theta."
-        ): _rotate(Q, 0.5),
-        N_(
-            "you rotated by m only: the angle is the position times the frequency, "
-            "m·theta."
-        ): _rotate(Q, 3),
-        N_("that is q unchanged: rotate it by m·theta = 1.5 rad."): torch.tensor(
-            Q, dtype=F64
+    mistakes=lambda: [
+        Mistake(
+            _rotate(Q, -ANGLE),
+            N_(
+                "you rotated clockwise (by -m·theta). RoPE turns counter-clockwise: x' = "
+                "x cos - y sin, y' = x sin + y cos. (q @ R, a row vector times R, is R^T "
+                "q: clockwise too.)"
+            ),
         ),
-        N_(
-            "you swapped q's two coordinates before rotating: the pair is (x, y) = "
-            "(0.5, -1.0)."
-        ): _rotate(Q[::-1], ANGLE),
-    },
-    right=lambda q: _(
+        Mistake(
+            _rotate(Q, math.radians(ANGLE)),
+            N_(
+                "you treated m·theta = 1.5 as degrees. RoPE's angles are radians, and "
+                "torch.cos / math.cos take radians: no conversion is needed."
+            ),
+        ),
+        Mistake(
+            _rotate(Q, math.degrees(ANGLE)),
+            N_(
+                "you converted 1.5 rad to degrees (85.94) and passed that to cos/sin, "
+                "which expect radians: drop the conversion."
+            ),
+        ),
+        Mistake(
+            _rotate(Q, 0.5),
+            N_(
+                "you rotated by theta only: the angle is the position times the "
+                "frequency, m·theta."
+            ),
+        ),
+        Mistake(
+            _rotate(Q, 3),
+            N_(
+                "you rotated by m only: the angle is the position times the frequency, "
+                "m·theta."
+            ),
+        ),
+        Mistake(
+            torch.tensor(Q, dtype=F64),
+            N_("that is q unchanged: rotate it by m·theta = 1.5 rad."),
+        ),
+        Mistake(
+            _rotate(Q[::-1], ANGLE),
+            N_(
+                "you swapped q's two coordinates before rotating: the pair is (x, y) = "
+                "(0.5, -1.0)."
+            ),
+        ),
+    ],
+    right=lambda f: _(
         "q rotated counter-clockwise by m·theta = {angle} rad is ({x:.4f}, {y:.4f})"
     ).format(angle=ANGLE, x=float(_rotate(Q, ANGLE)[0]), y=float(_rotate(Q, ANGLE)[1])),
     right_when_close=N_("q rotated"),
@@ -104,35 +123,52 @@ def _score(offset, theta=THETA) -> float:
     expected=lambda: _score(M - N),
     same=near(rtol=0, atol=1e-4),
     placeholder=N_("score is still None: replace the placeholder with your code"),
-    mistakes=lambda: {
-        N_(
-            "you used n - m instead of m - n: the sin term changed sign. q turns by "
-            "m·theta and k by n·theta, so the angle from k' to q' grows with m - n; "
-            "the formula is (q1k1 + q2k2) cos((m-n)θ) + (q1k2 - q2k1) sin((m-n)θ) "
-            "(check the sign of the sin term)."
-        ): _score(N - M),
-        N_(
-            "you kept only (q·k) cos((m-n)θ), as a common write-up's g does: the "
-            "cross term (q1k2 - q2k1) sin((m-n)θ) is missing."
-        ): (Q1 * K1 + Q2 * K2) * math.cos((M - N) * THETA),
-        N_("you used m + n: the score depends on the difference m - n."): _score(M + N),
-        N_(
-            "you converted theta to radians as if it were in degrees: theta = 0.3 is "
-            "already in radians per position."
-        ): _score(M - N, math.radians(THETA)),
-        N_("that is q·k without rotation: the positions m and n are missing."): Q1 * K1
-        + Q2 * K2,
-        N_(
-            "you divided by sqrt(d) = sqrt(2): this exercise asks for the plain dot "
-            "product q'·k' (attention divides by sqrt(head_dim) later)."
-        ): _score(M - N) / math.sqrt(2),
-    },
+    mistakes=lambda: [
+        Mistake(
+            _score(N - M),
+            N_(
+                "you used n - m instead of m - n: the sin term changed sign. q turns by "
+                "m·theta and k by n·theta, so the angle from k' to q' grows with m - n; "
+                "the formula is (q1k1 + q2k2) cos((m-n)θ) + (q1k2 - q2k1) sin((m-n)θ) "
+                "(check the sign of the sin term)."
+            ),
+        ),
+        Mistake(
+            (Q1 * K1 + Q2 * K2) * math.cos((M - N) * THETA),
+            N_(
+                "you kept only (q·k) cos((m-n)θ), as a common write-up's g does: the "
+                "cross term (q1k2 - q2k1) sin((m-n)θ) is missing."
+            ),
+        ),
+        Mistake(
+            _score(M + N),
+            N_("you used m + n: the score depends on the difference m - n."),
+        ),
+        Mistake(
+            _score(M - N, math.radians(THETA)),
+            N_(
+                "you converted theta to radians as if it were in degrees: theta = 0.3 is "
+                "already in radians per position."
+            ),
+        ),
+        Mistake(
+            Q1 * K1 + Q2 * K2,
+            N_("that is q·k without rotation: the positions m and n are missing."),
+        ),
+        Mistake(
+            _score(M - N) / math.sqrt(2),
+            N_(
+                "you divided by sqrt(d) = sqrt(2): this exercise asks for the plain dot "
+                "product q'·k' (attention divides by sqrt(head_dim) later)."
+            ),
+        ),
+    ],
     facts=lambda value, expected: {"score": value, "error": value - expected},
     otherwise=N_(
         "score = {score:.4f} is off by {error:+.4f}; check each of the four products "
         "q1k1, q2k2, q1k2, q2k1 and the angle (m - n)·theta = 1.5"
     ),
-    right=lambda value: _(
+    right=lambda f: _(
         "score = {score:.4f}: it depends on m - n = {offset} only"
     ).format(score=_score(M - N), offset=M - N),
 )
@@ -159,41 +195,61 @@ def _attention_table():
     q, k, v, pos = rope_attention_inputs()
     rq, rk, rv = (apply_rope(t, pos) for t in (q, k, v))
     expected = _attention(rq, rk, v)
-    return expected, {
-        N_(
-            "you rotated v as well. RoPE goes on q and k only: their dot product is "
-            "where positions meet. A rotated v would put absolute positions into the "
-            "output."
-        ): _attention(rq, rk, rv),
-        N_(
-            "you rotated the attention output: rotate q and k before the dot "
-            "product instead."
-        ): apply_rope(expected, pos),
-        N_(
-            "nothing was rotated: apply rope_lib.apply_rope(q, positions) and the "
-            "same to k."
-        ): _attention(q, k, v),
-        N_(
-            "only q was rotated: k needs its rotation too, or the score sees "
-            "absolute m, not m - n."
-        ): _attention(rq, k, v),
-        N_(
-            "only k was rotated: q needs its rotation too, or the score sees "
-            "absolute n, not m - n."
-        ): _attention(q, rk, v),
-        N_(
-            "you rotated clockwise (negative angles): use apply_rope(x, positions) "
-            "with the positions as they are."
-        ): _attention(apply_rope(q, -pos), apply_rope(k, -pos), v),
-        N_("the softmax is missing: weights = softmax(scores, dim=-1)."): rq
-        @ rk.transpose(-1, -2)
-        / math.sqrt(4)
-        @ v,
-        N_("the scores should be divided by sqrt(head_dim) = 2 before the softmax."): (
-            rq @ rk.transpose(-1, -2)
-        ).softmax(-1)
-        @ v,
-    }
+    return expected, [
+        Mistake(
+            _attention(rq, rk, rv),
+            N_(
+                "you rotated v as well. RoPE goes on q and k only: their dot product is "
+                "where positions meet. A rotated v would put absolute positions into the "
+                "output."
+            ),
+        ),
+        Mistake(
+            apply_rope(expected, pos),
+            N_(
+                "you rotated the attention output: rotate q and k before the dot "
+                "product instead."
+            ),
+        ),
+        Mistake(
+            _attention(q, k, v),
+            N_(
+                "nothing was rotated: apply rope_lib.apply_rope(q, positions) and the "
+                "same to k."
+            ),
+        ),
+        Mistake(
+            _attention(rq, k, v),
+            N_(
+                "only q was rotated: k needs its rotation too, or the score sees "
+                "absolute m, not m - n."
+            ),
+        ),
+        Mistake(
+            _attention(q, rk, v),
+            N_(
+                "only k was rotated: q needs its rotation too, or the score sees "
+                "absolute n, not m - n."
+            ),
+        ),
+        Mistake(
+            _attention(apply_rope(q, -pos), apply_rope(k, -pos), v),
+            N_(
+                "you rotated clockwise (negative angles): use apply_rope(x, positions) "
+                "with the positions as they are."
+            ),
+        ),
+        Mistake(
+            rq @ rk.transpose(-1, -2) / math.sqrt(4) @ v,
+            N_("the softmax is missing: weights = softmax(scores, dim=-1)."),
+        ),
+        Mistake(
+            (rq @ rk.transpose(-1, -2)).softmax(-1) @ v,
+            N_(
+                "the scores should be divided by sqrt(head_dim) = 2 before the softmax."
+            ),
+        ),
+    ]
 
 
 @exercise(
@@ -220,25 +276,32 @@ def check_rope_attention(answer):
     placeholder=N_(
         "positions is still None: replace the placeholder with a pair (m2, n2)"
     ),
-    before={
-        N_("both positions must be at least {min}, got ({m2}, {n2})"): (
-            lambda pair: min(pair) < 10
-        )
-    },
-    mistakes={
-        N_(
-            "you swapped m and n: ({m2}, {n2}) has m - n = {diff}, not {offset}. The "
-            "score is not symmetric: the sin term (q1k2 - q2k1) sin((m-n)θ) changes "
-            "sign when m and n swap."
-        ): (lambda pair: pair[1] - pair[0] == 4),
-        N_("you kept m + n fixed: the score depends on the difference m - n."): (
-            lambda pair: sum(pair) == 7 + 3
+    mistakes=[
+        Mistake(
+            lambda pair: min(pair) < 10,
+            N_("both positions must be at least {min}, got ({m2}, {n2})"),
+            first=True,
         ),
-        N_(
-            "you kept the ratio m / n: the score depends on the difference m - n, "
-            "not the ratio."
-        ): (lambda pair: pair[1] != 0 and pair[0] * 3 == pair[1] * 7),
-    },
+        Mistake(
+            lambda pair: pair[1] - pair[0] == 4,
+            N_(
+                "you swapped m and n: ({m2}, {n2}) has m - n = {diff}, not {offset}. The "
+                "score is not symmetric: the sin term (q1k2 - q2k1) sin((m-n)θ) changes "
+                "sign when m and n swap."
+            ),
+        ),
+        Mistake(
+            lambda pair: sum(pair) == 7 + 3,
+            N_("you kept m + n fixed: the score depends on the difference m - n."),
+        ),
+        Mistake(
+            lambda pair: pair[1] != 0 and pair[0] * 3 == pair[1] * 7,
+            N_(
+                "you kept the ratio m / n: the score depends on the difference m - n, "
+                "not the ratio."
+            ),
+        ),
+    ],
     facts=lambda pair, offset: {
         "m2": pair[0],
         "n2": pair[1],
@@ -288,39 +351,61 @@ def _relative() -> torch.Tensor:
     name="angles",
     expected=_relative,
     same=close(atol=1e-5),
-    tolerance={"atol": 1e-5},
+    compare=functools.partial(compare_tensor, atol=1e-5),
     placeholder=N_("angles is still None: replace the placeholder with your code"),
-    mistakes=lambda: {
-        N_(
-            "you gave one angle per coordinate (8 numbers): RoPE has one angle per "
-            "pair, d/2 = 4 of them; coordinates 2i and 2i+1 share pair i's angle."
-        ): _relative().repeat_interleave(2),
-        N_(
-            "you used one frequency per coordinate, base^(-j/d) for j = 0..7: the "
-            "pairs use base^(-2i/d), i = 0..3."
-        ): 8 * 10000.0 ** (-torch.arange(8, dtype=F64) / 8),
-        N_(
-            "the exponent is -2i/d, not -i/d: with d = 8 the frequencies are 1, 0.1, "
-            "0.01, 0.001."
-        ): 8 * 10000.0 ** (-I4 / 8),
-        N_(
-            "the exponent has the wrong sign: theta_i = base^(-2i/d) shrinks as i "
-            "grows."
-        ): 8 * 10000.0 ** (2 * I4 / 8),
-        N_(
-            "the order is reversed: pair 0 (the first two coordinates) has the "
-            "highest frequency, theta_0 = 1."
-        ): _relative().flip(0),
-        N_("those are degrees: RoPE's angles are radians."): torch.rad2deg(_relative()),
-        N_(
-            "those are the frequencies theta_i: multiply by the offset m - n = 8."
-        ): _relative() / 8,
-        N_(
-            "you reduced the angles modulo 2π: as rotations they are the same, but "
-            "the question asks for the angle (m - n)·θ_i itself, which grows with "
-            "the offset (pair 0 turns 8 rad, more than one full turn)"
-        ): _reduced,
-    },
+    mistakes=lambda: [
+        Mistake(
+            _relative().repeat_interleave(2),
+            N_(
+                "you gave one angle per coordinate (8 numbers): RoPE has one angle per "
+                "pair, d/2 = 4 of them; coordinates 2i and 2i+1 share pair i's angle."
+            ),
+        ),
+        Mistake(
+            8 * 10000.0 ** (-torch.arange(8, dtype=F64) / 8),
+            N_(
+                "you used one frequency per coordinate, base^(-j/d) for j = 0..7: the "
+                "pairs use base^(-2i/d), i = 0..3."
+            ),
+        ),
+        Mistake(
+            8 * 10000.0 ** (-I4 / 8),
+            N_(
+                "the exponent is -2i/d, not -i/d: with d = 8 the frequencies are 1, 0.1, "
+                "0.01, 0.001."
+            ),
+        ),
+        Mistake(
+            8 * 10000.0 ** (2 * I4 / 8),
+            N_(
+                "the exponent has the wrong sign: theta_i = base^(-2i/d) shrinks as i "
+                "grows."
+            ),
+        ),
+        Mistake(
+            _relative().flip(0),
+            N_(
+                "the order is reversed: pair 0 (the first two coordinates) has the "
+                "highest frequency, theta_0 = 1."
+            ),
+        ),
+        Mistake(
+            torch.rad2deg(_relative()),
+            N_("those are degrees: RoPE's angles are radians."),
+        ),
+        Mistake(
+            _relative() / 8,
+            N_("those are the frequencies theta_i: multiply by the offset m - n = 8."),
+        ),
+        Mistake(
+            _reduced,
+            N_(
+                "you reduced the angles modulo 2π: as rotations they are the same, but "
+                "the question asks for the angle (m - n)·θ_i itself, which grows with "
+                "the offset (pair 0 turns 8 rad, more than one full turn)"
+            ),
+        ),
+    ],
     right=N_(
         "pair 0 turns a full radian per position, the last pair 1000 times slower"
     ),

@@ -5,6 +5,7 @@ the wrong base for local layers, a per-head rotated key in MLA."""
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import torch
 
@@ -12,7 +13,7 @@ from ..language import N_
 from ..models import llama4_attention_scale
 from ..rotary import inv_frequencies
 from ..scaling import rope_frequencies
-from . import Word, close, either, exercise
+from . import Mistake, Word, close, compare_tensor, either, exercise
 from .answers import as_count, as_number, as_tensor
 
 F64 = torch.float64
@@ -36,35 +37,52 @@ NEOX = inv_frequencies(int(P1 * D1), B1).double()
 P_ROPE = rope_frequencies("proportional", D1, B1, partial_rotary_factor=P1)[0].double()
 
 
+def _like(value):
+    """A mistake's value, matched with torch.allclose's atol (the frequencies near 0)."""
+    return lambda a: close(rtol=1e-4)(a, value)
+
+
 @exercise(
     read=lambda answer, name: as_tensor(answer, name).flatten(),
     name="inv_freq",
     expected=P_ROPE,
     same=close(rtol=1e-4, atol=1e-9),
-    like=close(rtol=1e-4),
-    tolerance={"rtol": 1e-4, "atol": 1e-9},
-    mistakes={
-        N_(
-            "these are GPT-NeoX's partial-rotary frequencies ({rotated} values, exponent "
-            "-2i/{width}): p-RoPE keeps all {pairs} pairs, divides by the whole head d = "
-            "{d}, and gives the last {rest} pairs frequency 0"
-        ): NEOX,
-        N_(
-            "the first {rotated} frequencies are right; p-RoPE keeps all {pairs} pairs: "
-            "append {rest} zeros (those pairs never turn)"
-        ): P_ROPE[:ROTATED],
-        N_(
-            "the zeros are right, but the exponent's denominator is the whole head d = "
-            "{d}, not the rotated width {width}: theta_i = b^(-2i/{d})"
-        ): torch.cat([NEOX, torch.zeros(D1 // 2 - ROTATED, dtype=F64)]),
-        N_(
-            "that is plain RoPE on the whole head; p-RoPE sets the last {rest} pairs (the "
-            "slowest) to frequency 0"
-        ): inv_frequencies(D1, B1).double(),
-        N_(
-            "the zeros go to the slowest pairs, at the end: reverse the order"
-        ): P_ROPE.flip(0),
-    },
+    compare=partial(compare_tensor, rtol=1e-4, atol=1e-9),
+    mistakes=[
+        Mistake(
+            _like(NEOX),
+            N_(
+                "these are GPT-NeoX's partial-rotary frequencies ({rotated} values, exponent "
+                "-2i/{width}): p-RoPE keeps all {pairs} pairs, divides by the whole head d = "
+                "{d}, and gives the last {rest} pairs frequency 0"
+            ),
+        ),
+        Mistake(
+            _like(P_ROPE[:ROTATED]),
+            N_(
+                "the first {rotated} frequencies are right; p-RoPE keeps all {pairs} pairs: "
+                "append {rest} zeros (those pairs never turn)"
+            ),
+        ),
+        Mistake(
+            _like(torch.cat([NEOX, torch.zeros(D1 // 2 - ROTATED, dtype=F64)])),
+            N_(
+                "the zeros are right, but the exponent's denominator is the whole head d = "
+                "{d}, not the rotated width {width}: theta_i = b^(-2i/{d})"
+            ),
+        ),
+        Mistake(
+            _like(inv_frequencies(D1, B1).double()),
+            N_(
+                "that is plain RoPE on the whole head; p-RoPE sets the last {rest} pairs (the "
+                "slowest) to frequency 0"
+            ),
+        ),
+        Mistake(
+            _like(P_ROPE.flip(0)),
+            N_("the zeros go to the slowest pairs, at the end: reverse the order"),
+        ),
+    ],
     facts={
         "rotated": ROTATED,
         "width": int(P1 * D1),
@@ -92,20 +110,30 @@ SCALE = float(llama4_attention_scale(torch.tensor([M2]), F2, A2)[0])
     read=as_number,
     name=Word(N_("the scale")),
     expected=SCALE,
-    mistakes={
-        N_(
-            "that is the square: only the query is scaled (not the key), so the logits "
-            "get the scale once"
-        ): SCALE**2,
-        N_(
-            "you used floor(m / {f}) = {floor}; the code counts tokens from 1: floor((m "
-            "+ 1) / {f}) (or you dropped the 1 + inside the log)"
-        ): 1 + A2 * math.log1p(M2 // F2),
-        N_("ln is the natural logarithm (torch.log1p), not log10"): 1
-        + A2 * math.log10(1 + (M2 + 1) // F2),
-        N_("you left out the 1 +: the scale is 1 for the first tokens"): A2
-        * math.log1p((M2 + 1) // F2),
-    },
+    mistakes=[
+        Mistake(
+            SCALE**2,
+            N_(
+                "that is the square: only the query is scaled (not the key), so the logits "
+                "get the scale once"
+            ),
+        ),
+        Mistake(
+            1 + A2 * math.log1p(M2 // F2),
+            N_(
+                "you used floor(m / {f}) = {floor}; the code counts tokens from 1: floor((m "
+                "+ 1) / {f}) (or you dropped the 1 + inside the log)"
+            ),
+        ),
+        Mistake(
+            1 + A2 * math.log10(1 + (M2 + 1) // F2),
+            N_("ln is the natural logarithm (torch.log1p), not log10"),
+        ),
+        Mistake(
+            A2 * math.log1p((M2 + 1) // F2),
+            N_("you left out the 1 +: the scale is 1 for the first tokens"),
+        ),
+    ],
     facts={"a": A2, "tokens": M2 + 1, "f": F2, "floor": M2 // F2, "m": M2},
     otherwise=N_(
         "scale = 1 + attn_scale * ln(1 + floor((m + 1) / floor_scale)) with m = {m}; got "
@@ -139,21 +167,27 @@ LOCAL_SLOW = _longer(EX3["local_base"])
     name=Word(N_("the count")),
     options={"what": N_("a number of pairs")},
     expected=LOCAL_SLOW,
-    mistakes={
-        N_(
-            "that count uses the global base 1,000,000; local layers use 10,000"
-        ): _longer(EX3["global_base"]),
-        N_(
-            "a wavelength is 2 pi / theta_i (a full turn is 2 pi radians), not 1 / "
-            "theta_i"
-        ): _longer(EX3["local_base"], two_pi=False),
-        N_("{value} pairs are the fast ones; the question asks for the slow ones"): D3
-        // 2
-        - LOCAL_SLOW,
-        N_("count pairs (d/2 = 128 of them), not coordinates"): either(
-            2 * LOCAL_SLOW, D3 - LOCAL_SLOW
+    mistakes=[
+        Mistake(
+            _longer(EX3["global_base"]),
+            N_("that count uses the global base 1,000,000; local layers use 10,000"),
         ),
-    },
+        Mistake(
+            _longer(EX3["local_base"], two_pi=False),
+            N_(
+                "a wavelength is 2 pi / theta_i (a full turn is 2 pi radians), not 1 / "
+                "theta_i"
+            ),
+        ),
+        Mistake(
+            D3 // 2 - LOCAL_SLOW,
+            N_("{value} pairs are the fast ones; the question asks for the slow ones"),
+        ),
+        Mistake(
+            either(2 * LOCAL_SLOW, D3 - LOCAL_SLOW),
+            N_("count pairs (d/2 = 128 of them), not coordinates"),
+        ),
+    ],
     facts={
         "pairs": D3 // 2,
         "d": D3,
@@ -193,17 +227,23 @@ FULL = H4 * (N4 + R4 + V4)
     name=Word(N_("the size")),
     options={"what": N_("a count of numbers")},
     expected=C4 + R4,
-    mistakes={
-        N_(
-            "the latent alone cannot carry position: the rotated key part "
-            "(qk_rope_head_dim) is cached beside it"
-        ): C4,
-        N_("the rotated key is shared by all {h} heads: it is cached once"): C4
-        + H4 * R4,
-        N_("that is plain multi-head attention's cache; MLA caches a latent"): either(
-            FULL, H4 * (N4 + R4) * 2
+    mistakes=[
+        Mistake(
+            C4,
+            N_(
+                "the latent alone cannot carry position: the rotated key part "
+                "(qk_rope_head_dim) is cached beside it"
+            ),
         ),
-    },
+        Mistake(
+            C4 + H4 * R4,
+            N_("the rotated key is shared by all {h} heads: it is cached once"),
+        ),
+        Mistake(
+            either(FULL, H4 * (N4 + R4) * 2),
+            N_("that is plain multi-head attention's cache; MLA caches a latent"),
+        ),
+    ],
     facts={
         "c": C4,
         "r": R4,

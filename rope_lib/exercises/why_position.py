@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..language import N_, _
-from . import exercise
+from . import Mistake, exercise
 from .answers import as_choices, as_yes_no
 
 WHERE = {"sinusoidal": "input", "learned": "input", "rope": "qk", "alibi": "scores"}
@@ -18,13 +18,16 @@ _PLACES = {
     read=as_yes_no,
     expected=False,
     placeholder=N_("set answer to True (it changes) or False (it stays the same)"),
-    mistakes={
-        N_(
-            "the last token sees every earlier token, and without positions "
-            "attention is a weighted sum over a set: swapping two tokens it sees "
-            "only reorders the terms of that sum"
-        ): True
-    },
+    mistakes=[
+        Mistake(
+            True,
+            N_(
+                "the last token sees every earlier token, and without positions "
+                "attention is a weighted sum over a set: swapping two tokens it sees "
+                "only reorders the terms of that sum"
+            ),
+        ),
+    ],
     right=N_(
         "the last query attends to the same set of keys and values, just listed in "
         "another order"
@@ -39,8 +42,8 @@ def _wrong(places: dict) -> dict:
     return {k: v for k, v in places.items() if v != WHERE[k]}
 
 
-def _one_wrong(places: dict) -> str:
-    wrong = _wrong(places)
+def _one_wrong(fields: dict) -> str:
+    wrong = _wrong(fields["value"])
     scheme, place = next(iter(wrong.items()))
     return _("{scheme} is not {place}; {n} of 4 places are off").format(
         scheme=repr(scheme), place=_(_PLACES[place]), n=len(wrong)
@@ -50,12 +53,15 @@ def _one_wrong(places: dict) -> str:
 @exercise(
     read=lambda answer, name: as_choices(answer, name, WHERE, _PLACES),
     expected=WHERE,
-    mistakes={
-        lambda places: _("give a place for {missing} too").format(
-            missing=sorted(set(WHERE) - set(places))
-        ): (lambda places: set(WHERE) - set(places)),
-        _one_wrong: _wrong,
-    },
+    mistakes=[
+        Mistake(
+            lambda places: set(WHERE) - set(places),
+            lambda f: _("give a place for {missing} too").format(
+                missing=sorted(set(WHERE) - set(f["value"]))
+            ),
+        ),
+        Mistake(_wrong, _one_wrong),
+    ],
     right=N_(
         "add to the input (sinusoidal, learned), rotate q and k (RoPE), bias the scores "
         "(ALiBi)"
