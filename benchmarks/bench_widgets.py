@@ -1,8 +1,10 @@
-"""Python-side update time of every lesson widget: median of its 30 scripted steps.
+"""Python-side update time of every lesson widget: the median over its sweep.
 
-Each widget module (rope_lib/widgets/<topic>.py) lists its widgets in WIDGETS as
-name -> (factory, steps). A step is one update(**values), which recomputes, changes the artists
-in place and draws (under matplotlib's Agg backend here, so the draw happens inside the call).
+Every widget registers itself by subclassing LiveWidget (rope_lib.widgets.registry()); its
+example() is the widget as its lesson first shows it, and its sweep() the settings that
+move each main control across its range (one frame per value: the frames a static site
+draws). A step is one update(**values), which recomputes, changes the artists in place
+and draws (under matplotlib's Agg backend here, so the draw happens inside the call).
 Goal on this machine: under 50 ms per update. Each widget is timed in English and, in the
 same run, in Chinese (rope_lib.set_language("zh"): other labels, a CJK font), with the ratio.
 
@@ -11,8 +13,6 @@ same run, in Chinese (rope_lib.set_language("zh"): other labels, a CJK font), wi
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 import statistics
 import time
 
@@ -20,21 +20,13 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import rope_lib.widgets  # noqa: E402
 from rope_lib.language import language  # noqa: E402
+from rope_lib.widgets import registry  # noqa: E402
 
 
-def widget_modules():
-    for info in sorted(
-        pkgutil.iter_modules(rope_lib.widgets.__path__), key=lambda i: i.name
-    ):
-        module = importlib.import_module(f"rope_lib.widgets.{info.name}")
-        if hasattr(module, "WIDGETS"):
-            yield module
-
-
-def median_update_ms(factory, steps, rounds=2):
-    widget = factory()
+def median_update_ms(cls, rounds=2):
+    widget = cls.example()
+    steps = list(widget.sweep())
     widget.update(**steps[0])  # warm-up: fonts, caches
     times = []
     for _ in range(rounds):
@@ -42,7 +34,7 @@ def median_update_ms(factory, steps, rounds=2):
             start = time.perf_counter()
             widget.update(**values)
             times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e3
+    return statistics.median(times) * 1e3, len(steps)
 
 
 def main():
@@ -50,16 +42,15 @@ def main():
         "| module | widget | steps | median update (ms) | in Chinese (ms) | zh / en |"
     )
     print("|---|---|---|---|---|---|")
-    for module in widget_modules():
-        for name, (factory, steps) in module.WIDGETS.items():
-            english = median_update_ms(factory, steps)
-            with language("zh"):
-                chinese = median_update_ms(factory, steps)
-            print(
-                f"| {module.__name__.rsplit('.', 1)[1]} | {name} | {len(steps)} "
-                f"| {english:.1f} | {chinese:.1f} | {chinese / english:.2f} |",
-                flush=True,
-            )
+    for name, cls in registry().items():
+        english, steps = median_update_ms(cls)
+        with language("zh"):
+            chinese, _ = median_update_ms(cls)
+        print(
+            f"| {cls.__module__.rsplit('.', 1)[1]} | {name} | {steps} "
+            f"| {english:.1f} | {chinese:.1f} | {chinese / english:.2f} |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

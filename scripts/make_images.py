@@ -4,8 +4,9 @@ README.zh-CN.md.
 
     python scripts/make_images.py
 
-Every number drawn comes from rope_lib. A lesson's thumbnail is the thumbnail() of the
-rope_lib.widgets module it imports (for the first lesson that shows that widget), else its own
+Every number drawn comes from rope_lib. A lesson's thumbnail is the thumbnail() of
+rope_lib.figures.<topic> for the first rope_lib.widgets or rope_lib.figures topic it imports
+(for the first lesson that shows that topic), else its own
 first stored figure, shrunk; lesson 0's picture is drawn here.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import importlib
+import importlib.util
 import io
 import json
 import math
@@ -139,12 +141,14 @@ def save(fig: plt.Figure, path: Path, dpi: int) -> None:
 
 
 def lesson_widget_module(notebook: Path):
-    """The rope_lib.widgets module a lesson imports (by topic name) that can draw a thumbnail."""
+    """The rope_lib.figures module of a topic the lesson imports (from rope_lib.widgets or
+    rope_lib.figures, by topic name) that can draw a thumbnail."""
     source = notebook.read_text(encoding="utf-8")
-    for name in re.findall(r"rope_lib\.widgets(?:\.| import )([a-z_]+)", source):
-        if name in ("show_png", "static_png"):
-            continue
-        module = importlib.import_module(f"rope_lib.widgets.{name}")
+    pattern = r"rope_lib\.(?:widgets|figures)(?:\.| import )([a-z_]+)"
+    for name in re.findall(pattern, source):
+        if importlib.util.find_spec(f"rope_lib.figures.{name}") is None:
+            continue  # show_png, static_png, style, a topic without figures
+        module = importlib.import_module(f"rope_lib.figures.{name}")
         if hasattr(module, "thumbnail"):
             return module
     return None

@@ -18,15 +18,17 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 import rope_lib  # noqa: E402
+import rope_lib.figures  # noqa: E402
 import rope_lib.widgets  # noqa: E402
 from rope_lib.exercises import absolute as ex  # noqa: E402
+from rope_lib.figures.sinusoidal import thumbnail  # noqa: E402
 from rope_lib.sinusoidal import (  # noqa: E402
     offset_head_attends_to,
     sinusoidal_at,
     sinusoidal_offset_dot,
     train_offset_head,
 )
-from rope_lib.widgets.sinusoidal import WIDGETS, EncodingExplorer, thumbnail  # noqa: E402
+from rope_lib.widgets.sinusoidal import EncodingExplorer  # noqa: E402
 
 
 def pe_by_hand(pos: float, d: int, base: float = 10000.0) -> list[float]:
@@ -298,10 +300,11 @@ def test_widget_controls_drive_update_and_have_descriptions():
     plt.close(w.figure)
 
 
-def test_widget_registry_steps_and_thumbnail():
-    factory, steps = WIDGETS["encoding_explorer"]
-    assert len(steps) == 30
-    w = factory()
+def test_widget_registry_sweep_and_thumbnail():
+    assert rope_lib.widgets.registry()["EncodingExplorer"] is EncodingExplorer
+    w = EncodingExplorer.example()
+    steps = list(w.sweep())
+    assert len(steps) == 32
     for step in steps:
         w.update(**step)
     for name in ("p", "k", "d_model", "base"):
@@ -383,8 +386,8 @@ def test_widget_blitted_picture_equals_a_full_draw_of_the_same_state():
 
 
 def test_widget_redraws_everything_only_when_d_model_changes(monkeypatch):
-    factory, steps = WIDGETS["encoding_explorer"]
-    w = factory()
+    w = EncodingExplorer.example()
+    steps = list(w.sweep())
     full_draws = []
     draw = type(w.figure.canvas).draw
     monkeypatch.setattr(
@@ -400,7 +403,7 @@ def test_widget_redraws_everything_only_when_d_model_changes(monkeypatch):
         changed = w.values["d_model"] != d_before
         d_changes += changed
         assert len(full_draws) - before == int(changed), step
-    assert d_changes == 7
+    assert d_changes == 9  # the sweep's 8 values of d_model, then back to 32
     plt.close(w.figure)
 
 
@@ -449,7 +452,7 @@ def test_widget_limits_hold_the_curve_for_a_base_set_from_code():
 
 def test_static_png_shows_the_moving_artists_and_leaves_the_live_picture_intact():
     w = EncodingExplorer()
-    png = rope_lib.widgets.static_png(
+    png = rope_lib.figures.static_png(
         w.figure, dpi=80
     ).data  # dpi 80, not the figure's 100
     image = np.asarray(PIL.Image.open(io.BytesIO(png)).convert("RGB")).astype(int)

@@ -21,6 +21,7 @@ import torch  # noqa: E402
 import rope_lib  # noqa: E402
 from rope_lib.alibi import alibi_query_attention, alibi_span  # noqa: E402
 from rope_lib.exercises import alibi as ex  # noqa: E402
+from rope_lib.figures import alibi as figures  # noqa: E402
 from rope_lib.widgets import alibi as widgets  # noqa: E402
 
 
@@ -343,29 +344,22 @@ def test_widget_clamps_and_syncs_controls():
         w.update(scores="ones")
 
 
-def test_widget_steps_and_thumbnail():
-    factory, steps = widgets.WIDGETS["alibi"]
-    assert len(steps) == 30
-    w = factory()
+def test_widget_sweep_and_thumbnail():
+    w = widgets.AlibiWidget.example()
+    steps = list(w.sweep())
+    assert len(steps) == 34
     seen = {key: set() for key in ("heads", "head", "query", "seq_len", "scores")}
     for step in steps:
         w.update(**step)
         for key, value in w.values.items():
             seen[key].add(value)
     assert seen["scores"] == {"zeros", "random"}
-    # every control reaches both ends of its range
-    assert {1, widgets.MAX_HEADS} <= seen["heads"] and {1, widgets.MAX_HEADS} <= seen[
-        "head"
-    ]
-    assert {0, widgets.MAX_SEQ_LEN - 1} <= seen[
-        "query"
-    ] and widgets.MAX_SEQ_LEN in seen["seq_len"]
-    assert (
-        min(seen["seq_len"]) <= 8
-        and len(seen["heads"]) >= 4
-        and len(seen["seq_len"]) >= 4
-    )
-    figure = widgets.thumbnail()
+    # every control reaches both ends of its range (the head's and the query's follow the
+    # example's 8 heads and 32 positions)
+    assert {1, widgets.MAX_HEADS} <= seen["heads"] and {1, 8} <= seen["head"]
+    assert {0, 31} <= seen["query"] and {2, widgets.MAX_SEQ_LEN} <= seen["seq_len"]
+    assert len(seen["heads"]) >= 4 and len(seen["seq_len"]) >= 4
+    figure = figures.thumbnail()
     assert tuple(figure.get_size_inches()) == (4.0, 2.5)
 
 
@@ -409,8 +403,8 @@ def test_widget_blits_only_when_static_parts_stay():
 
 
 def test_widget_blitted_canvas_equals_a_full_draw():
-    factory, steps = widgets.WIDGETS["alibi"]
-    w = factory()
+    w = widgets.AlibiWidget.example()
+    steps = list(w.sweep())
     full = full_draw_counter(w.figure)
     previous = (w.values["heads"], w.values["seq_len"])
     expected_full, checked = 0, []
@@ -421,22 +415,15 @@ def test_widget_blitted_canvas_equals_a_full_draw():
         previous = (step["heads"], step["seq_len"])
         assert full[0] - before == int(is_full), k
         expected_full += is_full
-        if k in (
-            0,
-            3,
-            8,
-            12,
-            16,
-            20,
-            26,
-            28,
-        ):  # 8, 16 and 28 are full redraws, the others blits
+        # the sweep: query (0-7) and head (8-15) blit; heads (16-23) and seq_len (24-31)
+        # redraw everything, and so does scores' first frame (32: seq_len back to 32)
+        if k in (0, 5, 12, 16, 20, 27, 32, 33):
             blitted = canvas_pixels(w.figure)
             w.figure.canvas.draw()  # everything from scratch, for the same state
             assert np.array_equal(blitted, canvas_pixels(w.figure)), k
             checked.append(is_full)
             full[0] -= 1
-    assert expected_full == full[0] == 7 and True in checked and False in checked
+    assert expected_full == full[0] == 17 and True in checked and False in checked
 
 
 def test_widget_blitted_picture_is_the_plain_picture():
@@ -465,7 +452,7 @@ def test_widget_blitted_picture_is_the_plain_picture():
 def test_widget_static_png_shows_the_moving_parts_and_blitting_goes_on():
     from PIL import Image
 
-    from rope_lib.widgets import static_png
+    from rope_lib.figures import static_png
 
     w = widgets.AlibiWidget(heads=8, head=4, query=120, seq_len=128, scores="random")
     png = np.asarray(

@@ -12,6 +12,7 @@ import torch  # noqa: E402
 import rope_lib  # noqa: E402
 from rope_lib import analysis  # noqa: E402
 from rope_lib.exercises import complex_rope as ex  # noqa: E402
+from rope_lib.figures import clock_dials as dial_figures  # noqa: E402
 from rope_lib.widgets import clock_dials as lw  # noqa: E402
 
 
@@ -194,15 +195,15 @@ def test_widget_readout_is_parseable_and_correct():
         assert control.description
 
 
-def test_widget_steps_and_thumbnail():
-    factory, steps = lw.WIDGETS["clock_dials"]
-    assert len(steps) == 30
-    w = factory()
+def test_widget_sweep_and_thumbnail():
+    w = lw.ClockDials.example()
+    steps = list(w.sweep())
+    assert len(steps) == 10
     for step in steps:
         w.update(**step)
     assert {s.get("base") for s in steps if "base" in s} == set(lw.BASES)
     assert max(s["position"] for s in steps) == w.controls["position"].max
-    figure = lw.thumbnail()
+    figure = dial_figures.thumbnail()
     width, height = figure.get_size_inches()
     assert (width, height) == (4, 2.5)
 

@@ -379,11 +379,8 @@ def test_widget_update_in_place_with_new_head_dim_and_method():
 
 
 def test_widget_rejects_bad_values_and_steps_run():
-    from rope_lib.widgets.context_extension import (
-        WIDGETS,
-        WavelengthCutoffExplorer,
-        thumbnail,
-    )
+    from rope_lib.figures.context_extension import thumbnail
+    from rope_lib.widgets.context_extension import WavelengthCutoffExplorer
 
     w = WavelengthCutoffExplorer()
     with pytest.raises(ValueError, match="method"):
@@ -393,9 +390,9 @@ def test_widget_rejects_bad_values_and_steps_run():
         w.update(alpha=3.0, beta=2.0)
     with pytest.raises(ValueError, match="unknown control"):
         w.update(scale=2.0)
-    factory, steps = WIDGETS["wavelength_cutoffs"]
-    assert len(steps) == 30
-    w = factory()
+    w = WavelengthCutoffExplorer.example()
+    steps = list(w.sweep())
+    assert len(steps) == 47
     for step in steps:
         w.update(**step)
     fig = thumbnail()
@@ -405,7 +402,7 @@ def test_widget_rejects_bad_values_and_steps_run():
 def test_widget_blits_the_same_picture_as_a_full_draw():
     # update() redraws only the moving artists on a saved background; a full draw of the same state
     # must give the same pixels (so no static part is stale), and a new head_dim redraws everything.
-    from rope_lib.widgets.context_extension import WIDGETS, WavelengthCutoffExplorer
+    from rope_lib.widgets.context_extension import WavelengthCutoffExplorer
 
     w = WavelengthCutoffExplorer()
     full_draws = []
@@ -434,14 +431,17 @@ def test_widget_blits_the_same_picture_as_a_full_draw():
     # the picture does not depend on the path taken: a widget built at this state looks the same
     fresh = WavelengthCutoffExplorer(**w.values)
     assert np.array_equal(blitted, np.asarray(fresh.figure.canvas.buffer_rgba()))
-    # and the benchmark's steps redraw everything only when head_dim changes (5 of 30)
-    factory, bench_steps = WIDGETS["wavelength_cutoffs"]
-    w = factory()
+    # and the sweep redraws everything only when head_dim changes (its 6 values, then back
+    # to 128: 7 of 47)
+    w = WavelengthCutoffExplorer.example()
     full_draws.clear()
     w.figure.canvas.mpl_connect("draw_event", lambda event: full_draws.append(1))
-    for step in bench_steps:
+    changes, head_dim = 0, w.values["head_dim"]
+    for step in w.sweep():
         w.update(**step)
-    assert len(full_draws) == sum("head_dim" in step for step in bench_steps) == 5
+        changes += step["head_dim"] != head_dim
+        head_dim = step["head_dim"]
+    assert len(full_draws) == changes == 7
 
 
 def test_widget_limits_are_fixed_and_hold_every_setting():
@@ -489,7 +489,7 @@ def test_widget_static_png_shows_the_moving_artists_and_leaves_no_ghosts():
 
     from PIL import Image
 
-    from rope_lib.widgets import static_png
+    from rope_lib.figures import static_png
     from rope_lib.widgets.context_extension import (
         METHOD_COLORS,
         WavelengthCutoffExplorer,

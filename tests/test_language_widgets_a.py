@@ -15,17 +15,22 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 
 from rope_lib.alibi import alibi_bias, alibi_query_attention, alibi_slopes  # noqa: E402
 from rope_lib.analysis import long_term_decay_bound  # noqa: E402
+from rope_lib.figures import alibi as alibi_figures  # noqa: E402
+from rope_lib.figures import clock_dials as clock_dials_figures  # noqa: E402
+from rope_lib.figures import complex_plane as complex_plane_figures  # noqa: E402
+from rope_lib.figures import context_extension as context_extension_figures  # noqa: E402
+from rope_lib.figures import rotation as rotation_figures  # noqa: E402
+from rope_lib.figures import sinusoidal as sinusoidal_figures  # noqa: E402
+from rope_lib.figures import todays_models as todays_models_figures  # noqa: E402
 from rope_lib.language import cjk_font, language  # noqa: E402
 from rope_lib.widgets import (  # noqa: E402
     LIVE_TEXT,
     alibi,
     clock_dials,
     complex_plane,
-    context_extension,
     learned,
     rotation,
     sinusoidal,
-    todays_models,
 )
 from rope_lib.widgets.base import plain_text  # noqa: E402
 
@@ -212,15 +217,17 @@ def test_encoding_explorer_in_chinese():
 
 
 STATIC = {
-    "sinusoidal thumbnail": sinusoidal.thumbnail,
-    "rotation thumbnail": rotation.thumbnail,
-    "clock dials thumbnail": clock_dials.thumbnail,
-    "alibi thumbnail": alibi.thumbnail,
-    "complex plane thumbnail": complex_plane.thumbnail,
-    "polar rotation": rotation.polar_rotation_figure,
-    "frequency figure": lambda: rotation.frequency_figure([1.0, 0.3], [0.5, 0.8], 7),
+    "sinusoidal thumbnail": sinusoidal_figures.thumbnail,
+    "rotation thumbnail": rotation_figures.thumbnail,
+    "clock dials thumbnail": clock_dials_figures.thumbnail,
+    "alibi thumbnail": alibi_figures.thumbnail,
+    "complex plane thumbnail": complex_plane_figures.thumbnail,
+    "polar rotation": rotation_figures.polar_rotation_figure,
+    "frequency figure": lambda: rotation_figures.frequency_figure(
+        [1.0, 0.3], [0.5, 0.8], 7
+    ),
     # lesson 6's still figures, from the numbers the lesson gives them
-    "alibi one query": lambda: alibi.one_query_figure(
+    "alibi one query": lambda: alibi_figures.one_query_figure(
         torch.randn(16),
         alibi_bias(16, 8)[1, 15],
         torch.full((16,), 1 / 16),
@@ -228,39 +235,41 @@ STATIC = {
         15,
         0.25,
     ),
-    "alibi slopes": alibi.slopes_figure,
-    "alibi bias matrices": lambda: alibi.bias_matrices_figure(alibi_bias(16, 8)),
-    "alibi symmetric bias": lambda: alibi.symmetric_bias_figure(
+    "alibi slopes": alibi_figures.slopes_figure,
+    "alibi bias matrices": lambda: alibi_figures.bias_matrices_figure(
+        alibi_bias(16, 8)
+    ),
+    "alibi symmetric bias": lambda: alibi_figures.symmetric_bias_figure(
         alibi_bias(12, 8, causal=False)
     ),
-    "alibi reach": lambda: alibi.reach_figure(
+    "alibi reach": lambda: alibi_figures.reach_figure(
         alibi_query_attention(torch.zeros(8, 4096), alibi_slopes(8), 4095)
     ),
-    "alibi decay comparison": lambda: alibi.decay_comparison_figure(
+    "alibi decay comparison": lambda: alibi_figures.decay_comparison_figure(
         torch.arange(1025),
         long_term_decay_bound(torch.arange(1025), head_dim=128)
         / long_term_decay_bound(torch.arange(1), head_dim=128),
         alibi_slopes(8),
     ),
-    "alibi attention maps": lambda: alibi.attention_maps_figure(
+    "alibi attention maps": lambda: alibi_figures.attention_maps_figure(
         torch.rand(1, 8, 48, 48) / 2
     ),
     # lesson 7's still figures
-    "coverage": lambda: context_extension.coverage_figure(
+    "coverage": lambda: context_extension_figures.coverage_figure(
         torch.rand(64), torch.rand(64), 4096, 4.0
     ),
-    "extrapolation": lambda: context_extension.extrapolation_figure(
+    "extrapolation": lambda: context_extension_figures.extrapolation_figure(
         torch.linspace(0, 2048, 50),
         torch.rand(50),
         torch.linspace(2048, 4096, 50),
         1000 * torch.rand(50),
         2048,
     ),
-    "yarn ramp": lambda: context_extension.ramp_figure(
+    "yarn ramp": lambda: context_extension_figures.ramp_figure(
         torch.linspace(1, 0, 64), torch.linspace(1, 0, 64), 20, 46
     ),
     # lesson 9's still figure
-    "two partials": lambda: todays_models.partial_frequencies_figure(
+    "two partials": lambda: todays_models_figures.partial_frequencies_figure(
         torch.cat([torch.logspace(0, -1.5, 64), torch.zeros(192)]),
         torch.logspace(0, -6, 64),
         1e6,
@@ -325,18 +334,18 @@ def test_clock_dial_labels_in_chinese_have_every_glyph(monkeypatch):
     from matplotlib.ft2font import FT2Font
 
     drawn = []
-    text_path = clock_dials._text_path
+    text_path = clock_dials_figures.text_path
 
     def recording(x, y, text, *args, **kwargs):
         drawn.append(text)
         return text_path(x, y, text, *args, **kwargs)
 
-    monkeypatch.setattr(clock_dials, "_text_path", recording)
+    monkeypatch.setattr(clock_dials_figures, "text_path", recording)
     with language("zh"):
         widget = clock_dials.ClockDials(position=50)
         widget.update(position=700, base=500000.0)
-        families = clock_dials._font().get_family()
-        clock_dials.thumbnail()
+        families = clock_dials_figures.label_font().get_family()
+        clock_dials_figures.thumbnail()
     assert any(CJK.search(text) for text in drawn), drawn
     fonts = [
         FT2Font(

@@ -27,6 +27,10 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 
+from rope_lib.figures import context_extension as context_extension_figures  # noqa: E402
+from rope_lib.figures import lab as lab_figures  # noqa: E402
+from rope_lib.figures import multimodal as multimodal_figures  # noqa: E402
+from rope_lib.figures import todays_models as todays_models_figures  # noqa: E402
 from rope_lib.language import cjk_font, language  # noqa: E402
 from rope_lib.widgets import (  # noqa: E402
     context_extension,
@@ -41,20 +45,17 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 
 
-def _models_widget():
-    return todays_models.ModelWavelengthExplorer()
-
-
 def _model_steps():
     return [{"model": name} for name in todays_models.MODELS]
 
 
+#: key -> (widget class, steps: every model for the models' widget, else its sweep)
 WIDGETS = {
-    "wavelength_cutoffs": context_extension.WIDGETS["wavelength_cutoffs"],
-    "lab_results": lab.WIDGETS["lab_results"],
-    "models": (_models_widget, _model_steps()),
-    "mrope": multimodal.WIDGETS["mrope"],
-    "patch_scores": multimodal.WIDGETS["patch_scores"],
+    "wavelength_cutoffs": (context_extension.WavelengthCutoffExplorer, None),
+    "lab_results": (lab.LabResultsWidget, None),
+    "models": (todays_models.ModelWavelengthExplorer, _model_steps()),
+    "mrope": (multimodal.MropeWidget, None),
+    "patch_scores": (multimodal.PatchScoreWidget, None),
 }
 
 #: The control descriptions the Chinese teacher notes quote (`description = value`).
@@ -95,9 +96,10 @@ def _figure_words(figure) -> list[str]:
 def _run(key: str, lang: str):
     """Build the widget in `lang`, move it through its steps; its descriptions, readouts
     after each step, figure size and words."""
-    factory, steps = WIDGETS[key]
+    cls, steps = WIDGETS[key]
     with language(lang):
-        widget = factory()
+        widget = cls.example()
+        steps = steps or list(widget.sweep())
         try:
             descriptions = {n: c.description for n, c in widget.controls.items()}
             readouts = [widget.readout.value]
@@ -152,7 +154,7 @@ def test_chinese_labels_are_no_wider_than_the_room_they_get():
     with language("zh"):
         w = context_extension.WavelengthCutoffExplorer()
         plt.close(w.figure)
-        explorer = lab._explorer()
+        explorer = lab.LabResultsWidget.example()
         plt.close(explorer.figure)
     for name, control in w.controls.items():
         width = int(control.style.description_width.removesuffix("px"))
@@ -176,10 +178,10 @@ def _lab_figures():
         figures.copy_figure(results),
         figures.scaling_figure(results),
         figures.finetune_figure(results),
-        context_extension.thumbnail(),
-        lab.thumbnail(),
-        multimodal.thumbnail(),
-        todays_models.static_figure("BLOOM 176B (ALiBi)"),
+        context_extension_figures.thumbnail(),
+        lab_figures.thumbnail(),
+        multimodal_figures.thumbnail(),
+        todays_models_figures.static_figure("BLOOM 176B (ALiBi)"),
     ]
 
 
@@ -314,7 +316,7 @@ def _readout_px(line: str) -> float:
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_explorer_readout_in_both_languages_fits_its_two_lines(lang):
-    from rope_lib.widgets import static_png
+    from rope_lib.figures import static_png
     from rope_lib.widgets.lab import LabResultsWidget
 
     results = _lab_results()
@@ -405,9 +407,8 @@ def test_explorer_blits_the_same_picture_as_a_full_draw():
         plt.close(widget.figure)
 
 
-def test_explorer_steps_fit_the_lessons_results():
-    factory, steps = lab.WIDGETS["lab_results"]
-    assert len(steps) == 20 and steps[:2] == list(steps)[:2]
+def test_explorer_sweep_fits_the_lessons_results():
+    steps = list(lab.LabResultsWidget.example().sweep())
     config = _lab_results()["config"]
     models = set(config["schemes"] + config["methods"])
     assert {step["model"] for step in steps} == models

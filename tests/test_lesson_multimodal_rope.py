@@ -37,14 +37,13 @@ from transformers.models.qwen2_vl.modeling_qwen2_vl import Qwen2VLModel  # noqa:
 from transformers.models.qwen3_vl.modeling_qwen3_vl import Qwen3VLModel  # noqa: E402
 
 from rope_lib.exercises import multimodal as ex  # noqa: E402
+from rope_lib.figures.multimodal import thumbnail  # noqa: E402
 from rope_lib.widgets import LIVE_TEXT  # noqa: E402
 from rope_lib.widgets.multimodal import (  # noqa: E402
-    WIDGETS,
     MropeWidget,
     PatchScoreWidget,
     offset_map,
     patch_scores,
-    thumbnail,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -423,10 +422,10 @@ def test_blitted_update_equals_a_full_draw_and_leaves_the_figure_clean(factory, 
     matplotlib.pyplot.close(fig)
 
 
-def test_widget_steps_and_thumbnail_run():
-    for name, (factory, steps) in WIDGETS.items():
-        widget = factory()
-        for step in steps:
+def test_widget_sweeps_and_thumbnail_run():
+    for cls in (MropeWidget, PatchScoreWidget):
+        widget = cls.example()
+        for step in widget.sweep():
             widget.update(**step)
             widget.figure.canvas.draw()
         matplotlib.pyplot.close(widget.figure)

@@ -36,6 +36,7 @@ import torch  # noqa: E402
 
 from rope_lib import half_to_interleaved, interleaved_to_half  # noqa: E402
 from rope_lib.exercises import real_llm as ex  # noqa: E402
+from rope_lib.figures import real_llm as llm_figures  # noqa: E402
 from rope_lib.language import language  # noqa: E402
 from rope_lib.pretrained import figures  # noqa: E402
 from rope_lib.pretrained.results import LossResults, passkey_rows  # noqa: E402
@@ -600,10 +601,13 @@ def test_pair_widget_follows_its_layer():
         plt.close(w.figure)
 
 
-@pytest.mark.parametrize("key", sorted(widgets.WIDGETS))
+WIDGETS = {"loss_curves": widgets.LossCurveWidget, "pair_norms": widgets.PairNormWidget}
+
+
+@pytest.mark.parametrize("key", sorted(WIDGETS))
 def test_a_blit_draws_what_a_full_draw_does(key):
-    factory, steps = widgets.WIDGETS[key]
-    w = factory()
+    w = WIDGETS[key].example()
+    steps = list(w.sweep())
     try:
         w.figure.canvas.draw()
         for step in steps[:: max(1, len(steps) // 4)]:
@@ -615,13 +619,13 @@ def test_a_blit_draws_what_a_full_draw_does(key):
         plt.close(w.figure)
 
 
-@pytest.mark.parametrize("key", sorted(widgets.WIDGETS))
+@pytest.mark.parametrize("key", sorted(WIDGETS))
 def test_widget_speaks_chinese_with_the_english_numbers(key):
-    factory, steps = widgets.WIDGETS[key]
     readouts = {}
     for lang in ("en", "zh"):
         with language(lang):
-            w = factory()
+            w = WIDGETS[key].example()
+            steps = list(w.sweep())
             try:
                 names = {n: c.description for n, c in w.controls.items()}
                 texts = [w.readout_text()]
@@ -653,7 +657,7 @@ def test_static_figures_draw_in_both_languages():
                 figure = make(results)
                 figure.canvas.draw()
                 assert figure.get_size_inches()[0] <= 6.4
-            figure = widgets.thumbnail()
+            figure = llm_figures.thumbnail()
             figure.canvas.draw()
             assert figure.get_size_inches()[0] <= 6.4
 

@@ -21,7 +21,7 @@ import torch  # noqa: E402
 
 import rope_lib  # noqa: E402
 from rope_lib import derivation  # noqa: E402
-from rope_lib.widgets import rotation as figures  # noqa: E402
+from rope_lib.widgets.rotation import RotatePairWidget  # noqa: E402
 
 F64 = torch.float64
 NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "03_rotation_2d.ipynb"
@@ -110,7 +110,7 @@ def test_head_score_is_the_sum_of_its_pairs_scores():
 
 
 def test_widget_keeps_the_score_under_a_shift_and_draws_the_rotation():
-    probe = figures.RotatePairWidget(m=7, n=4, theta=0.4, shift=0)
+    probe = RotatePairWidget(m=7, n=4, theta=0.4, shift=0)
     before = probe.state["score"]
     probe.update(shift=25)
     assert probe.state["score"] == pytest.approx(before, abs=1e-10)

@@ -22,7 +22,8 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 import rope_lib  # noqa: E402
-from rope_lib.widgets.sinusoidal import EncodingExplorer, thumbnail  # noqa: E402
+from rope_lib.figures.sinusoidal import thumbnail  # noqa: E402
+from rope_lib.widgets.sinusoidal import EncodingExplorer  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 LESSONS = {

@@ -521,11 +521,8 @@ def test_widget_updates_in_place_and_stays_clean():
     import matplotlib
 
     matplotlib.use("agg")
-    from rope_lib.widgets.todays_models import (
-        YLIM,
-        ModelWavelengthExplorer,
-        wavelength_bounds,
-    )
+    from rope_lib.figures.todays_models import YLIM, wavelength_bounds
+    from rope_lib.widgets.todays_models import ModelWavelengthExplorer
 
     explorer = ModelWavelengthExplorer()
     w, h = explorer.figure.get_size_inches()

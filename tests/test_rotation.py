@@ -22,8 +22,9 @@ from matplotlib.figure import Figure  # noqa: E402
 import rope_lib  # noqa: E402
 from rope_lib import derivation  # noqa: E402
 from rope_lib.exercises import rotation as ex  # noqa: E402
+from rope_lib.figures import rotation as figures  # noqa: E402
+from rope_lib.figures import static_png  # noqa: E402
 from rope_lib.widgets import rotation as w02  # noqa: E402
-from rope_lib.widgets import static_png  # noqa: E402
 
 F64 = torch.float64
 
@@ -433,16 +434,15 @@ def test_widget_static_png_shows_the_moving_artists(widget):
     assert np.array_equal(blitted, canvas_pixels(widget.figure))
 
 
-def test_widget_steps_cover_every_control():
-    factory, steps = w02.WIDGETS["rotate_pair"]
-    assert len(steps) == 30
-    assert {name for step in steps for name in step} == set(w02.CONTROLS)
-    w = factory()
+def test_widget_sweep_stays_in_range_and_the_readout_agrees():
+    w = w02.RotatePairWidget.example()
+    steps = list(w.sweep())
+    controls = {c.name: c for c in w02.RotatePairWidget.CONTROLS}
+    assert len(steps) == 32 and all(set(step) == set(controls) for step in steps)
     try:
         for step in steps:
             for name, value in step.items():
-                _, _, lo, hi, _, _ = w02.CONTROLS[name]
-                assert lo <= value <= hi
+                assert controls[name].low <= value <= controls[name].high
             w.update(**step)
             assert readout_numbers(w)[0] == pytest.approx(
                 readout_numbers(w)[1], abs=1e-4
@@ -452,11 +452,11 @@ def test_widget_steps_cover_every_control():
 
 
 def test_static_figures():
-    thumb = w02.thumbnail()
+    thumb = figures.thumbnail()
     assert isinstance(thumb, Figure)
     assert tuple(thumb.get_size_inches()) == pytest.approx((4, 2.5))
-    assert isinstance(w02.polar_rotation_figure(), Figure)
-    fig = w02.frequency_figure(
+    assert isinstance(figures.polar_rotation_figure(), Figure)
+    fig = figures.frequency_figure(
         [0.5, -1.0], [1.2, 0.3], 6, thetas=(1.0, 0.001), max_offset=50
     )
     fast_title = fig.axes[0].get_title()

@@ -9,7 +9,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from PIL import Image  # noqa: E402
 
-from rope_lib.widgets import Redrawer, show_png, static_png  # noqa: E402
+from rope_lib.figures import show_png, static_png  # noqa: E402
+from rope_lib.widgets import Redrawer  # noqa: E402
 
 
 def pixels(fig):
@@ -97,27 +98,21 @@ from rope_lib.widgets.base import TIGHT_LINES  # noqa: E402
 
 
 def lesson_widgets():
-    """(module name, widget name, factory, steps) of every rope_lib.widgets module's WIDGETS."""
-    found = []
-    for info in sorted(
-        pkgutil.iter_modules(rope_lib.widgets.__path__), key=lambda i: i.name
-    ):
-        module = importlib.import_module(f"rope_lib.widgets.{info.name}")
-        for name, (factory, steps) in getattr(module, "WIDGETS", {}).items():
-            found.append(pytest.param(factory, steps, id=f"{info.name}.{name}"))
-    return found
+    """Every registered widget class, by name."""
+    return [
+        pytest.param(cls, id=name) for name, cls in rope_lib.widgets.registry().items()
+    ]
 
 
-@pytest.mark.parametrize("factory, steps", lesson_widgets())
-def test_a_drawn_widget_is_clean_and_asks_for_no_more_draws(
-    factory, steps, monkeypatch
-):
+@pytest.mark.parametrize("cls", lesson_widgets())
+def test_a_drawn_widget_is_clean_and_asks_for_no_more_draws(cls, monkeypatch):
     # ipympl's conditions in Agg: pyplot figures, interactive mode on (pyplot then asks for a
     # draw whenever a figure goes stale), and a canvas whose draw_idle only asks (as ipympl's
     # does: the browser answers later with a full draw). A widget whose figure is stale after
     # a draw would ask again after every draw: it redraws forever while nobody touches it.
     monkeypatch.setattr(matplotlib, "is_interactive", lambda: True)
-    widget = factory()
+    widget = cls.example()
+    steps = list(widget.sweep())
     canvas = widget.figure.canvas
     requests = []
     monkeypatch.setattr(canvas, "draw_idle", lambda *a, **k: requests.append(1))
@@ -168,10 +163,9 @@ IDLE_SCRIPT = textwrap.dedent("""
                     text=box._repr_mimebundle_()["text/plain"])
 
     result = {}
-    for info in pkgutil.iter_modules(rope_lib.widgets.__path__):
-        module = importlib.import_module(f"rope_lib.widgets.{info.name}")
-        for name, (factory, steps) in getattr(module, "WIDGETS", {}).items():
-            result[f"{info.name}.{name}"] = idle_messages(factory, steps)
+    for name, cls in rope_lib.widgets.registry().items():
+        steps = list(cls.example().sweep())[::4]
+        result[name] = idle_messages(cls.example, steps)
     print(json.dumps(result))
 """)
 
@@ -191,13 +185,13 @@ def test_under_ipympl_no_widget_sends_messages_while_idle():
     assert out.returncode == 0, out.stderr[-2000:]
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert {
-        "alibi.alibi",
-        "sinusoidal.encoding_explorer",
-        "rotation.rotate_pair",
-        "clock_dials.clock_dials",
-        "context_extension.wavelength_cutoffs",
-        "learned.learned_table",
-        "complex_plane.complex_plane",
+        "AlibiWidget",
+        "EncodingExplorer",
+        "RotatePairWidget",
+        "ClockDials",
+        "WavelengthCutoffExplorer",
+        "LearnedTableWidget",
+        "ComplexPlaneWidget",
     } <= set(result)
     for name, r in result.items():
         assert r["shown"] == 0 and r["moved"] == 0, (name, r)
@@ -207,13 +201,13 @@ def test_under_ipympl_no_widget_sends_messages_while_idle():
         assert r["text"] == LIVE_TEXT, name
 
 
-@pytest.mark.parametrize("factory, steps", lesson_widgets())
-def test_live_figures_and_controls_fit_the_projector(factory, steps):
+@pytest.mark.parametrize("cls", lesson_widgets())
+def test_live_figures_and_controls_fit_the_projector(cls):
     import ipywidgets as w
 
     from rope_lib.widgets import CANVAS_MARGINS, SCREEN_HEIGHT, SCREEN_WIDTH, SIDE_GAP
 
-    widget = factory()
+    widget = cls.example()
     width, height = widget.figure.get_size_inches()
     assert widget.figure.dpi == 100 and width <= 6.4 + 1e-9 and height <= 3.3 + 1e-9
     box = widget.widget()
@@ -281,7 +275,7 @@ def test_a_side_widget_brings_its_style_and_touches_nothing_else():
 
 
 def test_the_course_style_is_applied_on_import_and_pngs_are_dpi_100():
-    from rope_lib.widgets.style import COURSE_RC, course_style
+    from rope_lib.figures.style import COURSE_RC, course_style
 
     for key, value in COURSE_RC.items():
         expected = list(value) if isinstance(value, tuple) else value
@@ -305,7 +299,83 @@ def test_the_course_style_is_applied_on_import_and_pngs_are_dpi_100():
      "sinusoidal"],
 )  # fmt: skip
 def test_thumbnails_are_at_most_6_4_in_wide(name):
-    module = importlib.import_module(f"rope_lib.widgets.{name}")
+    module = importlib.import_module(f"rope_lib.figures.{name}")
     fig = module.thumbnail()
     assert fig.get_size_inches()[0] <= 6.4
     plt.close(fig)
+
+
+def test_the_registry_holds_every_widget_class_of_rope_lib_widgets():
+    from rope_lib.widgets.base import LiveWidget
+
+    registry = rope_lib.widgets.registry()
+    found = {}
+    for info in pkgutil.iter_modules(rope_lib.widgets.__path__):
+        module = importlib.import_module(f"rope_lib.widgets.{info.name}")
+        for value in vars(module).values():
+            if (
+                isinstance(value, type)
+                and issubclass(value, LiveWidget)
+                and value is not LiveWidget
+                and value.__module__ == module.__name__
+            ):
+                found[value.__name__] = value
+    assert found == registry and len(registry) >= 13
+
+
+def test_a_widget_without_main_controls_is_refused_and_others_do_not_register():
+    from rope_lib.widgets.base import REGISTRY, LiveWidget
+
+    class Elsewhere(LiveWidget):  # a subclass outside rope_lib.widgets: not a lesson's
+        pass
+
+    assert "Elsewhere" not in REGISTRY
+    with pytest.raises(TypeError, match="SWEPT"):
+        type("NoMain", (LiveWidget,), {"__module__": "rope_lib.widgets.scratch"})
+    assert "NoMain" not in REGISTRY
+
+
+def test_spread_covers_a_range_evenly_with_both_ends():
+    from rope_lib.widgets.base import Control, spread
+
+    assert spread(Control("m", "m", "int", 0, 20), {}, 5) == [0, 5, 10, 15, 20]
+    assert spread(Control("m", "m", "int", 0, 3), {}, 8) == [0, 1, 2, 3]
+    assert spread(Control("t", "t", "float", 0.0, 1.0, 0.25), {}, 8) == [
+        0.0, 0.25, 0.5, 0.75, 1.0
+    ]  # fmt: skip
+    following = Control("q", "q", "int", 0, lambda v: v["n"] - 1)
+    assert spread(following, {"n": 4}, 8) == [0, 1, 2, 3]
+    assert spread(Control("b", "b", "log", 1, 3, 1), {}, 8) == [10.0, 100.0, 1000.0]
+    choice = Control("c", "c", "choice", options=("a", "b", "c"))
+    assert spread(choice, {}, 2) == ["a", "b", "c"]  # every option: each a case
+    with pytest.raises(ValueError, match="n >= 2"):
+        spread(Control("m", "m", "int", 0, 20), {}, 1)
+
+
+def frame(widget) -> np.ndarray:
+    """The picture the canvas shows now."""
+    return np.asarray(widget.figure.canvas.buffer_rgba()).copy()
+
+
+@pytest.mark.parametrize("cls", lesson_widgets())
+def test_every_widget_sweeps_its_main_controls_and_each_frame_differs(cls):
+    # the sweep is what a static site draws as the widget's flipbook: deterministic, at
+    # least one main control, one list of distinct values per main control, each value a
+    # frame of its own
+    widget = cls.example()
+    values = widget.sweep_values()
+    assert list(values) == list(cls.SWEPT) and values
+    for name, swept in values.items():
+        assert len(swept) >= 2 and len(set(map(str, swept))) == len(swept), name
+    steps = list(widget.sweep())
+    assert len(steps) == sum(map(len, values.values()))
+    again = cls.example()
+    assert list(again.sweep()) == steps  # deterministic
+    plt.close(again.figure)
+    previous = None
+    for step in steps:
+        widget.update(**step)
+        picture = frame(widget)
+        assert previous is None or not np.array_equal(picture, previous), step
+        previous = picture
+    plt.close(widget.figure)

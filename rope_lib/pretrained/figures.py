@@ -5,7 +5,7 @@
                                                      attention_sinks.png
 
 Each figure is 6.4 in wide at dpi 100 (640 px: the projector's output area, in the course
-style of rope_lib.widgets.style) and reads its numbers from results.json (experiment.py's
+style of rope_lib.figures.style) and reads its numbers from results.json (experiment.py's
 module docstring gives its schema), so a lesson can draw the same figures from any folder.
 
 Lesson 11's static figures, in the learner's language (rope_lib.language's `_fig`), read
@@ -29,8 +29,8 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
+from ..figures.style import course_style, integer_ticks, legend_below
 from ..language import _fig
-from ..widgets.style import course_style, integer_ticks, legend_below
 from .results import (
     METHOD_NAMES,
     PROBES,

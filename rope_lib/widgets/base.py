@@ -8,6 +8,7 @@ A widget declares its controls as a table and writes its numbers and its drawing
             Control("theta", N_("theta"), "float", 0.0, 1.0, 0.01, default=0.3),
         )
         ROWS = (("m", "theta"),)
+        SWEPT = ("m", "theta")               # the main controls: what a sweep moves
 
         def build(self, figure):             # once: create the artists
             ax = figure.add_axes((0.1, 0.15, 0.85, 0.75))
@@ -34,6 +35,20 @@ place (rope_lib.widgets.Redrawer: a full draw only when `static_key(state)` chan
 a LiveBox, whose stored text output is a short line) and a one-line `repr`.
 
 `state` is a dict (`w.state["score"]`); calling it (`w.state()`) gives the same dict.
+
+Registration and sweeps. A LiveWidget subclass defined in rope_lib.widgets registers
+itself when its module is imported (REGISTRY, by class name; rope_lib.widgets.registry()
+imports them all): the benchmark (benchmarks/bench_widgets.py), scripts and tests find
+every widget there, with no list to extend. `Widget.example()` builds it as its lesson
+first shows it (`cls()`, or on the committed results for the lab's and the LLM's). Every
+widget names at least one main control in SWEPT (a TypeError otherwise), and
+`widget.sweep(n)` yields settings for update(), deterministic and cheap to draw: each main
+control in turn takes its values (`spread`: n values evenly over its slider's positions,
+both ends included, or every option of a choice; SWEEP_VALUES[name] instead when the
+class lists special moves), the other controls at the widget's values. One frame per
+value: a static site draws a widget's flipbook from it at build time (`sweep_values(n)`:
+the values per main control), and the benchmark and the tests time and check the same
+frames.
 """
 
 from __future__ import annotations
@@ -41,10 +56,11 @@ from __future__ import annotations
 import html
 import re
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
+from ..figures.style import LIVE_SIZE
 from ..language import _
-from . import LIVE_SIZE, Redrawer, compact, label_px, live_box, live_figure
+from .display import Redrawer, compact, label_px, live_box, live_figure
 
 #: A readout of several lines, 1.3 high (a widget's HTML would space them 28 px apart):
 #: with its figure the widget fits the projector's 480 px.
@@ -54,6 +70,13 @@ SLIDER_KINDS = ("int", "float", "log", "select")
 #: What plain_text() writes for the readouts' HTML entities.
 ENTITIES = (("&rarr;", "->"), ("&middot;", "*"), ("&times;", "x"), ("&gt;", ">"))
 _UNCHANGED = object()  # the static key before the first draw
+#: The sweep's values per main control (LiveWidget.sweep): n points of its range.
+SWEEP_POINTS = 8
+
+#: Every lesson widget by class name: a LiveWidget subclass defined in rope_lib.widgets
+#: registers itself (LiveWidget.__init_subclass__). rope_lib.widgets.registry() imports
+#: every widget module first, so that all of them are here.
+REGISTRY: dict[str, type] = {}
 
 
 @dataclass(frozen=True)
@@ -123,20 +146,28 @@ def plain_text(text: str) -> str:
     return html.unescape(re.sub(r"<[^>]+>", "", text))
 
 
-def moves(*runs: tuple) -> list[dict]:
-    """Benchmark moves, one control each: moves(("m", 1, 2), ("n", 5)) is
-    [{"m": 1}, {"m": 2}, {"n": 5}]."""
-    return [{name: value} for name, *values in runs for value in values]
-
-
-def cumulative_steps(start: dict, moves: list[dict]) -> list[dict]:
-    """Benchmark steps that each hold the whole state: start, then each move on top of the
-    one before (so that every step stands alone)."""
-    steps, state = [], dict(start)
-    for move in moves:
-        state = {**state, **move}
-        steps.append(dict(state))
-    return steps
+def spread(control: Control, values: dict, n: int = SWEEP_POINTS) -> list:
+    """The values a sweep gives a control: every option of a choice or a select (each is a
+    case of its own), else n values evenly over the positions of its slider (fewer when it
+    has fewer), both ends included: from low to its top for these values, in steps of
+    `step` (1 for an int, 0.1 for a float without one, as ipywidgets; for "log" the step
+    of the exponent)."""
+    if n < 2:
+        raise ValueError(f"a sweep takes n >= 2 values (both ends), got n={n}")
+    if control.kind in ("choice", "select"):
+        return list(control.options)
+    low, top = control.low, control.top(values)
+    step = control.step or (1 if control.kind == "int" else 0.1)
+    count = int((top - low) / step + 1e-9) + 1
+    grid = [round(low + i * step, 10) for i in range(count)]
+    if control.kind == "log":
+        grid = [round(10.0**g, 10) for g in grid]
+    elif control.kind == "int":
+        grid = [int(g) for g in grid]
+    if len(grid) <= n:
+        return grid
+    picks = sorted({round(i * (len(grid) - 1) / (n - 1)) for i in range(n)})
+    return [grid[i] for i in picks]
 
 
 def make_readout():
@@ -183,7 +214,9 @@ class LiveWidget:
     Class attributes: CONTROLS (the table), ROWS (control names per row of widget()),
     CONTROL_SIZE (a control's width and its label's), READOUT_WIDTH and BESIDE (see
     live_box), READOUT ("{}" or TIGHT_LINES), CLAMP (keep values in their ranges), FIGSIZE
-    (the live figure's size in inches, at most LIVE_SIZE).
+    (the live figure's size in inches, at most LIVE_SIZE), SWEPT (the main controls, at
+    least one: what sweep() moves) and SWEEP_VALUES (name -> the values a main control's
+    sweep takes instead of spread's, for special moves).
 
     With BESIDE = "side" the controls and the readout stand in one column READOUT_WIDTH
     wide, left of a figure at most (SCREEN_WIDTH - that - SIDE_GAP) px wide: every control
@@ -200,6 +233,24 @@ class LiveWidget:
     READOUT = "{}"
     CLAMP = False
     FIGSIZE = LIVE_SIZE
+    SWEPT: tuple[str, ...] = ()
+    SWEEP_VALUES: dict[str, tuple] = {}
+
+    def __init_subclass__(cls, **kwargs):
+        """Register a lesson widget (a class in rope_lib.widgets): it must name its main
+        controls (SWEPT), what its sweep moves."""
+        super().__init_subclass__(**kwargs)
+        if not cls.__module__.startswith(f"{__package__}."):
+            return
+        if not cls.SWEPT:
+            raise TypeError(f"{cls.__name__} must name its main controls in SWEPT")
+        REGISTRY[cls.__name__] = cls
+
+    @classmethod
+    def example(cls) -> LiveWidget:
+        """The widget as its lesson first shows it (a widget of a lesson's data loads the
+        committed results): where a sweep, the benchmark and the tests start."""
+        return cls()
 
     def __init__(self, figure=None, **values):
         self.values = {c.name: c.default for c in self.CONTROLS}
@@ -273,6 +324,25 @@ class LiveWidget:
             widest = max(label_px(_(c.label)) for c in sliders if not c.label_width)
             return width, f"{widest}px"
         return width, f"{label_px(_(control.label))}px"
+
+    # --- the sweep ----------------------------------------------------------------------
+    def sweep_values(self, n: int = SWEEP_POINTS) -> dict[str, list]:
+        """The values the sweep gives each main control (SWEPT, in order): SWEEP_VALUES'
+        when the class lists them, else spread(control, values, n)."""
+        controls = {c.name: c for c in self.CONTROLS}
+        return {
+            name: list(self.SWEEP_VALUES.get(name, ()))
+            or spread(controls[name], self.values, n)
+            for name in self.SWEPT
+        }
+
+    def sweep(self, n: int = SWEEP_POINTS) -> Iterator[dict]:
+        """Settings for update() that move each main control across its range in turn, the
+        others at the values the widget has now: one frame per value of sweep_values(n)."""
+        start = dict(self.values)
+        for name, values in self.sweep_values(n).items():
+            for value in values:
+                yield {**start, name: value}
 
     # --- what the base does ----------------------------------------------------------------
     @property
@@ -370,12 +440,13 @@ class LiveWidget:
 
 
 __all__ = [
+    "REGISTRY",
+    "SWEEP_POINTS",
     "Control",
-    "cumulative_steps",
-    "moves",
     "LiveWidget",
     "State",
     "TIGHT_LINES",
     "make_readout",
     "plain_text",
+    "spread",
 ]

@@ -10,74 +10,15 @@ from __future__ import annotations
 
 import math
 
-import matplotlib.pyplot as plt
-import numpy as np
 import torch
-from matplotlib.font_manager import FontProperties
-from matplotlib.patches import PathPatch
-from matplotlib.textpath import TextPath
-from matplotlib.transforms import Affine2D
 
 from .._checks import require_even
-from ..language import N_, _, _fig, cjk_font, get_language
+from ..figures.clock_dials import dial_centres, dial_label, draw_dials, relabel
+from ..language import N_, _, _fig
 from ..rotary import inv_frequencies, rope_angles
 from .base import TIGHT_LINES, Control, LiveWidget
 
 BASES = (10000.0, 500000.0)
-_CIRCLE = np.linspace(0.0, 2.0 * math.pi, 97)
-LABEL_SIZE = 0.36  # data units: about 10 pt in the live figure (a dial's radius is 1)
-
-
-def _dial_centres(
-    n_pairs: int, columns: int, dx: float = 3.5, dy: float = 3.25
-) -> np.ndarray:
-    return np.array(
-        [((i % columns) * dx, -(i // columns) * dy) for i in range(n_pairs)],
-        dtype=float,
-    )
-
-
-def _font() -> FontProperties:
-    """The dials' label font: DejaVu Sans, after the CJK font when figures speak Chinese
-    (the language's `_fig` gives Chinese words only when that font exists)."""
-    font = cjk_font() if get_language() != "en" else None
-    return FontProperties(family=[font, "DejaVu Sans"] if font else "DejaVu Sans")
-
-
-def _text_path(x: float, y: float, text: str, size: float = LABEL_SIZE):
-    """`text` as a filled outline in data units, centred on x, top at y.
-
-    The dials label themselves with outlines rather than Text artists: a path draws as fast as a
-    line, while each Text is laid out and rasterised glyph by glyph on every draw (most of the
-    drawing time with 17 labels)."""
-    path = TextPath((0, 0), text, size=size, prop=_font())
-    lo, hi = (
-        path.vertices.min(axis=0),
-        path.vertices.max(axis=0),
-    )  # control points: quick, close enough
-    return Affine2D().translate(x - (lo[0] + hi[0]) / 2, y - hi[1]).transform_path(path)
-
-
-def _label(ax, x: float, y: float, text: str, color="black", size: float = LABEL_SIZE):
-    return ax.add_patch(PathPatch(_text_path(x, y, text, size), lw=0, fc=color))
-
-
-def _draw_dials(ax, centres: np.ndarray):
-    """The static part of the dials (faces, ticks at angle 0) and one hand per dial."""
-    hands = []
-    for cx, cy in centres:
-        ax.plot(cx + np.cos(_CIRCLE), cy + np.sin(_CIRCLE), color="0.55", lw=1.2)
-        ax.plot(
-            [cx + 0.88, cx + 1.0], [cy, cy], color="0.3", lw=1.5
-        )  # angle 0 (position 0)
-        ax.plot([cx], [cy], "o", color="0.25", ms=3)
-        (hand,) = ax.plot(
-            [cx, cx + 1.0], [cy, cy], color="tab:red", lw=2.2, solid_capstyle="round"
-        )
-        hands.append(hand)
-    ax.set_aspect("equal")
-    ax.axis("off")
-    return hands
 
 
 class ClockDials(LiveWidget):
@@ -93,6 +34,7 @@ class ClockDials(LiveWidget):
     # on the projector's screen
     READOUT = TIGHT_LINES
     FIGSIZE = (6.4, 2.7)
+    SWEPT = ("position", "base")
 
     def __init__(
         self,
@@ -128,13 +70,14 @@ class ClockDials(LiveWidget):
         columns = 4 if self.n_pairs > 4 else self.n_pairs
         # spread across the figure's width (its height sets the dials' size): room for
         # labels of about 11 pt
-        self.centres = _dial_centres(self.n_pairs, columns, dx=4.0)
+        self.centres = dial_centres(self.n_pairs, columns, dx=4.0)
         ax = figure.add_axes((0.0, 0.0, 1.0, 0.88))
         self.ax = ax
-        self.hands = _draw_dials(ax, self.centres)
-        self.labels = [_label(ax, cx, cy + 1.5, "pair") for cx, cy in self.centres]
+        self.hands = draw_dials(ax, self.centres)
+        self.labels = [dial_label(ax, cx, cy + 1.5, "pair") for cx, cy in self.centres]
         self.turn_texts = [
-            _label(ax, cx, cy - 1.12, "turns", color="0.25") for cx, cy in self.centres
+            dial_label(ax, cx, cy - 1.12, "turns", color="0.25")
+            for cx, cy in self.centres
         ]
         ax.set_xlim(self.centres[:, 0].min() - 1.9, self.centres[:, 0].max() + 1.9)
         ax.set_ylim(self.centres[:, 1].min() - 1.5, self.centres[:, 1].max() + 1.55)
@@ -165,11 +108,11 @@ class ClockDials(LiveWidget):
                 zip(self.centres, self.labels, s["speeds"])
             ):
                 text = _fig("pair {i}: θ = {theta:.2g}").format(i=i, theta=speed)
-                label.set_path(_text_path(cx, cy + 1.5, text))
+                relabel(label, cx, cy + 1.5, text)
             self._labelled_base = self.base
         for (cx, cy), text, angle in zip(self.centres, self.turn_texts, s["angles"]):
             turns = _fig("{turns:.2f} turns").format(turns=angle / (2 * math.pi))
-            text.set_path(_text_path(cx, cy - 1.12, turns))
+            relabel(text, cx, cy - 1.12, turns)
         self.title.set_text(
             _fig("position m = {position}, base = {base:,.0f}").format(
                 position=self.position, base=self.base
@@ -201,44 +144,3 @@ class ClockDials(LiveWidget):
                     )
                 )
         return TIGHT_LINES.format("m θ_i: " + "<br>".join(lines))
-
-
-def _steps() -> list[dict]:
-    positions = np.linspace(0, 4096, 30).round().astype(int).tolist()
-    return [
-        {"position": p, "base": BASES[(i // 5) % 2]} if i % 5 == 0 else {"position": p}
-        for i, p in enumerate(positions)
-    ]
-
-
-WIDGETS = {"clock_dials": (ClockDials, _steps())}
-
-
-def thumbnail():
-    """Four RoPE pairs as clock hands at position 5: fast pairs far round, slow ones hardly moved."""
-    head_dim, position = 8, 5
-    with plt.ioff():
-        figure = plt.figure(figsize=(4, 2.5), dpi=80)
-    ax = figure.add_axes([0.02, 0.1, 0.96, 0.72])
-    centres = _dial_centres(4, 4)
-    speeds = inv_frequencies(head_dim).numpy()
-    hands = _draw_dials(ax, centres)
-    for hand, (cx, cy), s in zip(hands, centres, speeds):
-        _label(ax, cx, cy + 1.55, f"θ = {s:.3g}", size=0.34)
-        hand.set_data(
-            [cx, cx + 0.95 * math.cos(position * s)],
-            [cy, cy + 0.95 * math.sin(position * s)],
-        )
-    ax.set_xlim(-1.3, centres[-1, 0] + 1.3)
-    ax.set_ylim(-1.1, 1.65)
-    figure.suptitle(_fig("RoPE: each pair is a complex number"), fontsize=10)
-    figure.text(
-        0.5,
-        0.04,
-        _fig("turned by e^(i m θ) at position m = {position}").format(
-            position=position
-        ),
-        ha="center",
-        fontsize=9,
-    )
-    return figure

@@ -19,16 +19,15 @@ import math
 
 import numpy as np
 import torch
-from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 
 from ..derivation import closed_form_score
+from ..figures.rotation import PairPlane, arc_label_position, arc_points
 from ..language import N_, _, _fig
 from ..llama import apply_rotary_emb
 from ..rotary import rope_angles
-from .base import TIGHT_LINES, Control, LiveWidget, moves
-from .rotation import _arc_label_position, _arc_points, _Plane
+from .base import TIGHT_LINES, Control, LiveWidget
 
 #: The worked pair of lessons 3 and 4, as (x, y): q = 0.5 - 1.0i, k = 1.2 + 0.3i.
 Q, K = (0.5, -1.0), (1.2, 0.3)
@@ -72,6 +71,7 @@ class ComplexPlaneWidget(LiveWidget):
     ROWS = (("m",), ("n",), ("theta",))
     BESIDE, READOUT_WIDTH, READOUT = "side", "232px", TIGHT_LINES
     FIGSIZE = (4.25, 2.75)
+    SWEPT = ("m", "n", "theta")
 
     def __init__(self, q=Q, k=K, **values):
         self.q, self.k = tuple(map(float, q)), tuple(map(float, k))
@@ -81,7 +81,7 @@ class ComplexPlaneWidget(LiveWidget):
         # two square planes side by side (425 x 275 px), fixed positions
         ax_turn = figure.add_axes((0.01, 0.02, 0.47, 0.74))
         ax_score = figure.add_axes((0.52, 0.02, 0.47, 0.74))
-        self.plane = _Plane(ax_turn, limit=LIMIT, fontsize=11)
+        self.plane = PairPlane(ax_turn, limit=LIMIT, fontsize=11)
         ax_turn.set_title(r"$q\,e^{im\theta}$,  $k\,e^{in\theta}$", fontsize=13)
         self._build_product(ax_score)
         return [*self.plane.moving, *self._product_moving]
@@ -152,9 +152,9 @@ class ComplexPlaneWidget(LiveWidget):
         self.arrow.set_UVC([z.real], [z.imag])
         turn = s["offset"] * theta
         start = math.atan2(self.start.imag, self.start.real)
-        self.arc.set_data(*_arc_points(start, turn, 0.45))
+        self.arc.set_data(*arc_points(start, turn, 0.45))
         arrows = [start, math.atan2(z.imag, z.real)]
-        self.arc_label.set_position(_arc_label_position(start, turn, 0.45, arrows))
+        self.arc_label.set_position(arc_label_position(start, turn, 0.45, arrows))
         self.arc_label.set_text("(m−n)θ" if abs(turn) > 0.15 else "")
         self.drop.set_data([z.real, z.real], [z.imag, 0.0])
         self.mark.set_data([z.real], [0.0])
@@ -178,24 +178,4 @@ class ComplexPlaneWidget(LiveWidget):
         )
 
 
-def _steps():
-    """A learner's moves: m, then n, then both, then theta (for the benchmark)."""
-    return moves(
-        ("m", 12, 14, 16, 20, 30, 0), ("n", 10, 14, 20, 30, 0),
-        ("theta", 0.3, 0.5, 1.0, 0.02, 0.1), ("m", 10), ("n", 8),
-    )  # fmt: skip
-
-
-WIDGETS = {"complex_plane": (ComplexPlaneWidget, _steps())}
-
-
-def thumbnail() -> Figure:
-    """Lesson 4 in one picture: q turned by m theta and k by n theta (left); their product
-    q' conj(k') turned by (m - n) theta, its real part the score (right)."""
-    widget = ComplexPlaneWidget(
-        figure=Figure(figsize=(4.0, 2.56), dpi=80), m=9, n=3, theta=0.1
-    )
-    return widget.figure
-
-
-__all__ = ["ComplexPlaneWidget", "WIDGETS", "rotate", "thumbnail"]
+__all__ = ["ComplexPlaneWidget", "rotate"]

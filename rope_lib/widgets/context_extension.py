@@ -13,40 +13,29 @@ interpolated, more than beta times kept. They are YaRN's beta_slow and beta_fast
 low_freq_factor and high_freq_factor (Llama 3.1 ships 1 and 4, YaRN's paper 1 and 32).
 All numbers come from rope_lib.scaling.
 
-The lesson's still figures are here too, drawn from numbers the lesson computes:
-coverage_figure (the share of its circle each pair has swept within L and within sL),
-extrapolation_figure (a score fitted on offsets 0..L: tame there, huge past L) and
-ramp_figure (YaRN's ramp as the paper writes it and as the code computes it).
+The lesson's still figures are in rope_lib.figures.context_extension.
 """
 
 from __future__ import annotations
 
 import matplotlib.colors
 import numpy as np
-from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 from matplotlib.transforms import offset_copy
 
 from ..extension_analysis import (
-    REGIMES,
     first_pair_longer_than,
     implied_ramp,
     pair_regimes,
     wavelengths,
 )
+from ..figures.context_extension import REGIME_COLORS, cutoff_legend
+from ..figures.style import integer_ticks
 from ..language import N_, _, _fig, get_language
 from ..scaling import rope_frequencies, yarn_correction_range
 from .base import TIGHT_LINES, Control, LiveWidget, plain_text
-from .style import integer_ticks
 
 METHODS = ("PI", "NTK", "YaRN", "Llama 3")
-#: What each regime of rope_lib.scaling.REGIMES is called in a legend.
-REGIME_LABELS = {
-    "extrapolated": N_("extrapolated"),
-    "blended": N_("blended"),
-    "interpolated": N_("interpolated"),
-}
-REGIME_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c")  # extrapolated, blended, interpolated
 METHOD_COLORS = {
     "PI": "#9467bd",
     "NTK": "#8c564b",
@@ -94,6 +83,20 @@ def method_frequencies(
     return rope_frequencies(rope_type, head_dim, base, factor=factor, **extra)
 
 
+def _band(method: str, state: dict) -> str:
+    """What the chosen method blends, in words."""
+    if method == "YaRN":
+        # the pairs YaRN blends, by its own rounding of the cutoffs
+        low, high = state["correction_range"]
+        return _("YaRN's correction range = {low}..{high}").format(low=low, high=high)
+    if method == "Llama 3":
+        # the pairs whose wavelength lies between L/beta and L/alpha
+        blended = np.nonzero(state["regimes"].numpy() == 1)[0]
+        pairs = f"{blended.min()}..{blended.max()}" if len(blended) else _("none")
+        return _("Llama 3's smooth band = {pairs}").format(pairs=pairs)
+    return _("{method} treats every pair alike").format(method=method)
+
+
 class WavelengthCutoffExplorer(LiveWidget):
     """Controls: "scale s", "L", "alpha", "beta", "base", "head_dim", "method"."""
 
@@ -111,6 +114,7 @@ class WavelengthCutoffExplorer(LiveWidget):
     ROWS = tuple((c.name,) for c in CONTROLS)
     BESIDE, READOUT_WIDTH, READOUT = "side", "242px", TIGHT_LINES
     FIGSIZE = (4.15, 3.3)
+    SWEPT = ("method", "scale s", "L", "head_dim", "base", "alpha", "beta")
 
     def check(self, v):
         if not v["beta"] > v["alpha"]:
@@ -149,7 +153,7 @@ class WavelengthCutoffExplorer(LiveWidget):
         self._build_wave(self.ax_wave)
         self._build_keep(self.ax_keep)
         self._build_freq(self.ax_freq)
-        self._build_legend()
+        cutoff_legend(fig, self.legend_slot, self.method_lines.values())
         # Everything above is static except these, redrawn on top of a saved background each
         # update; only a new head_dim (the x range of all three panels) redraws the whole
         # figure.
@@ -236,34 +240,6 @@ class WavelengthCutoffExplorer(LiveWidget):
             )
         ax.set_title(_fig("new / old freq."))
 
-    def _build_legend(self):
-        # one legend for the whole figure, above the panels: what each pair gets, the
-        # methods, and the guide lines of the left panel
-        regime_handles = [
-            Line2D([], [], ls="", marker="o", color=c, label=_fig(REGIME_LABELS[r]))
-            for r, c in zip(REGIMES, REGIME_COLORS)
-        ]
-        guide_handles = [
-            Line2D([], [], color="black", lw=1.5, label="L"),
-            Line2D([], [], color="gray", lw=1, ls="--", label="L/α, L/β"),
-            Line2D([], [], color="black", lw=1, ls=":", label="sL"),
-        ]
-        handles = regime_handles + guide_handles + list(self.method_lines.values())
-        slot = self.legend_slot.get_position(self.figure)
-        self.figure.legend(
-            handles=handles,
-            loc="center",
-            bbox_to_anchor=(slot.x0 + slot.width / 2 - 0.03, slot.y0 + slot.height / 2),
-            ncol=2,
-            frameon=False,
-            fontsize=9.5,
-            handlelength=1.2,
-            columnspacing=0.7,
-            handletextpad=0.3,
-            labelspacing=0.25,
-            borderaxespad=0.0,
-        )
-
     # --- the numbers ------------------------------------------------------------------------
     def compute(self, v):
         s, L, alpha, beta = float(v["scale s"]), int(v["L"]), v["alpha"], v["beta"]
@@ -324,22 +300,6 @@ class WavelengthCutoffExplorer(LiveWidget):
         )
 
     # --- the readout ------------------------------------------------------------------------
-    def _band(self) -> str:
-        """What the chosen method blends, in words."""
-        method, regimes = self.values["method"], self.state["regimes"].numpy()
-        if method == "YaRN":
-            # the pairs YaRN blends, by its own rounding of the cutoffs
-            low, high = self.state["correction_range"]
-            return _("YaRN's correction range = {low}..{high}").format(
-                low=low, high=high
-            )
-        if method == "Llama 3":
-            # the pairs whose wavelength lies between L/beta and L/alpha
-            blended = np.nonzero(regimes == 1)[0]
-            pairs = f"{blended.min()}..{blended.max()}" if len(blended) else _("none")
-            return _("Llama 3's smooth band = {pairs}").format(pairs=pairs)
-        return _("{method} treats every pair alike").format(method=method)
-
     def _counts(self) -> list[int]:
         """How many pairs are extrapolated, blended, interpolated."""
         return [int((self.state["regimes"] == k).sum()) for k in range(3)]
@@ -359,7 +319,7 @@ class WavelengthCutoffExplorer(LiveWidget):
             _(
                 "extrapolated {extrapolated}, blended {blended}, interpolated {interpolated}"
             ).format(extrapolated=counts[0], blended=counts[1], interpolated=counts[2]),
-            self._band(),
+            _band(v["method"], self.state),
             _("first pair with wavelength &gt; L: {first}").format(
                 first=first_pair_longer_than(st["inv_freq"], int(v["L"]))
             ),
@@ -386,147 +346,10 @@ class WavelengthCutoffExplorer(LiveWidget):
             extrapolated=counts[0],
             blended=counts[1],
             interpolated=counts[2],
-            band=self._band(),
+            band=_band(v["method"], st),
             first=first_pair_longer_than(st["inv_freq"], L),
         )
         return plain_text(f"{line1}<br>{line2}")
 
 
-DEFAULTS = {c.name: c.default for c in WavelengthCutoffExplorer.CONTROLS}
-
-
-def _steps():
-    steps = []
-    for s in (2.0, 8.0, 16.0, 32.0, 4.0):
-        steps.append({"scale s": s})
-    for L in (512, 2048, 16384, 32768, 4096):
-        steps.append({"L": L})
-    for a in (0.5, 2.0, 1.0):
-        steps.append({"alpha": a})
-    for b in (8.0, 64.0, 32.0):
-        steps.append({"beta": b})
-    for base in (1000.0, 500000.0, 1000000.0, 10000.0):
-        steps.append({"base": base})
-    for d in (16, 64, 256, 96, 128):
-        steps.append({"head_dim": d})
-    for m in ("PI", "NTK", "Llama 3", "YaRN", "NTK"):
-        steps.append({"method": m})
-    return steps
-
-
-WIDGETS = {"wavelength_cutoffs": (WavelengthCutoffExplorer, _steps())}
-
-
-def thumbnail():
-    """Wavelength of each pair against L, colored by what YaRN does to it."""
-    from matplotlib.figure import Figure
-
-    old, _unused = rope_frequencies("default", 128)
-    yarn, _unused = rope_frequencies(
-        "yarn", 128, factor=4.0, original_max_position_embeddings=4096
-    )
-    regimes = pair_regimes(old, yarn, 4.0).numpy()
-    fig = Figure(figsize=(4, 2.5), dpi=80)
-    ax = fig.add_subplot(1, 1, 1)
-    pairs = np.arange(64)
-    ax.scatter(
-        pairs, wavelengths(old).numpy(), c=np.array(REGIME_COLORS)[regimes], s=10
-    )
-    ax.axhline(4096, color="black", lw=1)
-    ax.text(1, 4096 * 1.4, "L = 4096", fontsize=8)
-    ax.set_yscale("log")
-    ax.set_xlabel(_fig("pair i"), fontsize=8)
-    ax.set_ylabel(_fig("wavelength"), fontsize=8)
-    ax.tick_params(labelsize=7)
-    ax.set_title(_fig("YaRN: keep, blend, interpolate"), fontsize=9)
-    handles = [
-        Line2D(
-            [],
-            [],
-            ls="",
-            marker="o",
-            color=c,
-            label=_fig(REGIME_LABELS[r]),
-            markersize=4,
-        )
-        for r, c in zip(REGIMES, REGIME_COLORS)
-    ]
-    ax.legend(handles=handles, fontsize=7, loc="lower right", frameon=False)
-    fig.tight_layout()
-    return fig
-
-
-# ---------------------------------------------------------------------- still figures
-def coverage_figure(seen, later, L: int, s: float):
-    """The share of its circle each pair has swept within L tokens (blue) and within s*L
-    (red: the angles that are new past L), from angle_coverage."""
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(6.4, 2.8), dpi=100)
-    ax = fig.subplots()
-    pairs = np.arange(len(seen))
-    label = _fig("covered within {tokens} tokens (new angles in red)")
-    ax.bar(pairs, np.asarray(later), color="#d62728",
-           label=label.format(tokens=int(s * L)))  # fmt: skip
-    ax.bar(pairs, np.asarray(seen), color="#1f77b4",
-           label=_fig("covered within L = {L} tokens").format(L=L))  # fmt: skip
-    ax.set_xlabel(_fig("pair i"))
-    ax.set_ylabel(_fig("fraction of the circle"))
-    ax.legend(loc="lower left")
-    ax.set_title(_fig("Fast pairs have seen every angle; slow pairs only an arc"))
-    fig.tight_layout()
-    return fig
-
-
-def extrapolation_figure(inside, a_inside, beyond, a_beyond, L: int):
-    """A relative score a(Delta) fitted on the offsets 0..L, evaluated on [0, L] (left) and
-    on to 2L (right, the same function past L)."""
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(6.4, 2.8), dpi=100)
-    axes = fig.subplots(1, 2)
-    axes[0].plot(np.asarray(inside), np.asarray(a_inside), lw=0.5)
-    axes[0].set_title(_fig("fitted score on [0, L]: tame"))
-    both = np.concatenate([np.asarray(inside), np.asarray(beyond)])
-    values = np.concatenate([np.asarray(a_inside), np.asarray(a_beyond)])
-    axes[1].plot(both, values, lw=0.5, color="#d62728")
-    axes[1].axvline(L, color="black", lw=1)
-    axes[1].set_title(_fig("the same function past L: huge"))
-    for ax in axes:
-        ax.set_xlabel(_fig(r"offset $\Delta$"))
-    axes[0].set_ylabel(r"$a(\Delta)$")
-    fig.tight_layout()
-    return fig
-
-
-def ramp_figure(paper_gamma, code_gamma, low: int, high: int):
-    """YaRN's ramp gamma_i (the share of its frequency pair i keeps) as the paper writes it
-    (linear in the turns r = L/lambda) and as the code computes it (linear in the pair
-    index), with the correction range low..high shaded."""
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(6.4, 2.6), dpi=100)
-    ax = fig.subplots()
-    pairs = np.arange(len(paper_gamma))
-    ax.plot(pairs, np.asarray(paper_gamma), label=_fig("paper: linear in r = L/lambda"))
-    ax.plot(pairs, np.asarray(code_gamma), "--",
-            label=_fig("code: linear in the pair index"))  # fmt: skip
-    label = _fig("correction range {low}..{high}").format(low=low, high=high)
-    ax.axvspan(low, high, color="orange", alpha=0.15, label=label)
-    ax.set_xlabel(_fig("pair i"))
-    ax.set_ylabel(_fig("gamma (fraction kept)"))
-    ax.legend()
-    fig.tight_layout()
-    return fig
-
-
-__all__ = [
-    "METHODS",
-    "WIDGETS",
-    "WavelengthCutoffExplorer",
-    "coverage_figure",
-    "extrapolation_figure",
-    "method_frequencies",
-    "ramp_figure",
-    "thumbnail",
-]
+__all__ = ["METHODS", "WavelengthCutoffExplorer", "method_frequencies"]

@@ -2,7 +2,7 @@
 
     LabResultsWidget(results, model="rope", seed="all")
 
-results is the dict of results.json (rope_lib.exercises.lab.load_results() reads the
+results is the dict of results.json (rope_lib.lab.results.load_results() reads the
 folder the lesson reads; rope_lib.lab.summary reads it). The controls:
   model   a scheme's model trained at L (NoPE, sinusoidal, learned, RoPE, ALiBi), or the
           RoPE model extended zero-shot by a method at the matched factor s = n / L (PI,
@@ -22,16 +22,14 @@ blitting: both y ranges hold every number of the results, so no axis ever moves.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
-from matplotlib.figure import Figure
 from matplotlib.ticker import NullLocator
 
 from ..lab import summary
 from ..lab.figures import COLORS, LABELS
+from ..lab.results import load_results
 from ..language import N_, _, _fig
-from .base import TIGHT_LINES, Control, LiveWidget, cumulative_steps, moves
+from .base import TIGHT_LINES, Control, LiveWidget
 
 ALL = "all"
 """The seed control's value for every seed at once."""
@@ -61,6 +59,12 @@ class LabResultsWidget(LiveWidget):
     ROWS = (("model", "seed"),)
     BESIDE, READOUT = "below", TIGHT_LINES
     FIGSIZE = (6.4, 2.85)
+    SWEPT = ("model", "seed")
+
+    @classmethod
+    def example(cls):
+        """The widget on the results the lesson reads."""
+        return cls(load_results())
 
     def __init__(self, results: dict, model: str = "rope", seed=ALL):
         self.results = results
@@ -257,83 +261,4 @@ class LabResultsWidget(LiveWidget):
         return f"{line1}<br>{line2}"
 
 
-def _results() -> dict:
-    from ..lab.results import load_results
-
-    return load_results()
-
-
-def _explorer() -> LabResultsWidget:
-    """The widget as the lesson builds it, on the results the lesson reads."""
-    return LabResultsWidget(_results())
-
-
-def _steps(results: dict | None = None) -> list[dict]:
-    """20 updates like a learner's session: every model, all seeds and each seed of the
-    results (the lesson's by default: a run's seeds are known only from its results)."""
-    results = _results() if results is None else results
-    config = results["config"]
-    seeds = summary.seeds(results)
-    first, last = seeds[0], seeds[-1]
-    m = moves(
-        ("model", *config["schemes"]), ("seed", first, last, "all"),
-        ("model", *config["methods"]), ("seed", *seeds[1:3], "all"),
-        ("model", "none", "rope", "yarn"), ("seed", first),
-        ("model", "alibi", "linear"),
-    )  # fmt: skip
-    return cumulative_steps({"model": "rope", "seed": "all"}, m)[:20]
-
-
-class _LessonSteps(Sequence):
-    """_steps() on the lesson's results, read when first used (not at import: which seeds
-    are a run's own)."""
-
-    def _steps(self) -> list[dict]:
-        if not hasattr(self, "_cache"):
-            self._cache = _steps()
-        return self._cache
-
-    def __getitem__(self, index):
-        return self._steps()[index]
-
-    def __len__(self) -> int:
-        return len(self._steps())
-
-
-WIDGETS = {"lab_results": (_explorer, _LessonSteps())}
-
-
-def thumbnail() -> Figure:
-    """The lab in one picture: mean text loss by window length of every scheme, trained
-    at L, over the entropy rate (the best possible)."""
-    results = _results()
-    config = results["config"]
-    lengths = config["lengths"]
-    figure = Figure(figsize=(4.0, 2.5), dpi=80)
-    ax = figure.subplots()
-    entropy = [summary.yardsticks(results, n)["entropy_rate"] for n in lengths]
-    ax.plot(lengths, entropy, "-", color="0.6", lw=1, label=_fig("entropy rate"))
-    for scheme in config["schemes"]:
-        ax.plot(
-            lengths,
-            [summary.mean(summary.text_loss(results, scheme, n)) for n in lengths],
-            "o-",
-            color=COLORS[scheme],
-            label=_fig(LABELS[scheme]),
-            ms=3,
-            lw=1.4,
-        )
-    ax.axvline(config["train_length"], color="k", ls=":", lw=1)
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(lengths, [str(n) for n in lengths])
-    ax.xaxis.set_minor_locator(NullLocator())
-    ax.set_xlabel(_fig("window (tokens)"), fontsize=8)
-    ax.set_ylabel(_fig("text loss (nats)"), fontsize=8)
-    ax.tick_params(labelsize=7)
-    ax.legend(fontsize=6, ncol=2, loc="upper left", frameon=False)
-    figure.suptitle(_fig("train at L, test at 8L"), fontsize=10)
-    figure.subplots_adjust(left=0.14, right=0.97, bottom=0.2, top=0.84)
-    return figure
-
-
-__all__ = ["ALL", "LabResultsWidget", "WIDGETS", "model_label", "thumbnail"]
+__all__ = ["ALL", "LabResultsWidget", "model_label"]

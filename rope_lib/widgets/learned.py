@@ -11,25 +11,18 @@ start shows) on sequences of L tokens, and shows it after `steps` steps:
 The readout says what the model adds at position m. A new L or optimizer trains again
 (about 0.2 s, kept for the next visit); steps and m only pick a stored table.
 
-The lesson's still figures are here too: unseen_arcs_figure (slow pairs past the training
-length land on arcs training never showed), best_match_figure (how close PE(m) comes to a
-training position) and previous_token_figure (a head trained on L positions against the
-exact one).
+The lesson's still figures are in rope_lib.figures.learned.
 """
 
 from __future__ import annotations
 
 import numpy as np
-import torch
-from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from ..extension_analysis import wavelengths
+from ..figures.style import integer_ticks
 from ..language import N_, _, _fig
-from ..rotary import inv_frequencies
-from ..sinusoidal import TABLE_OPTIMIZERS, sinusoidal_at, train_learned_table
-from .base import TIGHT_LINES, Control, LiveWidget, moves, plain_text
-from .style import integer_ticks
+from ..sinusoidal import TABLE_OPTIMIZERS, train_learned_table
+from .base import TIGHT_LINES, Control, LiveWidget, plain_text
 
 ROWS_IN_TABLE, D_MODEL, INIT_STD = 16, 8, 0.5
 MAX_STEPS, WEIGHT_DECAY = 300, 0.1
@@ -53,6 +46,9 @@ class LearnedTableWidget(LiveWidget):
     ROWS = (("optimizer",), ("L",), ("steps",), ("m",))
     BESIDE, READOUT_WIDTH, READOUT = "side", "232px", TIGHT_LINES
     FIGSIZE = (4.25, 3.3)
+    SWEPT = ("steps", "m", "L", "optimizer")
+    # a new L trains a table again (about 0.2 s): three lengths, short to the whole table
+    SWEEP_VALUES = {"L": (4, 10, 16)}
 
     def __init__(self, **values):
         self._trained = {}  # (optimizer, L) -> every step's table
@@ -184,79 +180,9 @@ class LearnedTableWidget(LiveWidget):
         return "<br>".join(lines)
 
 
-def _steps():
-    """A learner's moves (for the benchmark): steps, m, L, the optimizers."""
-    return moves(
-        ("steps", 0, 50, 100, 200, 300), ("m", 3, 9, 10, 15, 16, 19),
-        ("L", 4, 12, 16, 10), ("optimizer", "AdamW", "SGD", "Adam"), ("m", 12),
-    )  # fmt: skip
-
-
-WIDGETS = {"learned_table": (LearnedTableWidget, _steps())}
-
-
 # ---------------------------------------------------------------------- still figures
-def unseen_arcs_figure(d: int = 16, L: int = 32, pairs=(0, 2, 3, 4), until: int = 8):
-    """Pair i of PE(m) as a point on its circle: positions 0 .. L-1 (training, blue) and
-    L .. until*L - 1 (orange). Fast pairs go round within L; slow ones only along a short
-    arc, and past L they move onto parts of the circle training never showed."""
-    angles = np.linspace(0, 2 * np.pi, 200)
-    lam = wavelengths(inv_frequencies(d)).double()
-    train = sinusoidal_at(torch.arange(L), d).numpy()
-    new = sinusoidal_at(torch.arange(L, until * L), d).numpy()
-    fig = Figure(figsize=(6.4, 2.6), dpi=100, layout="constrained")
-    axes = fig.subplots(1, len(pairs))
-    for ax, i in zip(axes, pairs):
-        ax.plot(np.cos(angles), np.sin(angles), color="0.85", lw=1)
-        cos, sin = 2 * i + 1, 2 * i
-        label = _fig("positions {start}..{end}").format(start=L, end=until * L - 1)
-        ax.plot(new[:, cos], new[:, sin], ".", color="tab:orange", ms=3, label=label)
-        label = _fig("positions 0..{end} (training)").format(end=L - 1)
-        ax.plot(train[:, cos], train[:, sin], ".", color="tab:blue", ms=4, label=label)
-        title = _fig("pair {i}\nwavelength {wavelength:.0f}")
-        ax.set_title(title.format(i=i, wavelength=float(lam[i])))
-        ax.set_aspect("equal")
-        ax.axis("off")
-    handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncols=2)
-    return fig
-
-
-def best_match_figure(best, L: int):
-    """best[m]: the best cosine match of PE(m) among the training positions 0 .. L-1."""
-    fig = Figure(figsize=(6.4, 2.6), dpi=100, layout="tight")
-    ax = fig.subplots()
-    ax.plot(np.asarray(best), lw=1)
-    ax.axvline(L, color="tab:red", ls="--", lw=1)
-    ax.text(L + 5, 0.45, f"L = {L}", color="tab:red")
-    ax.set_xlabel(_fig("position m"))
-    ax.set_ylabel(_fig("best cosine match"))
-    ax.set_title(_fig("how close is PE(m) to some training position?"))
-    return fig
-
-
-def previous_token_figure(m, looks_trained, looks_exact, L: int):
-    """The key each query m attends to: the head trained on positions 0 .. L-1 and the
-    exact A = M_1, against the target m - 1."""
-    m = np.asarray(m)
-    fig = Figure(figsize=(6.4, 3), dpi=100, layout="tight")
-    ax = fig.subplots()
-    ax.plot(m, m - 1, color="0.8", lw=4, label=_fig("target n = m - 1"))
-    ax.plot(m, np.asarray(looks_trained), ".", ms=3, color="tab:orange",
-            label=_fig("trained A"))  # fmt: skip
-    ax.plot(m, np.asarray(looks_exact), ".", ms=1.5, color="tab:blue",
-            label=_fig("exact A = M_1"))  # fmt: skip
-    ax.axvline(L, color="tab:red", ls="--", lw=1)
-    ax.set_xlabel(_fig("query position m"))
-    ax.set_ylabel(_fig("key n it attends to"))
-    ax.legend()
-    return fig
 
 
 __all__ = [
     "LearnedTableWidget",
-    "WIDGETS",
-    "best_match_figure",
-    "previous_token_figure",
-    "unseen_arcs_figure",
 ]

@@ -29,29 +29,21 @@ from __future__ import annotations
 import numpy as np
 import torch
 from matplotlib.colors import to_rgb
-from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from matplotlib.ticker import MaxNLocator
 
+from ..figures.multimodal import AXIS_COLORS, TEXT_COLOR, tint
 from ..language import N_, _, _fig, get_language
 from ..multimodal import mrope_pair_axes, mrope_position_ids
 from ..vision import apply_2d_rope, patch_positions
-from .base import TIGHT_LINES, Control, LiveWidget, cumulative_steps, moves
+from .base import TIGHT_LINES, Control, LiveWidget
 
-AXIS_COLORS = ("#4c72b0", "#dd8452", "#55a868")  # t, h, w
-TEXT_COLOR = "#d9d9d9"
 PICK_COLOR = "#c44e52"
 BEFORE, AFTER = ("I", "see", ":"), ("a", "cat", ".")
 MAX_ROWS, MAX_COLS = 3, 4
 HEAD_DIM = 32
 QWEN2_SECTION = (4, 6, 6)  # Qwen2-VL's [16, 24, 24] for d = 128, scaled to d = 32
 QWEN3_SECTION = (6, 5, 5)  # Qwen3-VL's [24, 20, 20], scaled to d = 32
-
-
-def _tint(color, amount):
-    """color mixed with white: amount 0 = white, 1 = the color."""
-    rgb = np.array(to_rgb(color))
-    return tuple(1 - amount * (1 - rgb))
 
 
 def _n_tokens(v: dict) -> int:
@@ -74,6 +66,7 @@ class MropeWidget(LiveWidget):
     BESIDE, READOUT_WIDTH, READOUT = "side", "232px", TIGHT_LINES
     FIGSIZE = (4.25, 3.3)
     CLAMP = True
+    SWEPT = ("token", "rows", "cols")
 
     def __init__(self, rows: int = 2, cols: int = 3, token: int = 5):
         super().__init__(rows=rows, cols=cols, token=token)
@@ -130,7 +123,7 @@ class MropeWidget(LiveWidget):
         """One strip of pairs, coloured by the axis each follows."""
         axes = mrope_pair_axes(list(section), interleaved=inter).numpy()
         self.pair_axes[name] = axes
-        colors = np.array([[_tint(AXIS_COLORS[a], 0.55) for a in axes]])
+        colors = np.array([[tint(AXIS_COLORS[a], 0.55) for a in axes]])
         ax.imshow(
             colors,
             interpolation="nearest",
@@ -199,7 +192,7 @@ class MropeWidget(LiveWidget):
         colors = np.empty((3, n, 3))
         for r in range(3):
             colors[r] = np.where(
-                image[:, None], _tint(AXIS_COLORS[r], 0.45), to_rgb(TEXT_COLOR)
+                image[:, None], tint(AXIS_COLORS[r], 0.45), to_rgb(TEXT_COLOR)
             )
         self.cells.set_data(colors)
         self.cells.set_extent((-0.5, n - 0.5, 2.5, -0.5))
@@ -337,6 +330,7 @@ class PatchScoreWidget(LiveWidget):
     BESIDE, READOUT_WIDTH, READOUT = "side", "232px", TIGHT_LINES
     FIGSIZE = (4.25, 3.3)
     CLAMP = True
+    SWEPT = ("row", "col", "patches", "convention")
 
     def __init__(
         self, patches: int = 8, row: int = 3, col: int = 2, convention: str = "pixtral"
@@ -444,45 +438,3 @@ class PatchScoreWidget(LiveWidget):
                 _("one column moves the position by {step:.4g}").format(step=s["step"]),
             ]
         )
-
-
-def _mrope_steps() -> list[dict]:
-    m = moves(("token", 0, 3, 4, 6, 8, 9, 10, 11), ("rows", 3), ("token", 12))
-    m += moves(("cols", 4), ("token", 15)) + [{"rows": 1, "cols": 4}]
-    m += [{"token": 7}, {"rows": 4, "cols": 1}, {"token": 8}, {"rows": 2, "cols": 3}]
-    return cumulative_steps(dict(rows=2, cols=3, token=5), m)
-
-
-def _patch_steps() -> list[dict]:
-    m = moves(("col", 3, 4, 5, 6), ("row", 2, 1, 0, 5), ("convention", "dinov3"))
-    m += moves(("col", 2), ("patches", 16), ("row", 9)) + [{"patches": 8, "row": 3}]
-    m += moves(("convention", "pixtral"), ("patches", 12))
-    return cumulative_steps(dict(patches=8, row=3, col=2, convention="pixtral"), m)
-
-
-WIDGETS = {
-    "mrope": (MropeWidget, _mrope_steps()),
-    "patch_scores": (PatchScoreWidget, _patch_steps()),
-}
-
-
-def thumbnail() -> Figure:
-    """Lesson 10 in one picture: the (t, h, w) ids of text, a 2 x 3 image and text."""
-    figure = Figure(figsize=(4.0, 2.5), dpi=80)
-    ax = figure.subplots()
-    ids = mrope_position_ids([3, (1, 2, 3), 3]).numpy()
-    n = ids.shape[1]
-    colors = np.empty((3, n, 3))
-    for r in range(3):
-        for j in range(n):
-            colors[r, j] = (
-                _tint(AXIS_COLORS[r], 0.45) if 3 <= j < 9 else to_rgb(TEXT_COLOR)
-            )
-            ax.text(j, r, str(ids[r, j]), ha="center", va="center", fontsize=8)
-    ax.imshow(colors, interpolation="nearest", aspect="auto")
-    ax.set_yticks([0, 1, 2], ["t", "h", "w"])
-    ax.set_xticks([1, 6, 10], [_fig("text"), _fig("image 2×3"), _fig("text")])
-    ax.tick_params(length=0, labelsize=8)
-    figure.suptitle(_fig("M-RoPE: three position ids per token"), fontsize=10)
-    figure.subplots_adjust(left=0.1, right=0.97, bottom=0.15, top=0.82)
-    return figure

@@ -13,8 +13,6 @@ lesson reads, rope_lib.pretrained.figures draws the static figures).
         The size (RMS over tokens and heads) of q and k in each frequency pair of one layer,
         against the pair's wavelength and L. Control "layer".
 
-    thumbnail(): the lesson in one picture, for the README (scripts/make_images.py).
-
 Every live artist is created once; the axes hold every number the widget can show, so a
 move only redraws the curves (rope_lib.widgets.Redrawer). A live figure is 6.4 x 2.8 in: with
 one row of controls and a two-line readout it fits the projector's screen.
@@ -23,14 +21,13 @@ one row of controls and a two-line readout it fits the projector's screen.
 from __future__ import annotations
 
 import numpy as np
-from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
+from ..figures.style import integer_ticks
 from ..language import N_, _, _fig
 from ..pretrained.figures import METHOD_COLORS, mark_training_length, token_label
 from ..pretrained.results import LossResults, PairResults, load_results, method_label
-from .base import TIGHT_LINES, Control, LiveWidget, cumulative_steps, moves
-from .style import integer_ticks
+from .base import TIGHT_LINES, Control, LiveWidget
 
 #: The live figures' size (inches at dpi 100): under one row of controls and readout, on
 #: the projector's screen (rope_lib.widgets.SCREEN_HEIGHT).
@@ -45,6 +42,12 @@ class LossCurveWidget(LiveWidget):
     # the controls and the two readout lines in one row, the figure under them
     BESIDE, READOUT_WIDTH, READOUT = "last row", "300px", TIGHT_LINES
     FIGSIZE = FIGSIZE
+    SWEPT = ("method",)
+
+    @classmethod
+    def example(cls):
+        """The widget on the results the lesson reads."""
+        return cls(load_results())
 
     def __init__(self, results: dict, method: str = "yarn", factor: int | None = None):
         self.data = LossResults(results)
@@ -170,6 +173,12 @@ class PairNormWidget(LiveWidget):
     ROWS = (("layer",),)
     BESIDE, READOUT_WIDTH, READOUT = "last row", "300px", TIGHT_LINES
     FIGSIZE = FIGSIZE
+    SWEPT = ("layer",)
+
+    @classmethod
+    def example(cls):
+        """The widget on the results the lesson reads."""
+        return cls(load_results())
 
     def __init__(self, results: dict, layer: int = 12):
         self.data = PairResults(results)
@@ -244,63 +253,7 @@ class PairNormWidget(LiveWidget):
 # ----------------------------------------------------------------------- for the tests
 
 
-def _loss_steps() -> list[dict]:
-    """A learner's session: every method (at factor 2, which every run has)."""
-    methods = ("pi", "ntk", "dynamic_ntk", "yarn_no_attention_factor", "llama3", "yarn")
-    return cumulative_steps(dict(method="yarn"), moves(("method", *methods, "pi")))
-
-
-def _loss_widget() -> LossCurveWidget:
-    """The widget as the lesson builds it, on the results the lesson reads."""
-    return LossCurveWidget(load_results(), method="yarn")
-
-
-def _pair_widget() -> PairNormWidget:
-    return PairNormWidget(load_results(), layer=12)
-
-
-WIDGETS = {
-    "loss_curves": (_loss_widget, _loss_steps()),
-    "pair_norms": (
-        _pair_widget,
-        cumulative_steps({"layer": 12}, moves(("layer", 0, 1, 5, 20, 29, 12))),
-    ),
-}
-
-
-def thumbnail() -> Figure:
-    """The lesson in one picture: plain RoPE breaks past L, YaRN holds."""
-    data = LossResults(load_results())
-    factor = data.factors[0]
-    figure = Figure(figsize=(4.0, 2.5), dpi=80)
-    ax = figure.subplots()
-    for method in ("plain", "pi", "yarn"):
-        curve = data.curve(method, factor, data.shared(factor))
-        if curve is not None:
-            ax.plot(
-                curve["x"],
-                curve["mean"],
-                "o-",
-                ms=2.5,
-                lw=1.4,
-                color=METHOD_COLORS[method],
-                label=method_label(method, _fig),
-            )
-    ax.axvline(data.L, color="k", ls=":", lw=1)
-    ax.set_xticks(np.arange(0, factor * data.L + 1, data.L))
-    ax.xaxis.set_major_formatter(FuncFormatter(token_label))
-    ax.set_xlabel(_fig("position (tokens)"), fontsize=8)
-    ax.set_ylabel(_fig("loss (nats)"), fontsize=8)
-    ax.tick_params(labelsize=7)
-    ax.legend(fontsize=6, loc="upper left", frameon=False)
-    figure.suptitle(_fig("SmolLM2-135M past its training length"), fontsize=10)
-    figure.subplots_adjust(left=0.14, right=0.97, bottom=0.2, top=0.84)
-    return figure
-
-
 __all__ = [
     "LossCurveWidget",
     "PairNormWidget",
-    "WIDGETS",
-    "thumbnail",
 ]

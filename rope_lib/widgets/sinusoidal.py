@@ -18,13 +18,12 @@ slider offers), so only a change of d_model redraws everything.
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import numpy as np
 
+from ..figures.style import integer_ticks
 from ..language import N_, _, _fig
 from ..sinusoidal import sinusoidal_at, sinusoidal_offset_dot
 from .base import TIGHT_LINES, Control, LiveWidget
-from .style import integer_ticks
 
 K_MAX = 64  # the offset slider's range, -K_MAX .. K_MAX
 CURVE_K = 128  # the dot-product curve is drawn for Delta in -CURVE_K .. CURVE_K
@@ -52,6 +51,7 @@ class EncodingExplorer(LiveWidget):
     ROWS = (("p",), ("k",), ("d_model",), ("base",))
     BESIDE, READOUT_WIDTH, READOUT = "side", "250px", TIGHT_LINES
     FIGSIZE = (4.05, 3.3)
+    SWEPT = ("p", "k", "d_model", "base")
 
     def __init__(
         self, p: int = 20, k: int = 5, d_model: int = 32, base: float = 10000.0
@@ -160,39 +160,3 @@ class EncodingExplorer(LiveWidget):
             )
             self._bottom_for[d] = min(-0.1 * d, lowest - 0.05 * d)
         return self._bottom_for[d]
-
-
-def thumbnail():
-    """The lesson in one picture: the sinusoidal table and the dot product against the offset."""
-    from ..sinusoidal import sinusoidal_encoding
-
-    with plt.ioff():
-        fig, (left, right) = plt.subplots(1, 2, figsize=(4, 2.5), layout="constrained")
-    left.imshow(
-        sinusoidal_encoding(64, 32).numpy(),
-        aspect="auto",
-        cmap="RdBu_r",
-        vmin=-1,
-        vmax=1,
-    )
-    left.set_xlabel(_fig("coordinate"), fontsize=7)
-    left.set_ylabel(_fig("position"), fontsize=7)
-    left.set_title(_fig("PE table"), fontsize=8)
-    k = np.arange(-64, 65)
-    right.plot(k, sinusoidal_offset_dot(k, 32).numpy(), color="tab:green", lw=1)
-    right.set_xlabel(_fig("offset Δ"), fontsize=7)
-    right.set_title("PE(m)·PE(m+Δ)", fontsize=8)
-    for ax in (left, right):
-        ax.tick_params(labelsize=6)
-    return fig
-
-
-def _steps():
-    steps = [dict(p=p) for p in range(0, 201, 25)]  # 9
-    steps += [dict(k=k) for k in range(-64, 65, 16)]  # 9
-    steps += [dict(d_model=d) for d in (8, 16, 24, 48, 64, 96, 128)]  # 7
-    steps += [dict(base=b) for b in (10.0, 100.0, 1000.0, 30000.0, 100000.0)]  # 5
-    return steps
-
-
-WIDGETS = {"encoding_explorer": (EncodingExplorer, _steps())}

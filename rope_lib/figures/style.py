@@ -8,20 +8,22 @@ The target screen is a projector at 1280x720 with 150% browser zoom: an output a
 and a figure fits unscaled when it is at most 6.4 in (640 px) wide. A live (ipympl) figure is
 at most 6.4 x 3.3 in, so that with two rows of controls it fits 480 px of height.
 
-The style is applied when rope_lib.widgets is imported (`apply_course_style()`), and is
-also a context manager for a single figure:
+The style is applied when rope_lib.figures (or rope_lib.widgets) is imported
+(`apply_course_style()`), and is also a context manager for a single figure:
 
     with course_style():
         fig, ax = plt.subplots()
 
 Helpers: `integer_ticks(axis)` (an axis of positions, heads or pairs ticks at integers
-only), `legend_below(ax, ...)` (a legend under the axes, off the title and the curves).
+only), `legend_below(ax, ...)` (a legend under the axes, off the title and the curves),
+`fixed_ylabel(ax, widest)` (a y label placed once, for an axis redrawn at every step).
 """
 
 from __future__ import annotations
 
 import matplotlib
 from matplotlib.ticker import MaxNLocator
+from matplotlib.transforms import offset_copy
 
 #: Figure sizes (inches at dpi 100): the widest figure that fits the projector's output area,
 #: and the largest live figure that fits beside its controls.
@@ -53,7 +55,7 @@ COURSE_RC = {
 
 
 def apply_course_style() -> None:
-    """Set the course style for every figure made from now on (rope_lib.widgets does this
+    """Set the course style for every figure made from now on (rope_lib.figures does this
     when it is imported)."""
     matplotlib.rcParams.update(COURSE_RC)
 
@@ -77,6 +79,39 @@ def legend_below(ax, ncol: int = 2, **kwargs):
     return ax.legend(ncol=ncol, **kwargs)
 
 
+def fixed_ylabel(ax, widest: str) -> None:
+    """Put ax's y label where matplotlib would beside tick labels as wide as `widest`, as a
+    static text: the y axis is redrawn at every step (its range follows the data), its label
+    need not be, and the automatic placement measures every tick label."""
+    figure = ax.figure
+    ylabel, tick = ax.yaxis.label, ax.yaxis.get_major_ticks()[0]
+    width, _height, _descent = (
+        figure.canvas.get_renderer().get_text_width_height_descent(
+            widest, tick.label1.get_fontproperties(), ismath=False
+        )
+    )
+    # left of the axes by tick length + pad + label width + labelpad
+    offset = (
+        tick.get_tick_padding()
+        + tick.get_pad()
+        + width * 72 / figure.dpi
+        + ax.yaxis.labelpad
+    )
+    ylabel.set_visible(False)
+    ax.yaxis.set_label_coords(0.0, 0.5)  # hidden: no automatic placement
+    ax.text(
+        0.0,
+        0.5,
+        ylabel.get_text(),
+        transform=offset_copy(ax.transAxes, figure, x=-offset, units="points"),
+        rotation=90,
+        rotation_mode="anchor",
+        ha="center",
+        va="bottom",
+        fontproperties=ylabel.get_fontproperties(),
+    )
+
+
 __all__ = [
     "COURSE_RC",
     "DPI",
@@ -84,6 +119,7 @@ __all__ = [
     "MAX_WIDTH",
     "apply_course_style",
     "course_style",
+    "fixed_ylabel",
     "integer_ticks",
     "legend_below",
 ]
