@@ -58,7 +58,10 @@ class ModelEntry:
     alibi_heads:     number of heads, for ALiBi models (config is None then)
     note:            one line on what is special
     layers:          the layer pattern the frequencies do not show, as (kind, count, size)
-                     groups in layer order: ("sliding", n, window), ("full", n, None),
+                     groups, one per kind of layer, with how many layers have it (counts,
+                     not the order: GPT-OSS alternates sliding and full layers, Gemma 3
+                     and 4 repeat five sliding then one full): ("sliding", n, window),
+                     ("full", n, None),
                      ("chunked", n, chunk size), ("nope", n, None) for layers without
                      positions, ("mrope", n, (t, h, w)) or ("mrope_interleaved", n,
                      (t, h, w)) for M-RoPE sections; () when every layer attends to the
@@ -487,8 +490,9 @@ MODELS: dict[str, ModelEntry] = {
         "THUDM/glm-4-9b-chat config.json, as quoted by public copies: rope_ratio 500, "
         "seq_length 131072; its modeling_chatglm.py turns pairs at base 10,000 x "
         "rope_ratio = 5,000,000 (GLM-4-9B-Chat-1M: rope_ratio 10000). Written here in "
-        "transformers' glm keys; a copy of the -hf conversion quoting rope_theta "
-        "10000.0 disagrees with the code the model was trained with. Every value is "
+        "transformers' glm keys. The base in the -hf conversion's own config.json "
+        "could not be confirmed here (one unofficial copy quotes rope_theta 10000.0). "
+        "Every value is "
         "the chat model's: L and L' are its seq_length (no training length "
         "published); the GLM-4-9B base model's card gives 8K, with a base not "
         "checked here",
@@ -572,13 +576,23 @@ def model_layers(name: str):
         return read_rope_config(entry.config)
 
 
+#: Names of the config's layer types in the reader's language (the English keeps the
+#: config's own id; other types are shown as the config spells them).
+LAYER_TYPE_NAMES = {
+    "sliding_attention": N_("sliding_attention"),
+    "full_attention": N_("full_attention"),
+    "chunked_attention": N_("chunked_attention"),
+}
+
+
 def describe_layers(layers: list[LayerRope]) -> list[str]:
-    """One short line per run of identical layers, e.g.
-    'layers 0-4 sliding_attention: default, base 10000, rotates 256 of 256'."""
+    """One short line per run of identical layers, in the reader's language, e.g.
+    'layers 0-4 sliding_attention: default, base 10000, rotates 256 of 256' (in Chinese
+    '第 0–4 层（滑动窗口）：default，底数 10000，……')."""
     lines = []
 
     def text(layer):
-        kind = f" {layer.layer_type}" if layer.layer_type else ""
+        kind = layer.layer_type or ""
         if layer.scheme == "alibi":
             return kind, _("ALiBi (a linear bias on the scores, no rotation)")
         if layer.scheme == "learned":
@@ -607,12 +621,24 @@ def describe_layers(layers: list[LayerRope]) -> list[str]:
         if i < len(layers) and text(layers[i]) == text(layers[start]):
             continue
         kind, what = text(layers[start])
-        span = (
-            _("layer {first}").format(first=start)
-            if i - 1 == start
-            else _("layers {first}-{last}").format(first=start, last=i - 1)
+        if kind:
+            name = LAYER_TYPE_NAMES.get(kind)
+            kind = _(name) if name else kind
+        if i - 1 == start:
+            template = (
+                _("layer {first} {layer_type}: {what}")
+                if kind
+                else _("layer {first}: {what}")
+            )
+        else:
+            template = (
+                _("layers {first}-{last} {layer_type}: {what}")
+                if kind
+                else _("layers {first}-{last}: {what}")
+            )
+        lines.append(
+            template.format(first=start, last=i - 1, layer_type=kind, what=what)
         )
-        lines.append(f"{span}{kind}: {what}")
         start = i
     return lines
 
@@ -692,10 +718,12 @@ def _layer_curve(layer: LayerRope) -> dict:
     return {"label": label, "layers": 1, "x": x, "y": y, "kind": "rope"}
 
 
-def model_summary(name: str) -> str:
+def model_summary(name: str, *, nope: bool = True) -> str:
     """One short line: rope type, base and rotated / head width of each kind of layer,
-    then the NoPE layers, joined by " | "; "ALiBi, n heads" for ALiBi models. The
-    lengths L and L' are the entry's trained_length and context_length."""
+    then (with nope=True) the NoPE layers, joined by " | "; "ALiBi, n heads" for ALiBi
+    models. The lengths L and L' are the entry's trained_length and context_length.
+    nope=False leaves the NoPE count out, for a table whose layer_pattern column already
+    says it ("NoPE x12")."""
     entry = _entry(name)
     if entry.config is None:
         return _("ALiBi, {heads} heads").format(heads=entry.alibi_heads)
@@ -708,10 +736,10 @@ def model_summary(name: str) -> str:
         text = f"{layer.rope_type} b={layer.base:g} {pairs * 2}/{layer.head_dim}"
         if text not in kinds:
             kinds.append(text)
-    nope = sum(not layer.uses_rope for layer in layers)
-    if nope:
+    count = sum(not layer.uses_rope for layer in layers)
+    if count and nope:
         kinds.append(
-            _("NoPE {nope}/{layers} layers").format(nope=nope, layers=len(layers))
+            _("NoPE {nope}/{layers} layers").format(nope=count, layers=len(layers))
         )
     return " | ".join(kinds)
 
