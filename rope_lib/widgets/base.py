@@ -68,7 +68,7 @@ TIGHT_LINES = '<div style="line-height: 1.3">{}</div>'
 #: The kinds of Control that are sliders.
 SLIDER_KINDS = ("int", "float", "log", "select")
 #: What plain_text() writes for the readouts' HTML entities.
-ENTITIES = (("&rarr;", "->"), ("&middot;", "*"), ("&times;", "x"), ("&gt;", ">"))
+ENTITIES = (("&rarr;", "->"), ("&middot;", "*"), ("&times;", "×"), ("&gt;", ">"))
 _UNCHANGED = object()  # the static key before the first draw
 #: The sweep's values per main control (LiveWidget.sweep): n points of its range.
 SWEEP_POINTS = 8
