@@ -104,20 +104,8 @@ def alibi_span(slopes, threshold: float = 100.0) -> torch.Tensor:
     return math.log(threshold) / slopes
 
 
-def alibi_query_attention(
-    scores: torch.Tensor, slopes, query: int, causal: bool = True
-) -> torch.Tensor:
-    """The attention one query pays to every key under ALiBi, for given content scores.
-
-        weights[..., j] = softmax_j( scores[..., j] - slope * |query - j| ),  keys j > query
-                          masked (weight 0) when causal=True
-
-    scores: [..., seq_len], the content scores q_i . k_j / sqrt(head_dim) of the query at
-    position `query` (all zeros: what position alone does). slopes: a number, or a tensor that
-    broadcasts against scores.shape[:-1] (e.g. alibi_slopes(n) with scores [n, seq_len]).
-    Returns the weights, same shape and dtype as scores (computed in float32 or better).
-    ALiBi: Press, Smith and Lewis, 2022, arXiv:2108.12409.
-    """
+def _check_scores(scores) -> None:
+    """scores: a floating-point tensor [..., seq_len], seq_len >= 1."""
     if not isinstance(scores, torch.Tensor):
         raise TypeError(
             _("scores must be a torch.Tensor, got {scores}").format(
@@ -137,6 +125,23 @@ def alibi_query_attention(
                 scores_dtype=scores.dtype
             )
         )
+
+
+def alibi_query_attention(
+    scores: torch.Tensor, slopes, query: int, causal: bool = True
+) -> torch.Tensor:
+    """The attention one query pays to every key under ALiBi, for given content scores.
+
+        weights[..., j] = softmax_j( scores[..., j] - slope * |query - j| ),  keys j > query
+                          masked (weight 0) when causal=True
+
+    scores: [..., seq_len], the content scores q_i . k_j / sqrt(head_dim) of the query at
+    position `query` (all zeros: what position alone does). slopes: a number, or a tensor that
+    broadcasts against scores.shape[:-1] (e.g. alibi_slopes(n) with scores [n, seq_len]).
+    Returns the weights, same shape and dtype as scores (computed in float32 or better).
+    ALiBi: Press, Smith and Lewis, 2022, arXiv:2108.12409.
+    """
+    _check_scores(scores)
     seq_len = scores.shape[-1]
     require_positive_int("query", query, minimum=0)
     if query >= seq_len:

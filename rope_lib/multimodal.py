@@ -357,6 +357,35 @@ def _grid_ids(i, grid, start, merge, time_interval, device) -> torch.Tensor:
 MROPE_ID_RULES = ("qwen", "transformers5")
 
 
+def _check_rule(rule) -> str:
+    """rule, one of MROPE_ID_RULES."""
+    if not isinstance(rule, str):
+        raise TypeError(
+            _("rule must be a string, one of {mrope_id_rules}, got {got}").format(
+                mrope_id_rules=list(MROPE_ID_RULES), got=describe(rule)
+            )
+        )
+    if rule not in MROPE_ID_RULES:
+        raise ValueError(
+            _("rule must be one of {mrope_id_rules}, got {rule!r}").format(
+                mrope_id_rules=list(MROPE_ID_RULES), rule=rule
+            )
+        )
+    return rule
+
+
+def _grid_advance(segment, merge: int, time_interval: float, rule: str) -> int:
+    """How far the segment after a grid (T, H, W) starts past the grid's start s, by `rule`
+    (mrope_position_ids' docstring)."""
+    side = max(segment[1], segment[2]) // merge
+    if rule == "transformers5":  # s + max(H, W) / m
+        return side
+    # "qwen": the largest id so far + 1 (t's, h's or w's); the last grid step's t computed
+    # as _grid_ids computes it
+    last_t = int((torch.arange(segment[0])[-1:] * time_interval).long())
+    return max(last_t, side - 1) + 1
+
+
 def mrope_position_ids(
     segments,
     *,
@@ -402,18 +431,7 @@ def mrope_position_ids(
         )
     merge = require_positive_int("spatial_merge_size", spatial_merge_size)
     time_interval = _check_time_interval(time_interval)
-    if not isinstance(rule, str):
-        raise TypeError(
-            _("rule must be a string, one of {mrope_id_rules}, got {got}").format(
-                mrope_id_rules=list(MROPE_ID_RULES), got=describe(rule)
-            )
-        )
-    if rule not in MROPE_ID_RULES:
-        raise ValueError(
-            _("rule must be one of {mrope_id_rules}, got {rule!r}").format(
-                mrope_id_rules=list(MROPE_ID_RULES), rule=rule
-            )
-        )
+    rule = _check_rule(rule)
     pieces = []
     start = 0
     for i, segment in enumerate(segments):
@@ -423,15 +441,8 @@ def mrope_position_ids(
             pieces.append(ids + start)
             start += segment
         else:
-            ids = _grid_ids(i, segment, start, merge, time_interval, device)
-            pieces.append(ids)
-            side = max(segment[1], segment[2]) // merge
-            if rule == "qwen":  # the largest id so far + 1 (t's, h's or w's)
-                # the last grid step's t, computed as _grid_ids computes it
-                last_t = int((torch.arange(segment[0])[-1:] * time_interval).long())
-                start += max(last_t, side - 1) + 1
-            else:  # transformers 5: s + max(H, W) / m
-                start += side
+            pieces.append(_grid_ids(i, segment, start, merge, time_interval, device))
+            start += _grid_advance(segment, merge, time_interval, rule)
     if not pieces:
         return torch.zeros(3, 0, dtype=torch.int64, device=device)
     return torch.cat(pieces, dim=1)

@@ -203,6 +203,27 @@ def offset_head_attends_to(table: torch.Tensor, A: torch.Tensor) -> torch.Tensor
     return scores.masked_fill(future, float("-inf")).argmax(-1)
 
 
+def _check_training_range(table: torch.Tensor, offset, train_len) -> None:
+    """train_offset_head's offset (an int in [0, train_len)) and train_len (at most
+    table.shape[0])."""
+    if (
+        isinstance(offset, bool)
+        or not isinstance(offset, int)
+        or not 0 <= offset < train_len
+    ):
+        raise ValueError(
+            _(
+                "offset must be an int in [0, train_len = {train_len}), got {offset!r}"
+            ).format(train_len=train_len, offset=offset)
+        )
+    if train_len > table.shape[0]:
+        raise ValueError(
+            _(
+                "train_len must be <= table.shape[0] = {table_shape}, got {train_len}"
+            ).format(table_shape=table.shape[0], train_len=train_len)
+        )
+
+
 def train_offset_head(
     table: torch.Tensor,
     offset: int = 1,
@@ -223,22 +244,7 @@ def train_offset_head(
     table = _check_table(table)
     require_positive_int("train_len", train_len, minimum=2)
     require_positive_int("steps", steps)
-    if (
-        isinstance(offset, bool)
-        or not isinstance(offset, int)
-        or not 0 <= offset < train_len
-    ):
-        raise ValueError(
-            _(
-                "offset must be an int in [0, train_len = {train_len}), got {offset!r}"
-            ).format(train_len=train_len, offset=offset)
-        )
-    if train_len > table.shape[0]:
-        raise ValueError(
-            _(
-                "train_len must be <= table.shape[0] = {table_shape}, got {train_len}"
-            ).format(table_shape=table.shape[0], train_len=train_len)
-        )
+    _check_training_range(table, offset, train_len)
     rows = table[:train_len]
     d = rows.shape[1]
     A = torch.zeros(d, d, dtype=torch.float64, requires_grad=True)
