@@ -14,6 +14,7 @@ inf or a truncated number through.
     as_pair(answer, name, *, whole=False, what="")        -> tuple of 2 numbers
     as_complex(answer, name)                              -> complex
     as_indices(answer, name, size)                        -> frozenset of ints
+    as_groups(answer, name, groups, size, *, what)        -> (counts, index sets or None)
     as_yes_no(answer, name)                               -> bool
     as_choices(answer, name, keys, choices)               -> dict {key: choice}
     as_choice(answer, name, aliases, *, names, unknown)   -> the key an answer names
@@ -436,6 +437,58 @@ def as_indices(answer, name: str, size: int):
             )
         )
     return frozenset(indices)
+
+
+def _is_collection(part) -> bool:
+    if isinstance(part, (torch.Tensor, np.ndarray)):
+        return part.ndim > 0
+    return isinstance(part, (list, tuple, range, set, frozenset))
+
+
+def as_groups(answer, name: str, groups, size: int, *, what: str):
+    """Pairs 0 .. size - 1 split into `groups` (e.g. kept, blended, interpolated), as
+    (counts, index sets or None): given as one count per group, one collection of pair
+    indices per group, or a dict with the groups as keys; the sets only when every group
+    came as indices. Raises NotYet."""
+    if isinstance(answer, dict):
+        keys = {k.strip().lower(): v for k, v in answer.items() if isinstance(k, str)}
+        missing = [k for k in groups if k not in keys]
+        if missing:
+            raise NotYet(
+                _("the dict needs the keys {keys}; no {missing}").format(
+                    keys=list(groups), missing=missing
+                )
+            )
+        parts = [keys[k] for k in groups]
+    else:
+        try:
+            counts = as_numbers(answer, name, len(groups), whole=True, what=_(what))
+            return counts, None
+        except NotYet:
+            some = isinstance(answer, (list, tuple)) and len(answer) == len(groups)
+            if not some or not any(map(_is_collection, answer)):
+                raise
+        parts = list(answer)
+    counts, sets = [], []
+    for group, part in zip(groups, parts):
+        try:
+            what = _("the number of {name} pairs").format(name=group)
+            counts.append(as_count(part, group, what=what))
+            sets.append(None)
+            continue
+        except NotYet:
+            pass
+        try:
+            indices = as_indices(part, group, size)
+        except NotYet:
+            raise NotYet(
+                _("{name}: give a count or the pair indices; got {got}").format(
+                    name=group, got=describe(part)
+                )
+            ) from None
+        counts.append(len(indices))
+        sets.append(indices)
+    return tuple(counts), (tuple(sets) if all(x is not None for x in sets) else None)
 
 
 def as_yes_no(answer, name: str):

@@ -6,15 +6,12 @@ from __future__ import annotations
 import functools
 import math
 
-import numpy as np
-import torch
-
 from ..extension_analysis import first_pair_longer_than, pair_regimes, ramp_by_pair
 from ..language import N_, _
 from ..rotary import inv_frequencies
 from ..scaling import rope_frequencies, yarn_correction_range, yarn_get_mscale
-from . import Mistake, NotYet, Word, close, compare_tensor, either, exercise
-from .answers import as_count, as_indices, as_number, as_numbers, as_tensor, describe
+from . import Mistake, Word, close, compare_tensor, either, exercise
+from .answers import as_count, as_groups, as_number, as_tensor
 
 # The settings each exercise uses (the notebook prints them).
 EX1 = {"head_dim": 128, "base": 10000.0, "L": 4096}
@@ -287,57 +284,6 @@ def _span(indices) -> str:
     return f"{min(indices)}..{max(indices)}" if indices else _("none")
 
 
-def _is_collection(part) -> bool:
-    if isinstance(part, (torch.Tensor, np.ndarray)):
-        return part.ndim > 0
-    return isinstance(part, (list, tuple, range, set, frozenset))
-
-
-def _read_llama3_answer(answer, name: str):
-    """(counts, index sets or None) from (kept, blended, interpolated) given as three
-    counts, three collections of pair indices, or a dict with those keys."""
-    what = _("(kept, blended, interpolated) counts")
-    n_pairs = EX5["head_dim"] // 2
-    if isinstance(answer, dict):
-        keys = {k.strip().lower(): v for k, v in answer.items() if isinstance(k, str)}
-        missing = [k for k in _REGIMES if k not in keys]
-        if missing:
-            raise NotYet(
-                _("the dict needs the keys {keys}; no {missing}").format(
-                    keys=list(_REGIMES), missing=missing
-                )
-            )
-        parts = [keys[k] for k in _REGIMES]
-    else:
-        try:
-            return as_numbers(answer, _("counts"), 3, whole=True, what=what), None
-        except NotYet:
-            three = isinstance(answer, (list, tuple)) and len(answer) == 3
-            if not three or not any(map(_is_collection, answer)):
-                raise
-        parts = list(answer)
-    counts, sets = [], []
-    for name, part in zip(_REGIMES, parts):
-        what = _("the number of {name} pairs").format(name=name)
-        try:
-            counts.append(as_count(part, name, what=what))
-            sets.append(None)
-            continue
-        except NotYet:
-            pass
-        try:
-            indices = as_indices(part, name, n_pairs)
-        except NotYet:
-            raise NotYet(
-                _("{name}: give a count or the pair indices; got {got}").format(
-                    name=name, got=describe(part)
-                )
-            ) from None
-        counts.append(len(indices))
-        sets.append(indices)
-    return tuple(counts), (tuple(sets) if all(x is not None for x in sets) else None)
-
-
 def _right_regimes(read, regimes) -> bool:
     counts, sets = read
     if sets is not None:
@@ -420,7 +366,13 @@ def _no_blend(read) -> bool:
 
 
 @exercise(
-    read=_read_llama3_answer,
+    read=as_groups,
+    name=Word(N_("counts")),
+    options={
+        "groups": _REGIMES,
+        "size": EX5["head_dim"] // 2,
+        "what": N_("(kept, blended, interpolated) counts"),
+    },
     expected=lambda: _llama3_regimes(EX5["base"]),
     same=_right_regimes,
     mistakes=[
