@@ -20,6 +20,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import matplotlib.pyplot as plt  # noqa: E402
+
 from rope_lib.language import language  # noqa: E402
 from rope_lib.widgets import registry  # noqa: E402
 
@@ -34,6 +36,7 @@ def median_update_ms(cls, rounds=2):
             start = time.perf_counter()
             widget.update(**values)
             times.append(time.perf_counter() - start)
+    plt.close(widget.figure)
     return statistics.median(times) * 1e3, len(steps)
 
 

@@ -34,7 +34,6 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from ..figures import show_png, static_png  # noqa: F401  TEMPORARY(i32): lessons 8-10
 from ..figures.style import LIVE_SIZE, MAX_WIDTH, course_style
 from .base import REGISTRY, Control, LiveWidget
 from .display import (

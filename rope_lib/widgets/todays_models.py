@@ -15,13 +15,7 @@ figures are too.
 
 from __future__ import annotations
 
-from ..figures.todays_models import (  # TEMPORARY(i32): static_figure, lesson 9
-    CURVE_COLORS,
-    DEFAULT_MODEL,
-    draw_model,
-    static_figure,  # noqa: F401
-    style_axes,
-)
+from ..figures.todays_models import CURVE_COLORS, DEFAULT_MODEL, draw_model, style_axes
 from ..language import N_, _
 from ..models import MODELS
 from .base import TIGHT_LINES, Control, LiveWidget
