@@ -288,7 +288,7 @@ ENGLISH_ONLY = {
     # set, and spaced_format / table's errors are about the course's own templates
     "language.py": "the language machinery",
     # lesson authors' layout limits for live figures (figsize, rows of controls)
-    "widgets/__init__.py": "lesson authors' figure layout",
+    "widgets/display.py": "lesson authors' figure layout",
     # the real-LLM experiment run from the command line by maintainers
     # (python -m rope_lib.pretrained), and the internals it alone calls
     "pretrained/experiment.py": "maintainers' command line",
@@ -302,6 +302,7 @@ INTERNAL = {
     ("exercises/lab.py", "KeyError"),  # caught and turned into a translated NotYet
     ("exercises/real_llm.py", "KeyError"),  # the same
     ("exercises/context_extension.py", "AssertionError"),  # unreachable
+    ("widgets/base.py", "TypeError"),  # a lesson widget class without SWEPT (its author)
 }
 
 

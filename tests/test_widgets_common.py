@@ -348,7 +348,7 @@ def test_spread_covers_a_range_evenly_with_both_ends():
     assert spread(Control("b", "b", "log", 1, 3, 1), {}, 8) == [10.0, 100.0, 1000.0]
     choice = Control("c", "c", "choice", options=("a", "b", "c"))
     assert spread(choice, {}, 2) == ["a", "b", "c"]  # every option: each a case
-    with pytest.raises(ValueError, match="n >= 2"):
+    with pytest.raises(ValueError, match="n must be >= 2"):
         spread(Control("m", "m", "int", 0, 20), {}, 1)
 
 

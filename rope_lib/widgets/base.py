@@ -153,7 +153,11 @@ def spread(control: Control, values: dict, n: int = SWEEP_POINTS) -> list:
     `step` (1 for an int, 0.1 for a float without one, as ipywidgets; for "log" the step
     of the exponent)."""
     if n < 2:
-        raise ValueError(f"a sweep takes n >= 2 values (both ends), got n={n}")
+        raise ValueError(
+            _("n must be >= 2 (a sweep takes both ends of a range), got n={n}").format(
+                n=n
+            )
+        )
     if control.kind in ("choice", "select"):
         return list(control.options)
     low, top = control.low, control.top(values)
