@@ -57,7 +57,7 @@ lab-zh: $(STAMP)
 # thread per core in every worker and every notebook kernel) lesson 8's live training took
 # 44 s instead of 5.5 s under nbval, and the run 161 s instead of 106 s.
 # The English notebooks run under nbval in test-portable only (torch's plain kernels, two
-# threads): the Chinese ones, the same code (tests/test_zh_edition.py), run here on this CPU's
+# threads): the Chinese ones, the same code (tests/i18n/test_zh_edition.py), run here on this CPU's
 # own kernels, so that both ways of computing are checked against the stored outputs, once.
 test: $(STAMP)
 	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist loadfile tests notebooks/zh --ignore=tests/browser --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
@@ -85,7 +85,7 @@ test-nbval: $(STAMP)
 # notebooks under nbval with torch's plain kernels instead of this CPU's AVX2/AVX-512 ones,
 # and two threads per kernel instead of one, so that round-off printed as digits fails here
 # and not on the next learner's laptop. The English lessons: the Chinese ones run the same
-# code (tests/test_zh_edition.py) on the CPU's own kernels in `make test`'s first pass.
+# code (tests/i18n/test_zh_edition.py) on the CPU's own kernels in `make test`'s first pass.
 # One worker: two threads each on two cores (two workers took as long, 114 s against 112).
 test-portable: $(STAMP)
 	ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=2 $(BIN)/python -m pytest notebooks --ignore=notebooks/zh --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg

@@ -4,7 +4,7 @@ rotate_pairs states the rotation in three lines; written that way, a float32 x c
 a cat) and a cast per call, and a low-precision x is cast whole before and after. This module
 computes the same numbers with less memory traffic: bit for bit in the interleaved layout; in
 the half layout addcmul_ may fuse a product into the sum (one rounding fewer), so an element
-may differ by a few units in the last place (tests/test_fast_rotation.py states the bound).
+may differ by a few units in the last place (tests/lib/test_fast_rotation.py states the bound).
 benchmarks/bench_rope.py times it against the three lines and against Meta's and
 transformers' reference code:
 

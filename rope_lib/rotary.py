@@ -13,7 +13,7 @@ paper: pair_frequencies (theta_i, the one formula; inv_frequencies is it checked
 those lines. When no gradient flows to the angles, apply_rope rotates with
 _fast_rotation.rotate_fast instead: the same numbers (bit for bit in the interleaved layout,
 within a few units in the last place in the half layout) with less memory traffic
-(tests/test_fast_rotation.py checks them, benchmarks/bench_rope.py times both).
+(tests/lib/test_fast_rotation.py checks them, benchmarks/bench_rope.py times both).
 
 Two memory layouts name which coordinates (a, b) form pair i:
 - "interleaved": (2i, 2i+1). Meta's LLaMA reference, GPT-J, RoFormer.
@@ -193,7 +193,7 @@ def rotate_pairs(
 def _rotation_for(cos: torch.Tensor, sin: torch.Tensor):
     """The function that rotates by (cos, sin): _fast_rotation.rotate_fast, rotate_pairs'
     numbers arranged for the CPU cache (bit for bit interleaved, within a few units in the last
-    place in the half layout: tests/test_fast_rotation.py), unless a gradient must flow to the
+    place in the half layout: tests/lib/test_fast_rotation.py), unless a gradient must flow to the
     angles (the kernel differentiates in x only); then rotate_pairs itself.
     benchmarks/bench_rope.py times both."""
     if torch.is_grad_enabled() and (cos.requires_grad or sin.requires_grad):

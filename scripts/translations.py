@@ -9,7 +9,7 @@
    messages gone from the code are dropped;
 3. compile rope_lib.mo, which gettext reads at run time.
 
-tests/test_translations.py fails when a message has no translation, when a translation
+tests/i18n/test_translations.py fails when a message has no translation, when a translation
 changes a {placeholder}, or when the .mo is older than the .po.
 """
 

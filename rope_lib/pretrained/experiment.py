@@ -406,7 +406,7 @@ def loss_unit(model, tokens, bucket: int, keys: dict) -> dict:
     longest length), each length's buckets from its first positions. The model is causal
     and a static method's frequencies do not depend on the window's length, so the first
     n positions of a longer window have exactly the losses of a window of n tokens (up to
-    float round-off, tests/test_pretrained.py)."""
+    float round-off, tests/lib/test_pretrained.py)."""
     losses = model.token_losses(tokens.to(model.embedding.weight.device)).cpu()
     return {
         key: {"bucket_loss": bucket_means(losses[: length - 1], bucket)}

@@ -26,7 +26,7 @@ transformers reads the same file back into its half layout
 rows of each head to (d/2, 2), swap, flatten): row 2i + b goes back to (b, i), which is
 interleaved_to_half on the row index. `qk_rows` below is both, written with rope_lib's own
 permutation of the complex-RoPE lesson; the model (model.py) can use either order, with the
-matching layout, and gives the same logits (tests/test_pretrained.py).
+matching layout, and gives the same logits (tests/lib/test_pretrained.py).
 
 Slow steps are cached outside the repository, in ~/.cache/rope-notebooks/ (or
 $ROPE_NOTEBOOKS_CACHE), in a folder named after the file's size and modification time: the

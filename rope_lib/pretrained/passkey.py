@@ -16,7 +16,7 @@ answer's tokens (all but the last) and take the argmax of the logits at each ans
 The key counts as retrieved iff every argmax equals the true next token. That is exactly what
 greedy decoding gives, token by token: as long as its choices match the answer, it is fed
 the same tokens as this forward pass, so it makes the same choices; at the first mismatch
-both fail. (tests/test_pretrained.py checks this against greedy_decode, which decodes one
+both fail. (tests/lib/test_pretrained.py checks this against greedy_decode, which decodes one
 token at a time.) The forward pass costs one pass over the prompt instead of six.
 """
 

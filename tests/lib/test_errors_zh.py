@@ -1,6 +1,6 @@
 """rope_lib's error messages speak the learner's language: after set_language("zh") a wrong
 input gets a ValueError/TypeError in Chinese that still names the argument (and the value
-that came), while the English messages stay exactly as they were (tests/test_errors.py,
+that came), while the English messages stay exactly as they were (tests/lib/test_errors.py,
 test_adversarial.py and the others match them).
 
 - representative wrong inputs to the public API: Chinese, the argument's name, the value;
@@ -24,7 +24,7 @@ import test_adversarial
 import test_configs
 import test_errors
 import test_multimodal
-import test_vision_rope
+import test_vision
 import torch
 from hypothesis import HealthCheck, given, settings
 
@@ -233,7 +233,7 @@ ENGLISH_CASES = (
     + [
         (f"test_vision_rope {k}", call, name)
         for k, (call, name) in enumerate(
-            _parametrized(test_vision_rope.test_wrong_input_names_the_argument)
+            _parametrized(test_vision.test_wrong_input_names_the_argument)
         )
     ]
     + [
@@ -302,7 +302,10 @@ INTERNAL = {
     ("exercises/lab.py", "KeyError"),  # caught and turned into a translated NotYet
     ("exercises/real_llm.py", "KeyError"),  # the same
     ("exercises/context_extension.py", "AssertionError"),  # unreachable
-    ("widgets/base.py", "TypeError"),  # a lesson widget class without SWEPT (its author)
+    (
+        "widgets/base.py",
+        "TypeError",
+    ),  # a lesson widget class without SWEPT (its author)
 }
 
 

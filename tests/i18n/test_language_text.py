@@ -30,7 +30,7 @@ from rope_lib.language import (
     table,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 spec = importlib.util.spec_from_file_location(
     "translations", ROOT / "scripts" / "translations.py"
 )

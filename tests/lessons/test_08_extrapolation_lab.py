@@ -43,7 +43,7 @@ from rope_lib.lab import probes, summary  # noqa: E402
 from rope_lib.lab import results as lab_results  # noqa: E402
 from rope_lib.language import get_language, set_language  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = [
     ROOT / "notebooks" / "08_extrapolation_lab.ipynb",
     ROOT / "notebooks" / "zh" / "08_extrapolation_lab.ipynb",

@@ -1,7 +1,7 @@
 """Lesson 10 (notebooks/10_multimodal_rope.ipynb): the lesson's own claims and numbers
 against Hugging Face transformers (tiny random Qwen2-VL, Qwen2.5-VL and Qwen3-VL models,
 Pixtral's and DINOv3's rotary embeddings; nothing downloaded), its two widgets, its
-checkers and its teacher notes. tests/test_multimodal.py and tests/test_vision_rope.py
+checkers and its teacher notes. tests/lib/test_multimodal.py and tests/lib/test_vision.py
 compare the library functions themselves; here every expected value comes from
 transformers or is typed in by hand."""
 
@@ -46,7 +46,7 @@ from rope_lib.widgets.multimodal import (  # noqa: E402
     patch_scores,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = ROOT / "notebooks" / "10_multimodal_rope.ipynb"
 NOTES = ROOT / "notebooks" / "teacher_notes" / "10_multimodal_rope.md"
 F64 = torch.float64

@@ -10,7 +10,7 @@ queries,
   unscaled;
 - Gemma 3's local/global frequencies vs Gemma3RotaryEmbedding (v4 and v5 spellings);
 - MLA's decoupled RoPE: DeepseekV3Attention's logits = position-free part + rotated part
-  (the YaRN mscale corrections themselves are in tests/test_deepseek_mscale.py);
+  (the YaRN mscale corrections themselves are in tests/lib/test_deepseek_mscale.py);
 - every RoPE entry of the model table: read_rope_config vs the model's transformers
 config
   class and rotary embedding, per layer.

@@ -28,7 +28,7 @@ from rope_lib import language as L
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 spec = importlib.util.spec_from_file_location(
     "translations", ROOT / "scripts" / "translations.py"
 )

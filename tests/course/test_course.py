@@ -2,7 +2,7 @@
 notation, never points at the notes the course was planned from, and README maps every lesson.
 
 (The study notes the course grew from are a maintainer's matter: a learner never saw them, so a
-lesson states a claim itself. tests/test_seeds.py keeps their worked numbers.)
+lesson states a claim itself. tests/course/test_seeds.py keeps their worked numbers.)
 """
 
 import json
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LESSONS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 MAX_CELLS, MAX_WORDS = 60, 3000
 

@@ -22,7 +22,7 @@ import torch  # noqa: E402
 
 from rope_lib.widgets import clock_dials  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = ROOT / "notebooks" / "05_rope_in_practice.ipynb"
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from babel.messages.pofile import read_po
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ZH = ROOT / "notebooks" / "zh"
 CATALOG = ROOT / "rope_lib" / "locale" / "zh" / "LC_MESSAGES" / "rope_lib.po"
 README = ROOT / "README.zh-CN.md"

@@ -42,7 +42,7 @@ from rope_lib.pretrained import figures  # noqa: E402
 from rope_lib.pretrained.results import LossResults, passkey_rows  # noqa: E402
 from rope_lib.widgets import real_llm as widgets  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 #: The committed replication on another stretch of the text and other keys
 #: (python -m rope_lib.pretrained --offset 50000), which the claims were not written with.
 OTHER_WINDOW = ROOT / "notebooks" / "llm_results" / "offset50000"

@@ -27,7 +27,7 @@ from rope_lib.lab.train import (
     train,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 torch.set_num_threads(1)
 
 

@@ -174,7 +174,7 @@ def test_under_ipympl_no_widget_sends_messages_while_idle():
     # the real ipympl canvas, a simulated browser: after the widget is shown, and again after
     # a few slider moves, ten turns of the event loop without input send nothing (before the
     # fix the ALiBi widget sent about 93 messages a turn: a draw request after each full draw)
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     out = subprocess.run(
         [sys.executable, "-c", IDLE_SCRIPT],
         cwd=root,

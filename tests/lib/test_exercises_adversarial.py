@@ -216,7 +216,7 @@ def _lab_results_folder():
     import os
     from pathlib import Path
 
-    notebooks = Path(__file__).resolve().parent.parent / "notebooks"
+    notebooks = Path(__file__).resolve().parents[2] / "notebooks"
     folder = Path(os.environ.get("ROPE_LAB_RESULTS") or notebooks / "lab_results")
     if not folder.is_absolute() and not folder.exists():
         folder = notebooks / folder

@@ -25,7 +25,7 @@ import rope_lib  # noqa: E402
 from rope_lib.figures.sinusoidal import thumbnail  # noqa: E402
 from rope_lib.widgets.sinusoidal import EncodingExplorer  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LESSONS = {
     "01_sinusoidal.ipynb": "# Lesson 1 · The sinusoidal encoding",
     "02_learned_positions.ipynb": "# Lesson 2 · Learned positions and the training length",

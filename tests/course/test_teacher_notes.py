@@ -33,7 +33,7 @@ import torch
 
 matplotlib.use("Agg")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
 ENGLISH = sorted(p.stem for p in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
 #: A lesson is named by its path under notebooks/ without .ipynb: "03_rotation_2d" or, in
