@@ -719,6 +719,19 @@ def test_discrimination_sum_and_first_negative_offset():
     assert first_negative_offset(100, 128, 1e6) is None
 
 
+def test_smallest_b_at_32k_as_the_lesson_quotes():
+    # section 6's "smallest B": -4.04 for 500,000, -0.78 for 1,000,000, +0.01 for the
+    # first passing grid base (10^5.8 = 630,957; 630,000 itself gives +0.08), 64 at m = 0
+    m = torch.arange(32768 + 1)
+    bound = base_lower_bound(32768)
+    smallest = {
+        b: round(float(discrimination_sum(m, 128, b).min()), 2)
+        for b in (5e5, 1e6, bound)
+    }
+    assert smallest == {5e5: -4.04, 1e6: -0.78, bound: 0.01}
+    assert float(discrimination_sum(0, 128, bound)) == 64.0
+
+
 @pytest.mark.parametrize(
     "call, name",
     [

@@ -219,8 +219,8 @@ def test_exercise_3_solution_is_qwen3_vl_with_section_8_4_4():
 
 
 def test_qwen2_5_vl_time_ids_follow_seconds():
-    # section 6: tokens_per_second = 2, 8 seconds at 2 fps and at 0.5 fps, 2 x 2 tokens
-    # a frame
+    # section 6: tokens_per_second = 2, the same 4 seconds at 2 fps (8 frames, 4 grid
+    # steps of 1 s) and at 0.5 fps (2 frames, 1 step of 4 s), 2 x 2 tokens a frame
     model = tiny(
         Qwen2_5_VLConfig,
         Qwen2_5_VLModel,
