@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 # JupyterLab refuses to run as root unless told to; CI and these machines run as root.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: lab lab-zh zh-font smollm2 translations test test-lib test-nbval test-portable test-browser test-slides execute experiments images benchmark benchmark-browser clean
+.PHONY: lab lab-zh zh-font smollm2 translations new-lesson test test-lib test-nbval test-portable test-browser test-slides execute experiments images benchmark benchmark-browser clean
 
 $(STAMP): pyproject.toml constraints.txt
 	rm -rf $(VENV)
@@ -118,6 +118,14 @@ translations: $(STAMP)
 
 images: $(STAMP)
 	$(BIN)/python scripts/make_images.py
+
+# A new lesson's skeleton, numbered after the last lesson (CONTRIBUTING.md walks through it):
+# both notebooks (executed), teacher notes, exercises, widget, figures, tests, README rows,
+# thumbnails and the catalog's Chinese for its messages. make new-lesson NAME=rope_vs_alibi
+# TITLE="RoPE against ALiBi" [TITLE_ZH="..."] [SUMMARY="..."] [SUMMARY_ZH="..."]
+new-lesson: $(STAMP)
+	@test -n "$(NAME)" || { echo 'make new-lesson NAME=<topic> [TITLE="..."] [TITLE_ZH="..."] [SUMMARY="..."] [SUMMARY_ZH="..."]'; exit 2; }
+	$(BIN)/python scripts/new_lesson.py $(NAME) --title "$(TITLE)" --title-zh "$(TITLE_ZH)" --summary "$(SUMMARY)" --summary-zh "$(SUMMARY_ZH)"
 
 benchmark: $(STAMP)
 	$(BIN)/python benchmarks/bench_rope.py

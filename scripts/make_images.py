@@ -2,7 +2,8 @@
 and their Chinese versions (drawn with rope_lib.set_language("zh")) into images/zh/ for
 README.zh-CN.md.
 
-    python scripts/make_images.py
+    python scripts/make_images.py                # every picture
+    python scripts/make_images.py --lesson 12    # lesson 12's thumbnails alone
 
 Every number drawn comes from rope_lib. A lesson's thumbnail is the thumbnail() of
 rope_lib.figures.<topic> for the first rope_lib.widgets or rope_lib.figures topic it imports
@@ -19,6 +20,7 @@ import io
 import json
 import math
 import re
+import sys
 from pathlib import Path
 
 import matplotlib
@@ -171,15 +173,22 @@ def save_thumbnail_of(image: Image.Image, path: Path) -> None:
     print(f"wrote {path.relative_to(IMAGES.parent)}")
 
 
-def pictures(images: Path, notebooks: Path) -> None:
-    """The hero and every lesson's thumbnail, in the language set, into `images`."""
+def pictures(images: Path, notebooks: Path, only: str | None = None) -> None:
+    """The hero and every lesson's thumbnail, in the language set, into `images`; with
+    `only` ("12"), that lesson's thumbnail alone."""
     images.mkdir(exist_ok=True)
-    save(hero(), images / "hero.png", 100)
-    save(lesson0_thumbnail(), images / "lesson00.png", 80)
+    if only is None:
+        save(hero(), images / "hero.png", 100)
+        save(lesson0_thumbnail(), images / "lesson00.png", 80)
     used = set()
     for notebook in sorted(notebooks.glob("[0-9][0-9]_*.ipynb")):
         number = notebook.name[:2]
         if number == "00":
+            continue
+        if only is not None and number != only:
+            # the lessons before it still claim their topics' thumbnails
+            if (module := lesson_widget_module(notebook)) is not None:
+                used.add(module.__name__)
             continue
         # a widget module's thumbnail for the first lesson that shows it; otherwise the
         # lesson's own first figure
@@ -191,11 +200,12 @@ def pictures(images: Path, notebooks: Path) -> None:
             save_thumbnail_of(figure, images / f"lesson{number}.png")
 
 
-def main() -> None:
-    pictures(IMAGES, NOTEBOOKS)
+def main(argv: list[str]) -> None:
+    only = argv[argv.index("--lesson") + 1] if "--lesson" in argv else None
+    pictures(IMAGES, NOTEBOOKS, only)
     with language("zh"):
-        pictures(IMAGES / "zh", NOTEBOOKS / "zh")
+        pictures(IMAGES / "zh", NOTEBOOKS / "zh", only)
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
