@@ -53,6 +53,13 @@ def test_lessons_are_numbered_without_gaps():
 
 
 @pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
+def test_every_lesson_has_its_tests_named_by_its_number(path):
+    # tests/lessons/test_NN_<topic>.py: the lesson's claims, checkers and widget
+    tests = ROOT / "tests" / "lessons" / f"test_{path.stem}.py"
+    assert tests.exists(), f"{tests.relative_to(ROOT)} is missing (make new-lesson)"
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
 def test_lesson_is_one_sitting(path):
     nb = cells(path)
     words = sum(

@@ -15,7 +15,9 @@ notes quote the Chinese control names and hints.
   notebook;
 - every misconception listed (the checker says `hint`) is produced by the lesson's own
   checker when it is called with a wrong answer from _wrong_answers() below, and every
-  wrong answer there is listed in the notes.
+  wrong answer there is listed in the notes. A lesson that _wrong_answers() does not list
+  gets its wrong answers from its checkers' declarations (declared_wrong_answers): every
+  Mistake whose match is a value (or an either(...) of values).
 """
 
 from __future__ import annotations
@@ -771,15 +773,44 @@ def _real_llm_wrong_answers(real_llm):
     ]
 
 
+def declared_wrong_answers(lesson: str) -> list:
+    """[(checker module, checker name, wrong answer)]: the value mistakes declared by the
+    checkers the lesson calls (`from rope_lib.exercises import <topic> as ex`, then
+    `ex.check_...(`), in the order the notebook calls them. A mistake that is a test of
+    the value (a function) has no value to try: list such a lesson in _wrong_answers()."""
+    import importlib
+
+    from rope_lib.exercises import either
+
+    sources = "\n".join(_code_cells(lesson))
+    found = []
+    for topic in re.findall(r"from rope_lib\.exercises import (\w+) as ex\b", sources):
+        module = importlib.import_module(f"rope_lib.exercises.{topic}")
+        for name in dict.fromkeys(re.findall(r"\bex\.(check_\w+)\(", sources)):
+            declared = getattr(getattr(module, name, None), "exercise", None)
+            mistakes = getattr(declared, "mistakes", ())
+            for mistake in () if callable(mistakes) else mistakes:
+                if isinstance(mistake.match, either):
+                    found += [(module, name, value) for value in mistake.match]
+                elif not callable(mistake.match):
+                    found.append((module, name, mistake.match))
+    return found
+
+
 @pytest.fixture(scope="module")
 def wrong_answers():
-    return _wrong_answers()
+    listed = _wrong_answers()
+    return {
+        lesson: listed.get(lesson) or declared_wrong_answers(lesson)
+        for lesson in ENGLISH
+    }
 
 
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_misconceptions_are_the_lessons_checker_hints(lesson, wrong_answers):
-    assert _stem(lesson) in wrong_answers, (
-        f"{lesson}: no wrong answers recorded for its misconceptions"
+    assert wrong_answers[_stem(lesson)], (
+        f"{lesson}: no wrong answers for its misconceptions: its checkers declare no "
+        "value mistakes, and _wrong_answers() does not list it"
     )
     section = _sections(lesson)["Misconceptions the checkers catch"]
     says = r"\s*".join(_say(lesson, "checker says").split())

@@ -410,14 +410,41 @@ RIGHT = {
 }
 
 
+def declared_right_answers() -> dict:
+    """The checkers RIGHT does not list whose declaration states its answer as a plain
+    number or yes/no (`expected=32`, read by as_count, as_number or as_yes_no): that
+    literal is the right answer, nothing to compute independently. A computed answer
+    (a tensor, a function of `given`, `cases`) needs its own entry in RIGHT."""
+    from rope_lib.exercises import answers
+
+    kinds = {answers.as_count: "count", answers.as_number: "number"}
+    kinds[answers.as_yes_no] = "yesno"
+    found = {}
+    for key, check in CHECKERS.items():
+        declared = getattr(check, "exercise", None)
+        if key in RIGHT or declared is None or declared.given or declared.cases:
+            continue
+        value, kind = declared.expected, kinds.get(declared.read)
+        plain = (
+            isinstance(value, bool) if kind == "yesno" else type(value) in (int, float)
+        )
+        if kind is not None and plain and not declared.options:
+            found[key] = (kind, value)
+    return found
+
+
+RIGHT |= declared_right_answers()
+
+
 def right_value(key):
     kind, value = RIGHT[key]
     return kind, (value() if callable(value) else value)
 
 
 def test_every_lesson_checker_has_a_right_answer_here():
-    # a new lesson's checkers must be added to RIGHT, so that they are tested on right answers too
-    assert set(CHECKERS) == set(RIGHT)
+    # a new lesson's checkers are tested on right answers too: a plain declared number or
+    # yes/no is its own (declared_right_answers), anything computed is added to RIGHT
+    assert set(CHECKERS) == set(RIGHT), sorted(set(CHECKERS) ^ set(RIGHT))
 
 
 def test_the_hand_computed_right_answers_are_the_known_numbers():

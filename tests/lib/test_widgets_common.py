@@ -293,11 +293,20 @@ def test_the_course_style_is_applied_on_import_and_pngs_are_dpi_100():
         assert matplotlib.rcParams["font.size"] == 12
 
 
-@pytest.mark.parametrize(
-    "name",
-    ["alibi", "clock_dials", "complex_plane", "context_extension", "rotation",
-     "sinusoidal"],
-)  # fmt: skip
+def thumbnail_topics() -> list[str]:
+    """Every rope_lib.figures module with a thumbnail() (a lesson's README picture)."""
+    import rope_lib.figures
+
+    return [
+        info.name
+        for info in pkgutil.iter_modules(rope_lib.figures.__path__)
+        if hasattr(
+            importlib.import_module(f"rope_lib.figures.{info.name}"), "thumbnail"
+        )
+    ]
+
+
+@pytest.mark.parametrize("name", thumbnail_topics())
 def test_thumbnails_are_at_most_6_4_in_wide(name):
     module = importlib.import_module(f"rope_lib.figures.{name}")
     fig = module.thumbnail()
