@@ -179,7 +179,7 @@ import math
 
 from ..figures.{topic} import arrow, plane
 from ..language import N_
-from .base import Control, LiveWidget
+from .base import TIGHT_LINES, Control, LiveWidget
 
 
 class {widget}(LiveWidget):
@@ -190,14 +190,15 @@ class {widget}(LiveWidget):
         Control("m", "m", "int", 0, 20, 1, default=5),
         Control("theta", N_("theta"), "float", 0.0, 1.0, 0.01, default=0.3),
     )
-    ROWS = (("m", "theta"),)
-    # the controls' row and the readout above the figure: all of it on the projector's
-    # screen (tests/lib/test_widgets_common.py)
-    FIGSIZE = (6.4, 2.9)
+    ROWS = (("m",), ("theta",))
+    # the controls and the readout in a column left of the figure: long sliders, and
+    # all of it on the projector's screen (tests/browser/test_projector.py)
+    BESIDE, READOUT_WIDTH, READOUT = "side", "232px", TIGHT_LINES
+    FIGSIZE = (4.25, 3.3)
     SWEPT = ("m", "theta")
 
     def build(self, figure):
-        ax = figure.add_axes((0.3, 0.05, 0.4, 0.9))
+        ax = figure.add_axes((0.05, 0.05, 0.9, 0.9))
         plane(ax)
         self.arrow = arrow(ax, 0.0)
         return [self.arrow]
