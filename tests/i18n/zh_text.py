@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 ZH = ROOT / "notebooks" / "zh"
 CATALOG = ROOT / "rope_lib" / "locale" / "zh" / "LC_MESSAGES" / "rope_lib.po"
 README = ROOT / "README.zh-CN.md"
+CONTRIBUTING = ROOT / "CONTRIBUTING.zh-CN.md"
 GLOSSARY = ZH / "术语表.md"
 
 
@@ -86,12 +87,15 @@ def teacher_notes() -> list[Path]:
 
 
 def all_pieces() -> list[tuple[str, str, str]]:
-    """Every piece of Chinese text the edition shows: lessons, teacher notes, README, the
-    catalog of rope_lib's messages."""
+    """Every piece of Chinese text the edition shows: lessons, teacher notes, README and
+    CONTRIBUTING, the catalog of rope_lib's messages."""
     pieces = [p for path in lessons() for p in notebook_pieces(path)]
     pieces += [
         (f"zh/teacher_notes/{p.name}", "notes", p.read_text(encoding="utf-8"))
         for p in teacher_notes()
     ]
     pieces.append((README.name, "readme", README.read_text(encoding="utf-8")))
+    pieces.append(
+        (CONTRIBUTING.name, "readme", CONTRIBUTING.read_text(encoding="utf-8"))
+    )
     return pieces + message_pieces()
