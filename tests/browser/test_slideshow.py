@@ -283,6 +283,14 @@ def test_slideshow_shows_the_slides_and_live_widgets(notebooks, lab_server, note
             page.evaluate(_JS_AFTER_PRESS, [walked[-1]["active"], 1500, False])
             or {"active": walked[-1]["active"]}
         )["active"]
+        # The extension saves "active" when the deck starts and again when it stops, each
+        # write once its settings have loaded: on the session's first deck the start's
+        # write can land after a quick walk's stop and leave "active" on (the race failed
+        # lesson 0 twice in six runs). A teacher is slower than one settings write; wait
+        # for it, as a teacher's pace would, before leaving.
+        deadline = time.monotonic() + 10
+        while not _setting_active(lab_server) and time.monotonic() < deadline:
+            time.sleep(0.2)
         page.keyboard.press("Escape")
         page.wait_for_function(
             "() => document.body.dataset.jpDeckMode === undefined", timeout=20_000
