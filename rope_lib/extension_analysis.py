@@ -333,18 +333,31 @@ def discrimination_sum(
 
 def first_negative_offset(length: int, head_dim: int = 128, base: float = 10000.0):
     """The smallest integer offset m in [0, length] with B(m) < 0 (discrimination_sum), or
-    None when B(m) >= 0 on the whole range."""
+    None when B(m) >= 0 on the whole range.
+
+    B is summed by blocks of offsets m = a + j, 0 <= j < 256, with the angle-addition
+    formula cos((a + j) theta_i) = cos(a theta_i) cos(j theta_i) - sin(a theta_i) sin(j
+    theta_i): a block's sums over i are then one matrix product instead of 256 d/2 cosines
+    (the same B to about 1e-12; the brute force of tests/lessons/test_09 agrees)."""
     length = require_positive_int("length", length)
-    start, chunk = 0, 64
+    head_dim = require_even("head_dim", require_positive_int("head_dim", head_dim, 2))
+    base = require_positive_float("base", base)
+    theta = base ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
+    j = torch.arange(_BLOCK, dtype=torch.float64).unsqueeze(-1) * theta
+    within = torch.cat([torch.cos(j), torch.sin(j)], dim=-1).T  # (d, block)
+    start, blocks = 0, 1
     while start <= length:
-        stop = min(start + chunk, length + 1)
-        below = (
-            discrimination_sum(torch.arange(start, stop), head_dim, base) < 0
-        ).nonzero()
+        a = start + _BLOCK * torch.arange(blocks, dtype=torch.float64)
+        a = a.unsqueeze(-1) * theta
+        sums = (torch.cat([torch.cos(a), -torch.sin(a)], dim=-1) @ within).reshape(-1)
+        below = (sums[: length + 1 - start] < 0).nonzero()
         if below.numel():
             return start + int(below[0])
-        start, chunk = stop, 2 * chunk  # short ranges first: most bases fail early
+        start, blocks = start + _BLOCK * blocks, 2 * blocks  # most bases fail early
     return None
+
+
+_BLOCK = 256  # offsets per block of first_negative_offset
 
 
 def base_lower_bound(

@@ -6,7 +6,10 @@ come in narrow windows just above the first passing base: the bases Llama 2 Long
 Qwen (1e6) chose fail, and so does Men et al.'s own table value 6.4e5; only from about 3x
 the bound does every base pass."""
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rope_lib import set_language
 from rope_lib.extension_analysis import base_pass_scan, first_negative_offset
@@ -67,3 +70,21 @@ def test_model_summary_can_leave_the_nope_count_to_the_layers_column():
     name = "Llama 4 Scout Instruct"
     assert model_summary(name).endswith(" | NoPE 12/48 layers")
     assert "NoPE" not in model_summary(name, nope=False)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    length=st.integers(1, 3000),
+    half=st.integers(1, 64),
+    log_base=st.floats(1.0, 7.0),
+)
+def test_first_negative_offset_is_the_direct_sums_first_negative(
+    length, half, log_base
+):
+    # the blocked angle-addition sums against B(m) summed cosine by cosine, numpy
+    base = 10.0**log_base
+    m = np.arange(length + 1, dtype=np.float64)[:, None]
+    theta = base ** (-np.arange(0, 2 * half, 2, dtype=np.float64) / (2 * half))
+    below = np.flatnonzero(np.cos(m * theta).sum(axis=1) < 0)
+    want = int(below[0]) if below.size else None
+    assert first_negative_offset(length, 2 * half, base) == want
