@@ -30,6 +30,7 @@ from ._checks import (
     require_tensor,
 )
 from .language import _
+from .rotary import pair_frequencies
 from .scaling import yarn_ramp
 
 
@@ -327,8 +328,8 @@ def discrimination_sum(
     base = require_positive_float("base", base)
     m = torch.as_tensor(offsets, dtype=torch.float64)
     require_finite("offsets", m)
-    i = torch.arange(0, head_dim, 2, dtype=torch.float64)
-    return torch.cos(m.unsqueeze(-1) * base ** (-i / head_dim)).sum(-1)
+    theta = pair_frequencies(head_dim, base, dtype=torch.float64)
+    return torch.cos(m.unsqueeze(-1) * theta).sum(-1)
 
 
 def first_negative_offset(length: int, head_dim: int = 128, base: float = 10000.0):
@@ -342,7 +343,7 @@ def first_negative_offset(length: int, head_dim: int = 128, base: float = 10000.
     length = require_positive_int("length", length)
     head_dim = require_even("head_dim", require_positive_int("head_dim", head_dim, 2))
     base = require_positive_float("base", base)
-    theta = base ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
+    theta = pair_frequencies(head_dim, base, dtype=torch.float64)
     j = torch.arange(_BLOCK, dtype=torch.float64).unsqueeze(-1) * theta
     within = torch.cat([torch.cos(j), torch.sin(j)], dim=-1).T  # (d, block)
     start, blocks = 0, 1
