@@ -37,7 +37,6 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -263,15 +262,22 @@ c.ClearSolutions.code_stub = {{"python": ""}}
 '''
 
 
-def nbgrader(*args: str, cwd: Path) -> None:
-    """Run nbgrader from this Python's bin folder, which is also put first on PATH:
-    nbgrader runs `alembic` from there to set up its gradebook."""
+def generate(course: Path, name: str) -> bool:
+    """nbgrader generate_assignment, in this process (as its formgrader does): the
+    release version, and the assignment with its grade cells in the gradebook."""
+    from nbgrader.apps import NbGraderAPI
+    from traitlets.config import PyFileConfigLoader
+
+    # the gradebook runs `alembic` from PATH: this Python's
     bin_dir = str(Path(sys.executable).parent)
-    env = os.environ | {"PATH": bin_dir + os.pathsep + os.environ.get("PATH", "")}
-    print("$ nbgrader", *args, flush=True)
-    subprocess.run(
-        [os.path.join(bin_dir, "nbgrader"), *args], cwd=cwd, env=env, check=True
-    )
+    os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    config.CourseDirectory.root = str(course)
+    print(f"$ nbgrader generate_assignment {name} --force", flush=True)
+    result = NbGraderAPI(config=config).generate_assignment(name, force=True)
+    if not result["success"]:
+        print(result.get("log", ""), result.get("error", ""), file=sys.stderr)
+    return result["success"]
 
 
 def solutions_pass(source: Path) -> bool:
@@ -315,7 +321,8 @@ def main(argv=None) -> int:
         args.exchange.mkdir(parents=True)
         os.chmod(args.exchange, 0o1777)  # every student writes; only the owner deletes
 
-    nbgrader("generate_assignment", name, "--force", cwd=course)
+    if not generate(course, name):
+        return 1
     if not args.no_validate and not solutions_pass(source):
         return 1
     print(

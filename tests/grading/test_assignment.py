@@ -13,7 +13,8 @@ step is needed.
   for each exercise, the checker's message for that mistake;
 - cy makes the second known mistake of exercises 1, 3 and 5 and answers 2 and 4 right.
 
-The Chinese edition (lesson03-zh) is graded the same way, with Chinese messages. Every
+The Chinese edition (lesson03-zh) is graded the same way, with Chinese messages, for dan
+(as ada) and eli (as bo): each student is a kernel run of the notebook. Every
 other known mistake of every exercise is run through the autograder's test cell here, in
 this process (no kernel): it fails with its checker's message.
 """
@@ -41,6 +42,9 @@ from traitlets.config import Config, PyFileConfigLoader
 from rope_lib.exercises import either
 from rope_lib.exercises.exercise import _call
 from rope_lib.language import language
+
+# nbgrader 0.9.6's gradebook under SQLAlchemy 2 warns about its own sessions
+pytestmark = pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")
 
 ROOT = Path(__file__).resolve().parents[2]
 spec = importlib.util.spec_from_file_location(
@@ -114,7 +118,7 @@ def solved(source_cell: str) -> str:
 
 def plan(lang: str) -> dict:
     """Each student's answers: None for the right one, else which known mistake."""
-    names = ("ada", "bo", "cy") if lang == "en" else ("dan", "eli", "fei")
+    names = ("ada", "bo", "cy") if lang == "en" else ("dan", "eli")
     picks = (
         [None] * EXERCISES,
         [0] * EXERCISES,
@@ -266,10 +270,11 @@ def test_right_answers_get_every_point(graded):
 
 
 def test_each_known_mistake_gets_no_point_and_its_message(graded):
-    (right, first, second) = graded["students"]
+    (right, first, *second) = graded["students"]
     assert graded["scores"][first] == (0.0, 5.0, [0.0] * 5)
-    assert graded["scores"][second] == (2.0, 5.0, [0.0, 1.0, 0.0, 1.0, 0.0])
-    for student in (first, second):
+    if second:  # the English class only: one kernel less
+        assert graded["scores"][second[0]] == (2.0, 5.0, [0.0, 1.0, 0.0, 1.0, 0.0])
+    for student in (first, *second):
         wrong = graded["students"][student]
         assert sorted(wrong) == ([1, 2, 3, 4, 5] if student == first else [1, 3, 5])
         for k, message in wrong.items():
