@@ -130,13 +130,14 @@ new-lesson: $(STAMP)
 # A lesson's exercises as an nbgrader assignment (README, "Grading with nbgrader"): the
 # source version (with the lesson's solutions) and the students' release version in the
 # course directory, its nbgrader_config.py and the exchange (world-writable, sticky bit).
-# make assignment LESSON=03 [LANG=zh] [COURSE_DIR=...] [EXCHANGE=...]; only a LANG given
+# make assignment LESSON=03 [LANG=zh] [COURSE_DIR=...] [EXCHANGE=...] [OWNER=teacher]
+# (OWNER: the Unix user who runs nbgrader there gets the course folder); only a LANG given
 # on the command line counts (the environment's LANG is the locale).
 COURSE_DIR ?= /srv/nbgrader/rope-notebooks
 EXCHANGE ?= /srv/nbgrader/exchange
 assignment: $(STAMP)
-	@test -n "$(LESSON)" || { echo 'make assignment LESSON=NN [LANG=zh] [COURSE_DIR=$(COURSE_DIR)] [EXCHANGE=$(EXCHANGE)]'; exit 2; }
-	$(BIN)/python scripts/make_assignment.py $(LESSON) --lang $(if $(filter command line,$(origin LANG)),$(LANG),en) --course-dir $(COURSE_DIR) --exchange $(EXCHANGE)
+	@test -n "$(LESSON)" || { echo 'make assignment LESSON=NN [LANG=zh] [COURSE_DIR=$(COURSE_DIR)] [EXCHANGE=$(EXCHANGE)] [OWNER=teacher]'; exit 2; }
+	$(BIN)/python scripts/make_assignment.py $(LESSON) --lang $(if $(filter command line,$(origin LANG)),$(LANG),en) --course-dir $(COURSE_DIR) --exchange $(EXCHANGE) $(if $(OWNER),--owner $(OWNER))
 
 benchmark: $(STAMP)
 	$(BIN)/python benchmarks/bench_rope.py

@@ -1,7 +1,7 @@
 """A lesson's exercises as an nbgrader assignment: `make assignment LESSON=03 [LANG=zh]`.
 
     python scripts/make_assignment.py 03 [--lang zh] [--course-dir DIR] [--exchange DIR]
-        [--course-id rope-notebooks] [--no-validate]
+        [--course-id rope-notebooks] [--points 1] [--owner TEACHER] [--no-validate]
 
 Writes, in the nbgrader course directory (default /srv/nbgrader/rope-notebooks):
 
@@ -37,6 +37,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import sys
 from pathlib import Path
 
@@ -291,6 +292,8 @@ def solutions_pass(source: Path) -> bool:
         print(f"FAILED:\n{failed['source']}\n{failed['raw_error']}", file=sys.stderr)
     if results:
         print(f"The lesson's solutions do not pass in {source}", file=sys.stderr)
+    else:
+        print("Every test passes on the lesson's solutions.")
     return not results
 
 
@@ -303,6 +306,9 @@ def main(argv=None) -> int:
     parser.add_argument("--course-id", default=COURSE_ID)
     parser.add_argument("--points", type=int, default=POINTS)
     parser.add_argument("--no-validate", action="store_true")
+    parser.add_argument(
+        "--owner", help="the teacher's Unix user: the course folder becomes theirs"
+    )
     args = parser.parse_args(argv)
 
     path = lesson_notebook(args.lesson, args.lang)
@@ -325,6 +331,10 @@ def main(argv=None) -> int:
         return 1
     if not args.no_validate and not solutions_pass(source):
         return 1
+    if args.owner:  # the teacher runs nbgrader there: theirs, gradebook included
+        for folder, _dirs, files in os.walk(course):
+            for path in [folder, *(os.path.join(folder, f) for f in files)]:
+                shutil.chown(path, args.owner)
     print(
         json.dumps({"assignment": name, "release": str(course / "release" / name)}),
         f"\nNext, in {course}: nbgrader release_assignment {name}",
