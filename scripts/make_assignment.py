@@ -11,24 +11,26 @@ Writes, in the nbgrader course directory (default /srv/nbgrader/rope-notebooks):
     nbgrader_config.py                      course id, exchange, code stub (when missing)
 
 and creates the exchange (default /srv/nbgrader/exchange, world-writable with the sticky
-bit). The Chinese edition is the assignment lesson03-zh, from notebooks/zh/.
+bit). The Chinese edition is the assignment lesson03-zh, from notebooks/zh/. With
+--owner, the course directory then belongs to the teacher's Unix user.
 
 The source notebook is made from the lesson, never by hand: the lesson's title, its first
 code cell (imports and set_language, locked), then its exercises section, where
 
 - every exercise cell (the one calling `ex.check_...(answer)`) becomes a solution cell:
   the lesson's own cell, with the right answer from the lesson's folded solution between
-  ### BEGIN SOLUTION and ### END SOLUTION after the `answer = None` line (the release
-  keeps the lesson's cell, placeholder and checker call included: the stub is empty);
+  ### BEGIN SOLUTION and ### END SOLUTION after the `answer = None` line (before the
+  `return None` line of an answer that is a function); the release keeps the lesson's
+  cell, placeholder and checker call included (the stub is empty);
 - after it comes a locked autograder-tests cell worth one point, which calls the same
   checker on the answer and asserts that it is right: a known mistake fails it with the
   checker's message, which the student's feedback then shows;
 - the folded solutions (<details>), and the paragraphs that point to them, are left out.
 
 Unless --no-validate, the source notebook is then run (nbgrader validate): every test
-must pass on the lesson's own solutions, or the command fails (exit status 1). Lessons 0-7,
-9 and 10 pass; 8 and 11 do not (an exercise there reads data that an earlier cell of the
-lesson computes, and only the lesson's first code cell is kept).
+must pass on the lesson's own solutions, or the command fails (exit status 1). Lessons 0
+to 10 pass, in both languages; lesson 11 does not (two of its exercises read what earlier
+cells of the lesson computed, and only the lesson's first code cell is kept).
 """
 
 from __future__ import annotations
@@ -121,8 +123,7 @@ def _solution_code(cells, answer: str) -> list[str]:
     first folded solution among cells, without its checker calls. For a function
     `def answer(...)`, its body only (the exercise cell has the def line)."""
     for cell in cells:
-        text = "".join(cell.source) if isinstance(cell.source, list) else cell.source
-        folded = DETAILS.search(text)
+        folded = DETAILS.search(cell.source)
         if cell.cell_type != "markdown" or not folded:
             continue
         block = PYTHON_BLOCK.search(folded.group())
@@ -161,9 +162,8 @@ def _with_solution(source: str, answer: str, solution: list[str]) -> str:
     if not placeholder:
         raise SystemExit(f"no placeholder line for {answer!r} in:\n{source}")
     at = placeholder[-1]
-    indent = re.match(
-        r"\s*", lines[at]
-    ).group()  # in a def, the body is indented already
+    # in a def, the solution's body is indented already
+    indent = re.match(r"\s*", lines[at]).group()
     region = [indent + "### BEGIN SOLUTION", *solution, indent + "### END SOLUTION"]
     at += 0 if indent else 1
     return "\n".join(lines[:at] + region + lines[at:])
@@ -250,8 +250,8 @@ def source_notebook(path: Path, lang: str, points: int = POINTS):
 def course_config(course_id: str, exchange: Path) -> str:
     return f'''"""nbgrader's configuration for the course (written by scripts/make_assignment.py).
 
-The teacher runs nbgrader in this folder; the students' JupyterLab needs the same exchange
-and course id, e.g. this file copied to /etc/jupyter/nbgrader_config.py.
+The teacher runs nbgrader in this folder. The students' JupyterLab needs the same exchange
+and course id: the course's own (jupyter-config/nbgrader_config.py) has the defaults.
 """
 
 c = get_config()  # noqa: F821
@@ -323,6 +323,8 @@ def main(argv=None) -> int:
     if not config.exists():
         config.write_text(course_config(args.course_id, args.exchange.resolve()))
         print(f"config: {config}")
+    else:
+        print(f"config: {config} (kept as it is)")
     if not args.exchange.exists():
         args.exchange.mkdir(parents=True)
         os.chmod(args.exchange, 0o1777)  # every student writes; only the owner deletes
@@ -333,8 +335,8 @@ def main(argv=None) -> int:
         return 1
     if args.owner:  # the teacher runs nbgrader there: theirs, gradebook included
         for folder, _dirs, files in os.walk(course):
-            for path in [folder, *(os.path.join(folder, f) for f in files)]:
-                shutil.chown(path, args.owner)
+            for item in [folder, *(os.path.join(folder, f) for f in files)]:
+                shutil.chown(item, args.owner)
     print(
         json.dumps({"assignment": name, "release": str(course / "release" / name)}),
         f"\nNext, in {course}: nbgrader release_assignment {name}",
