@@ -2,7 +2,7 @@
 
 scripts/make_assignment.py generates the assignment in a course directory under a temp
 dir; then, with nbgrader's own Python API (what its JupyterLab panels call), the teacher
-releases it to an exchange in the temp dir, three students fetch it and submit, the
+releases it to an exchange in the temp dir, the students fetch it and submit, the
 teacher collects, autogrades and generates the feedback. The students are simulated: one
 Unix user (this one), a home folder and an nbgrader cache each, and nbgrader's explicit
 student id (CourseDirectory.student_id, `nbgrader submit --student`), so that no root-only
