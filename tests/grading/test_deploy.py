@@ -125,6 +125,7 @@ CHART_KEYS = {
     "singleuser.cpu.guarantee": (int, float),
     "singleuser.cpu.limit": (int, float),
     "singleuser.defaultUrl": str,
+    "singleuser.extraEnv": dict,
     "singleuser.lifecycleHooks": dict,
     "singleuser.profileList": list,
 }
@@ -185,5 +186,9 @@ def test_values_pull_the_notebooks_and_run_the_binder_image(values, plan):
     for _ in range(3):  # ${CONDA_DIR}/envs/notebook, ${APP_BASE}/conda, /srv
         prefix = re.sub(r"\$\{(\w+)\}", lambda m: env[m.group(1)], prefix)
     script = (BINDER / "postBuild").read_text()
-    assert '"${NB_PYTHON_PREFIX}/etc/rope-notebooks/zh"' in script
-    assert zh["environment"]["JUPYTER_CONFIG_PATH"] == f"{prefix}/etc/rope-notebooks/zh"
+    assert 'config="${NB_PYTHON_PREFIX}/etc/rope-notebooks"' in script
+    assert 'cp -r jupyter-config/. "$config/"' in script
+    config = f"{prefix}/etc/rope-notebooks"
+    assert user["extraEnv"]["JUPYTER_CONFIG_PATH"] == config
+    assert zh["environment"]["JUPYTER_CONFIG_PATH"] == f"{config}/zh"
+    assert (ROOT / "jupyter-config" / "zh").is_dir()
