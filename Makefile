@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 # JupyterLab refuses to run as root unless told to; CI and these machines run as root.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: lab lab-zh zh-font smollm2 translations new-lesson test test-lib test-nbval test-portable test-browser test-slides execute experiments images benchmark benchmark-browser clean
+.PHONY: lab lab-zh zh-font smollm2 translations new-lesson assignment test test-lib test-nbval test-portable test-browser test-slides execute experiments images benchmark benchmark-browser clean
 
 $(STAMP): pyproject.toml constraints.txt
 	rm -rf $(VENV)
@@ -126,6 +126,18 @@ images: $(STAMP)
 new-lesson: $(STAMP)
 	@test -n "$(NAME)" || { echo 'make new-lesson NAME=<topic> [TITLE="..."] [TITLE_ZH="..."] [SUMMARY="..."] [SUMMARY_ZH="..."]'; exit 2; }
 	$(BIN)/python scripts/new_lesson.py $(NAME) --title "$(TITLE)" --title-zh "$(TITLE_ZH)" --summary "$(SUMMARY)" --summary-zh "$(SUMMARY_ZH)"
+
+# A lesson's exercises as an nbgrader assignment (README, "Grading with nbgrader"): the
+# source version (with the lesson's solutions) and the students' release version in the
+# course directory, its nbgrader_config.py and the exchange (world-writable, sticky bit).
+# make assignment LESSON=03 [LANG=zh] [COURSE_DIR=...] [EXCHANGE=...] [OWNER=teacher]
+# (OWNER: the Unix user who runs nbgrader there gets the course folder); only a LANG given
+# on the command line counts (the environment's LANG is the locale).
+COURSE_DIR ?= /srv/nbgrader/rope-notebooks
+EXCHANGE ?= /srv/nbgrader/exchange
+assignment: $(STAMP)
+	@test -n "$(LESSON)" || { echo 'make assignment LESSON=NN [LANG=zh] [COURSE_DIR=$(COURSE_DIR)] [EXCHANGE=$(EXCHANGE)] [OWNER=teacher]'; exit 2; }
+	$(BIN)/python scripts/make_assignment.py $(LESSON) --lang $(if $(filter command line,$(origin LANG)),$(LANG),en) --course-dir $(COURSE_DIR) --exchange $(EXCHANGE) $(if $(OWNER),--owner $(OWNER))
 
 benchmark: $(STAMP)
 	$(BIN)/python benchmarks/bench_rope.py
