@@ -132,8 +132,9 @@ class LabServer:
     ):
         self.source = Path(notebooks or notebooks_dir())
         # JUPYTER_CONFIG_PATH for the server: a folder of the course's JupyterLab defaults,
-        # e.g. jupyter-config/zh (what `make lab-zh` uses)
-        self.config_path = config_path
+        # jupyter-config (what `make lab` uses, by default) or jupyter-config/zh (`make
+        # lab-zh`), so that the tests see the JupyterLab a learner sees
+        self.config_path = config_path or REPO / "jupyter-config"
         self.strip_outputs = strip_outputs
         self.startup_timeout = startup_timeout
         self.proc: subprocess.Popen | None = None
@@ -179,9 +180,7 @@ class LabServer:
             PYDEVD_DISABLE_FILE_VALIDATION="1",
         )
         env.pop("JUPYTER_TOKEN", None)
-        env.pop("JUPYTER_CONFIG_PATH", None)
-        if self.config_path is not None:
-            env["JUPYTER_CONFIG_PATH"] = str(self.config_path)
+        env["JUPYTER_CONFIG_PATH"] = str(self.config_path)
         cmd = [
             sys.executable,
             "-m",
