@@ -30,6 +30,7 @@ import grp
 import os
 import pwd
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -174,6 +175,9 @@ c.Spawner.environment = {
     "OMP_NUM_THREADS": "1",
     "JUPYTER_CONFIG_PATH": str(REPO / "jupyter-config"),
 }
+# ROPE_HUB_SERVER_ARGS: more options for every student's server (the class test exposes
+# JupyterLab's app object to the page with --LabApp.expose_app_in_browser=True)
+c.Spawner.args = shlex.split(os.environ.get("ROPE_HUB_SERVER_ARGS", ""))
 c.Spawner.http_timeout = 120
 c.Spawner.start_timeout = 120
 
