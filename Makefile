@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 # JupyterLab refuses to run as root unless told to; CI and these machines run as root.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: hub test-hub lab lab-zh zh-font smollm2 translations new-lesson test test-lib test-nbval test-portable test-browser test-slides execute experiments images benchmark benchmark-browser clean
+.PHONY: hub test-hub benchmark-hub lab lab-zh zh-font smollm2 translations new-lesson test test-lib test-nbval test-portable test-browser test-slides execute experiments images benchmark benchmark-browser clean
 
 $(STAMP): pyproject.toml constraints.txt
 	rm -rf $(VENV)
@@ -52,11 +52,13 @@ lab-zh: $(STAMP)
 # A class on this machine (README, "Teaching a class"): JupyterHub with one JupyterLab per
 # student, each a Unix user of their own (so: as root). ROSTER: one student name a line
 # (`name zh`: the Chinese edition); TEACHER: the admin's name; on 127.0.0.1:8000 unless
-# HUB_IP / HUB_PORT say otherwise. configurable-http-proxy comes from npm (hub/package.json).
+# HUB_IP / HUB_PORT say otherwise; IDLE_TIMEOUT: seconds before the culler stops a
+# server nobody uses. configurable-http-proxy comes from npm (hub/package.json).
 ROSTER  ?= hub/roster.txt
 TEACHER ?= teacher
 HUB_IP  ?= 127.0.0.1
 HUB_PORT ?= 8000
+IDLE_TIMEOUT ?= 3600
 CHP := hub/node_modules/.bin/configurable-http-proxy
 
 $(CHP): hub/package.json hub/package-lock.json
@@ -65,7 +67,7 @@ $(CHP): hub/package.json hub/package-lock.json
 
 hub: $(STAMP) $(CHP)
 	@[ "$$(id -u)" = 0 ] || { echo "make hub runs every student as a Unix user of their own, which needs root: sudo make hub"; exit 1; }
-	ROPE_HUB_ROSTER=$(abspath $(ROSTER)) ROPE_HUB_TEACHER=$(TEACHER) ROPE_HUB_IP=$(HUB_IP) ROPE_HUB_PORT=$(HUB_PORT) \
+	ROPE_HUB_ROSTER=$(abspath $(ROSTER)) ROPE_HUB_TEACHER=$(TEACHER) ROPE_HUB_IP=$(HUB_IP) ROPE_HUB_PORT=$(HUB_PORT) ROPE_HUB_IDLE_TIMEOUT=$(IDLE_TIMEOUT) \
 	  $(BIN)/jupyterhub -f hub/jupyterhub_config.py
 
 # The class test (tests/hub/, about 4 minutes): a hub on a free port, four students in four
@@ -161,6 +163,11 @@ benchmark: $(STAMP)
 
 benchmark-browser: $(STAMP)
 	$(BIN)/python benchmarks/bench_browser.py
+
+# The class hub's sizing (README, "A class on one server"): memory and CPU per student,
+# key-to-pixels with 1, 2, 4 and 8 students at once. As root; about 15 minutes.
+benchmark-hub: $(STAMP) $(CHP)
+	OMP_NUM_THREADS=1 $(BIN)/python benchmarks/bench_hub.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

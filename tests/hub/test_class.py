@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import signal
+import subprocess
 import time
 import urllib.error
 import urllib.request
@@ -298,6 +299,101 @@ def test_a_killed_kernel_loses_no_saved_work(hub, people):
     page.goto(hub.url(f"user/{name}/lab/tree/notebooks"))
     got = hubclass.fetch(page, hub.url(f"user/{name}/api/contents/notebooks/{LESSON}"))
     assert got["status"] == 200 and "q_rot = torch.tensor([q[0]" in got["body"]
+
+
+# -- nbgrader on the hub: the grade part's `make assignment` (scripts/make_assignment.py) --
+# The teacher (root) makes lesson 3's assignment and releases it; two students, as their
+# own Unix users, fetch it, answer exercise 1 (one right, one with the checker's first
+# known mistake: a clockwise turn) and submit; the teacher collects and autogrades.
+RIGHT = (
+    "q_rot = torch.stack([q[0] * math.cos(m * theta) - q[1] * math.sin(m * theta),\n"
+    "                     q[0] * math.sin(m * theta) + q[1] * math.cos(m * theta)])"
+)
+CLOCKWISE = (
+    "q_rot = torch.stack([q[0] * math.cos(m * theta) + q[1] * math.sin(m * theta),\n"
+    "                     -q[0] * math.sin(m * theta) + q[1] * math.cos(m * theta)])"
+)
+
+
+def test_an_assignment_is_released_submitted_and_autograded_on_the_hub(hub):
+    from nbgrader.api import Gradebook
+
+    nbgrader = str(Path(hubclass.JUPYTERHUB).parent / "nbgrader")
+    base = Path(hub.tmp) / "nbgrader"
+    base.mkdir()
+    os.chmod(hub.tmp, 0o755)  # the students reach the exchange inside
+    os.chmod(base, 0o755)
+    course, exchange = base / "course", base / "exchange"
+    make = subprocess.run(
+        [
+            "make",
+            "--no-print-directory",
+            "-C",
+            str(hubclass.REPO),
+            "assignment",
+            "LESSON=03",
+            f"COURSE_DIR={course}",
+            f"EXCHANGE={exchange}",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert make.returncode == 0, make.stdout + make.stderr
+    done = subprocess.run(
+        [nbgrader, "release_assignment", "lesson03"],
+        cwd=course,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    opts = ["--course", "rope-notebooks", f"--Exchange.root={exchange}"]
+    answers = dict(zip(list(hub.students)[:2], [RIGHT, CLOCKWISE]))
+    for name, answer in answers.items():
+        home = Path("/home", name)
+        got = hubclass.as_user(
+            name,
+            "env",
+            f"HOME={home}",
+            "sh",
+            "-c",
+            f"cd && {nbgrader} fetch_assignment lesson03 {' '.join(opts)}",
+        )
+        assert got.returncode == 0, got.stderr
+        path = home / "lesson03" / f"{LESSON}"
+        nb = hubclass.read_notebook(path)
+        cell = next(
+            c
+            for c in nb["cells"]
+            if "check_rotated_query(q_rot)" in "".join(c["source"])
+            and "nbgrader" in c["metadata"]
+            and c["metadata"]["nbgrader"].get("solution")
+        )
+        cell["source"] = "".join(cell["source"]).replace("q_rot = None", answer, 1)
+        path.write_text(json.dumps(nb), encoding="utf-8")  # the student's own file
+        got = hubclass.as_user(
+            name,
+            "env",
+            f"HOME={home}",
+            "sh",
+            "-c",
+            f"cd && {nbgrader} submit lesson03 {' '.join(opts)}",
+        )
+        assert got.returncode == 0, got.stderr
+    for step in ("collect", "autograde", "generate_feedback"):
+        done = subprocess.run(
+            [nbgrader, step, "lesson03"], cwd=course, capture_output=True, text=True
+        )
+        assert done.returncode == 0, (step, done.stderr[-3000:])
+    right, wrong = answers
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        scores = {n: gradebook.find_submission("lesson03", n).score for n in answers}
+        total = gradebook.find_assignment("lesson03").max_score
+    # exercise 1 is worth one point; the other exercises were left unanswered
+    assert scores == {right: 1, wrong: 0}, (scores, total)
+    feedback = (
+        course / "feedback" / wrong / "lesson03" / "03_rotation_2d.html"
+    ).read_text()
+    assert "clockwise" in feedback
 
 
 def test_the_hub_stops_cleanly(hub):
