@@ -105,8 +105,13 @@ ROSTER_LANG = read_roster(ROSTER)
 if subprocess.run(["getent", "group", GROUP], capture_output=True).returncode:
     subprocess.run(["groupadd", GROUP], check=True)
 for target in (Path(sys.executable).resolve(), BIN.resolve(), REPO):
-    for folder in reversed(target.parents):
-        if folder.stat().st_mode & 0o001 == 0:
+    for folder in [*reversed(target.parents), target]:
+        if folder.is_dir() and folder.stat().st_mode & 0o001 == 0:
+            if not shutil.which("setfacl"):
+                sys.exit(
+                    f"The students cannot pass through {folder} to the course's "
+                    "Python, and setfacl is missing to let them: apt-get install acl"
+                )
             print(f"[rope-hub] group {GROUP} may pass through {folder} (setfacl g:x)")
             subprocess.run(["setfacl", "-m", f"g:{GROUP}:x", str(folder)], check=True)
 

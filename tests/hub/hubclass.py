@@ -208,7 +208,7 @@ class ClassHub:
             pass
         else:
             for target in (Path(sys.executable).resolve(), JUPYTERHUB.parent, REPO):
-                for folder in target.resolve().parents:
+                for folder in [*target.resolve().parents, target.resolve()]:
                     subprocess.run(
                         ["setfacl", "-x", f"g:{self.group}", str(folder)],
                         capture_output=True,
