@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 # JupyterLab refuses to run as root unless told to; CI and these machines run as root.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: hub test-hub benchmark-hub lab lab-zh zh-font smollm2 translations new-lesson test test-lib test-nbval test-portable test-browser test-slides execute experiments images benchmark benchmark-browser clean
+.PHONY: hub hub-needs-root test-hub benchmark-hub lab lab-zh zh-font smollm2 translations new-lesson test test-lib test-nbval test-portable test-browser test-slides execute experiments images benchmark benchmark-browser clean
 
 $(STAMP): pyproject.toml constraints.txt
 	rm -rf $(VENV)
@@ -65,8 +65,10 @@ $(CHP): hub/package.json hub/package-lock.json
 	cd hub && npm ci --no-audit --no-fund
 	touch $(CHP)
 
-hub: $(STAMP) $(CHP)
+hub-needs-root:
 	@[ "$$(id -u)" = 0 ] || { echo "make hub runs every student as a Unix user of their own, which needs root: sudo make hub"; exit 1; }
+
+hub: hub-needs-root $(STAMP) $(CHP)
 	ROPE_HUB_ROSTER=$(abspath $(ROSTER)) ROPE_HUB_TEACHER=$(TEACHER) ROPE_HUB_IP=$(HUB_IP) ROPE_HUB_PORT=$(HUB_PORT) ROPE_HUB_IDLE_TIMEOUT=$(IDLE_TIMEOUT) \
 	  $(BIN)/jupyterhub -f hub/jupyterhub_config.py
 
