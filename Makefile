@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 # JupyterLab refuses to run as root unless told to; CI and these machines run as root.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: lab lab-zh zh-font smollm2 translations new-lesson assignment test test-lib test-nbval test-portable test-browser test-slides execute experiments images benchmark benchmark-browser clean
+.PHONY: hub hub-needs-root test-hub benchmark-hub lab lab-zh zh-font smollm2 translations new-lesson assignment test test-lib test-nbval test-portable test-browser test-slides execute experiments images benchmark benchmark-browser clean
 
 $(STAMP): pyproject.toml constraints.txt
 	rm -rf $(VENV)
@@ -49,6 +49,35 @@ lab: $(STAMP)
 lab-zh: $(STAMP)
 	JUPYTER_CONFIG_PATH=$(CURDIR)/jupyter-config/zh $(BIN)/jupyter lab $(ROOT_FLAG) --notebook-dir=notebooks --LabApp.default_url=/lab/tree/zh
 
+# A class on this machine (README, "Teaching a class"): JupyterHub with one JupyterLab per
+# student, each a Unix user of their own (so: as root). ROSTER: one student name a line
+# (`name zh`: the Chinese edition); TEACHER: the admin's name; on 127.0.0.1:8000 unless
+# HUB_IP / HUB_PORT say otherwise; IDLE_TIMEOUT: seconds before the culler stops a
+# server nobody uses. configurable-http-proxy comes from npm (hub/package.json).
+ROSTER  ?= hub/roster.txt
+TEACHER ?= teacher
+HUB_IP  ?= 127.0.0.1
+HUB_PORT ?= 8000
+IDLE_TIMEOUT ?= 3600
+CHP := hub/node_modules/.bin/configurable-http-proxy
+
+$(CHP): hub/package.json hub/package-lock.json
+	cd hub && npm ci --no-audit --no-fund
+	touch $(CHP)
+
+hub-needs-root:
+	@[ "$$(id -u)" = 0 ] || { echo "make hub runs every student as a Unix user of their own, which needs root: sudo make hub"; exit 1; }
+
+hub: hub-needs-root $(STAMP) $(CHP)
+	ROPE_HUB_ROSTER=$(abspath $(ROSTER)) ROPE_HUB_TEACHER=$(TEACHER) ROPE_HUB_IP=$(HUB_IP) ROPE_HUB_PORT=$(HUB_PORT) ROPE_HUB_IDLE_TIMEOUT=$(IDLE_TIMEOUT) \
+	  $(BIN)/jupyterhub -f hub/jupyterhub_config.py
+
+# The class test (tests/hub/, about 4 minutes): a hub on a free port, four students in four
+# browser contexts at once, a fifth refused, isolation, a killed kernel; then it removes its
+# Unix users. Needs root, chromium and npm.
+test-hub: $(STAMP) $(CHP)
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest tests/hub
+
 # Everything: library, reference and property tests, then every notebook under nbval.
 # The browser tests run on their own afterwards: they share one JupyterLab and open each lesson
 # once, which two xdist workers would each do again (and on two cores, side by side, they
@@ -60,14 +89,14 @@ lab-zh: $(STAMP)
 # threads): the Chinese ones, the same code (tests/i18n/test_zh_edition.py), run here on this CPU's
 # own kernels, so that both ways of computing are checked against the stored outputs, once.
 test: $(STAMP)
-	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist loadfile tests notebooks/zh --ignore=tests/browser --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist loadfile tests notebooks/zh --ignore=tests/browser --ignore=tests/hub --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
 	@$(MAKE) --no-print-directory test-portable
 	OMP_NUM_THREADS=1 $(BIN)/python -m pytest tests/browser
 
 # Parts, for teachers and maintainers. The browser tests need Debian's chromium
 # (apt-get install -y chromium); without it they are reported as skipped, with that hint.
 test-lib: $(STAMP)
-	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist loadfile tests --ignore=tests/browser
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist loadfile tests --ignore=tests/browser --ignore=tests/hub
 
 test-browser: $(STAMP)
 	OMP_NUM_THREADS=1 $(BIN)/python -m pytest tests/browser
@@ -148,6 +177,11 @@ benchmark: $(STAMP)
 
 benchmark-browser: $(STAMP)
 	$(BIN)/python benchmarks/bench_browser.py
+
+# The class hub's sizing (README, "A class on one server"): memory and CPU per student,
+# key-to-pixels with 1, 2, 4 and 8 students at once. As root; about 15 minutes.
+benchmark-hub: $(STAMP) $(CHP)
+	OMP_NUM_THREADS=1 $(BIN)/python benchmarks/bench_hub.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
