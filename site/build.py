@@ -353,6 +353,8 @@ def build(editions) -> None:
         decks(edition, staged, out)
         print(f"{edition} built ({time.perf_counter() - started:.0f} s)")
     landing(OUT)
+    # GitHub Pages runs Jekyll, which drops folders starting with _ (_static, _images)
+    write(OUT / ".nojekyll", "")
 
 
 def main() -> None:

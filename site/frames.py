@@ -10,8 +10,8 @@ reader drags to.
 
 Frames are cached in .cache/site-frames/<key>/, the key a hash of the widget's code (its
 module, the widget base and display code, the course style), the cell's call, the
-language and this file: a build redraws only the widgets whose code or arguments
-changed.
+language and the drawing code here: a build redraws only the widgets whose code or
+arguments changed.
 """
 
 from __future__ import annotations
@@ -74,10 +74,12 @@ def widget_call(source: str, classes) -> tuple[str, str] | None:
 def cache_key(cls, call: str, language: str) -> str:
     """The hash of what the frames depend on."""
     digest = hashlib.sha256()
-    files = [inspect.getsourcefile(cls), *(ROOT / f for f in SHARED_CODE), __file__]
+    files = [inspect.getsourcefile(cls), *(ROOT / f for f in SHARED_CODE)]
     for path in files:
         digest.update(Path(path).read_bytes())
-    digest.update(f"{call}|{language}".encode())
+    for drawing in (draw_frames, value_label, _numbers):
+        digest.update(inspect.getsource(drawing).encode())
+    digest.update(f"{call}|{language}|{WEBP_QUALITY}|{NOTE}|{LABEL}".encode())
     return digest.hexdigest()[:16]
 
 
@@ -195,6 +197,10 @@ def flipbooks(jobs: list[tuple[str, str, str]], workers: int = 2) -> dict:
         job: CACHE / f"{job[0]}-{job[2]}-{cache_key(classes[job[0]], job[1], job[2])}"
         for job in jobs
     }
+    for (name, _, language), folder in folders.items():  # frames of older code
+        for old in CACHE.glob(f"{name}-{language}-*"):
+            if old != folder and not old.name.endswith(".tmp"):
+                shutil.rmtree(old)
     missing = [(*job, folder) for job, folder in folders.items() if not folder.exists()]
     if missing:
         print(
