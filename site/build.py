@@ -277,7 +277,9 @@ def decks(edition: str, staged, out: Path) -> None:
         with warnings.catch_warnings():  # nbformat 4.4 lessons: cells without ids
             warnings.simplefilter("ignore", MissingIDFieldWarning)
             nb = nbformat.reads(json.dumps(notebook), as_version=4)
-        body, _ = exporter.from_notebook_node(nb, resources={"language_code": language})
+            body, _ = exporter.from_notebook_node(
+                nb, resources={"language_code": language}
+            )
         deck.write_text(body, encoding="utf-8")
 
 

@@ -38,12 +38,7 @@ html_copy_source = False
 html_show_sourcelink = False
 html_last_updated_fmt = None
 html_sidebars = {
-    "**": [
-        "navbar-logo.html",
-        "lang-switch.html",
-        "search-field.html",
-        "sbt-sidebar-nav.html",
-    ]
+    "**": ["navbar-logo.html", "search-field.html", "sbt-sidebar-nav.html"]
 }
 html_theme_options = {
     "show_navbar_depth": 1,
@@ -51,6 +46,8 @@ html_theme_options = {
     "use_fullscreen_button": False,
     "use_repository_button": False,
     "show_prev_next": True,
+    # the switch to the other edition, at the top of every page
+    "article_header_end": ["lang-switch.html", "article-header-buttons.html"],
     "pygments_light_style": "a11y-high-contrast-light",
 }
 # Chinese search: with language zh_CN Sphinx splits words with jieba (a site package).
@@ -71,3 +68,9 @@ def twin(app, pagename, templatename, context, doctree):
 
 def setup(app):
     app.connect("html-page-context", twin)
+    app.connect("config-inited", chinese_search)
+
+
+def chinese_search(app, config):
+    if config.language.startswith("zh"):
+        app.add_js_file("zh-stemmer.js")
