@@ -24,7 +24,6 @@ import shutil
 import subprocess
 import sys
 import time
-import warnings
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -170,6 +169,7 @@ def deck_link(stem: str, words: dict) -> dict:
     )
     return {
         "cell_type": "markdown",
+        "id": "deck-link",
         "metadata": {"slideshow": {"slide_type": "skip"}},
         "source": html,
     }
@@ -262,7 +262,6 @@ def decks(edition: str, staged, out: Path) -> None:
     reads."""
     import nbformat
     from nbconvert import SlidesExporter
-    from nbformat.warnings import MissingIDFieldWarning
 
     exporter = SlidesExporter(
         extra_template_basedirs=[str(HERE)],
@@ -274,12 +273,8 @@ def decks(edition: str, staged, out: Path) -> None:
     language = EDITIONS[edition][2].replace("_", "-")
     for stem, notebook in staged:
         deck = out / "slides" / f"{stem}.html"
-        with warnings.catch_warnings():  # nbformat 4.4 lessons: cells without ids
-            warnings.simplefilter("ignore", MissingIDFieldWarning)
-            nb = nbformat.reads(json.dumps(notebook), as_version=4)
-            body, _ = exporter.from_notebook_node(
-                nb, resources={"language_code": language}
-            )
+        nb = nbformat.reads(json.dumps(notebook), as_version=4)
+        body, _ = exporter.from_notebook_node(nb, resources={"language_code": language})
         deck.write_text(body, encoding="utf-8")
 
 
