@@ -338,6 +338,8 @@ def build(editions) -> None:
             ],
             check=True,
         )
+        for source_map in (out / "_static").rglob("*.map"):  # the theme's, for devtools
+            source_map.unlink()  # only: 3.5 MB an edition that no reader downloads
         language = EDITIONS[edition][1]
         used = {folder for job, folder in folders.items() if job[2] == language}
         for folder in used:
