@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 # JupyterLab refuses to run as root unless told to; CI and these machines run as root.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: hub hub-needs-root test-hub benchmark-hub lab lab-zh zh-font smollm2 translations new-lesson assignment test test-lib test-nbval test-portable test-browser test-slides execute experiments images benchmark benchmark-browser clean
+.PHONY: hub hub-needs-root test-hub benchmark-hub lab lab-zh zh-font smollm2 translations new-lesson assignment test test-lib test-nbval test-portable test-browser test-slides test-site site site-serve execute experiments images benchmark benchmark-browser clean
 
 $(STAMP): pyproject.toml constraints.txt
 	rm -rf $(VENV)
@@ -89,14 +89,15 @@ test-hub: $(STAMP) $(CHP)
 # threads): the Chinese ones, the same code (tests/i18n/test_zh_edition.py), run here on this CPU's
 # own kernels, so that both ways of computing are checked against the stored outputs, once.
 test: $(STAMP)
-	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist loadfile tests notebooks/zh --ignore=tests/browser --ignore=tests/hub --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist loadfile tests notebooks/zh --ignore=tests/browser --ignore=tests/hub --ignore=tests/site --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
 	@$(MAKE) --no-print-directory test-portable
 	OMP_NUM_THREADS=1 $(BIN)/python -m pytest tests/browser
+	@$(MAKE) --no-print-directory test-site
 
 # Parts, for teachers and maintainers. The browser tests need Debian's chromium
 # (apt-get install -y chromium); without it they are reported as skipped, with that hint.
 test-lib: $(STAMP)
-	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist loadfile tests --ignore=tests/browser --ignore=tests/hub
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist loadfile tests --ignore=tests/browser --ignore=tests/hub --ignore=tests/site
 
 test-browser: $(STAMP)
 	OMP_NUM_THREADS=1 $(BIN)/python -m pytest tests/browser
@@ -118,6 +119,29 @@ test-nbval: $(STAMP)
 # One worker: two threads each on two cores (two workers took as long, 114 s against 112).
 test-portable: $(STAMP)
 	ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=2 $(BIN)/python -m pytest notebooks --ignore=notebooks/zh --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
+
+# The course as a static website in _site/ (README, "The course as a website"): both
+# editions from the notebooks as committed (no execution), each live widget as a flipbook of
+# frames its own code draws (cached in .cache/site-frames/, redrawn when the widget's code
+# changes), one reveal.js deck per lesson. MathJax, reveal.js and axe-core come from the npm
+# registry (site/package-lock.json) at set-up time; the build and the pages fetch nothing.
+SITE_NPM := site/node_modules/.package-lock.json
+$(SITE_NPM): site/package.json site/package-lock.json
+	npm ci --prefix site --no-audit --no-fund --loglevel=error
+	touch $(SITE_NPM)
+
+site: $(STAMP) $(SITE_NPM)
+	OMP_NUM_THREADS=1 $(BIN)/python site/build.py
+
+# Open it on http://127.0.0.1:8000/ (or open _site/index.html straight from the files).
+SITE_PORT ?= 8000
+site-serve: site
+	$(BIN)/python -m http.server --bind 127.0.0.1 --directory _site $(SITE_PORT)
+
+# Every page of both editions in chromium: loads offline and whole, math typeset, images,
+# flipbooks that move, the language switch, search, decks that fit 1280x720, axe-core.
+test-site: site
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest tests/site
 
 # Re-execute every notebook in place, in order, each from a fresh kernel (outputs are committed).
 execute: $(STAMP)

@@ -1,0 +1,93 @@
+"""What the site tests share: where the site is, its pages and decks, chromium's
+flags, and a page whose requests are watched (Watched)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from urllib.parse import urlsplit
+
+REPO = Path(__file__).resolve().parents[2]
+SITE = REPO / "_site"
+EDITIONS = ("en", "zh-CN")
+CHROMIUM = "/usr/bin/chromium"
+# The project's flags (tests/browser/lab.py, GUIDE.md "This machine and CI").
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+REQUIRED = os.environ.get("ROPE_BROWSER_REQUIRED", "") not in ("", "0")
+#: A wide desktop window for the pages; the decks get the projector's 1280x720.
+DESKTOP = {"width": 1366, "height": 768}
+
+
+def missing() -> str | None:
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "the playwright package is missing: pip install -e '.[test]'"
+    if not Path(CHROMIUM).exists():
+        return f"{CHROMIUM} is missing: apt-get install -y chromium"
+    return None
+
+
+def pages(edition: str) -> list[str]:
+    """Every page of an edition (not the decks), as paths under _site/."""
+    root = SITE / edition
+    return sorted(
+        str(p.relative_to(SITE))
+        for p in root.rglob("*.html")
+        if p.relative_to(root).parts[0] not in ("slides", "_static", "flipbooks")
+    )
+
+
+def decks(edition: str) -> list[str]:
+    return sorted(
+        str(p.relative_to(SITE)) for p in (SITE / edition / "slides").glob("*.html")
+    )
+
+
+class Watched:
+    """A page whose requests are watched: any request to a host other than 127.0.0.1 is
+    blocked and recorded (`outside`), as are failed requests and HTTP errors (`failed`)."""
+
+    def __init__(self, browser, viewport=DESKTOP, scale=1):
+        self.context = browser.new_context(viewport=viewport, device_scale_factor=scale)
+        self.page = self.context.new_page()
+        self.outside: list[str] = []
+        self.failed: list[str] = []
+        self.page.route("**/*", self._route)
+        self.page.on("requestfailed", self._request_failed)
+        self.page.on("response", self._response)
+
+    def _route(self, route):
+        url = route.request.url
+        if (
+            urlsplit(url).scheme in ("data", "blob")
+            or urlsplit(url).hostname == "127.0.0.1"
+        ):
+            route.continue_()
+        else:
+            self.outside.append(url)
+            route.abort()
+
+    def _request_failed(self, request):
+        if request.url not in self.outside:
+            self.failed.append(f"{request.url} ({request.failure})")
+
+    def _response(self, response):
+        if response.status >= 400:
+            self.failed.append(f"{response.url} (HTTP {response.status})")
+
+    def reset(self):
+        self.outside.clear()
+        self.failed.clear()
+
+    def close(self):
+        self.context.close()
