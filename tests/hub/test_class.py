@@ -348,16 +348,14 @@ def test_an_assignment_is_released_submitted_and_autograded_on_the_hub(hub):
     assert done.returncode == 0, done.stderr
     opts = ["--course", "rope-notebooks", f"--Exchange.root={exchange}"]
     answers = dict(zip(list(hub.students)[:2], [RIGHT, CLOCKWISE]))
+
+    def nbgrader_as(name, command):  # a student's nbgrader command, as their Unix user
+        line = f"cd && {nbgrader} {command} lesson03 {' '.join(opts)}"
+        return hubclass.as_user(name, "env", f"HOME=/home/{name}", "sh", "-c", line)
+
     for name, answer in answers.items():
         home = Path("/home", name)
-        got = hubclass.as_user(
-            name,
-            "env",
-            f"HOME={home}",
-            "sh",
-            "-c",
-            f"cd && {nbgrader} fetch_assignment lesson03 {' '.join(opts)}",
-        )
+        got = nbgrader_as(name, "fetch_assignment")
         assert got.returncode == 0, got.stderr
         path = home / "lesson03" / f"{LESSON}"
         nb = hubclass.read_notebook(path)
@@ -370,14 +368,7 @@ def test_an_assignment_is_released_submitted_and_autograded_on_the_hub(hub):
         )
         cell["source"] = "".join(cell["source"]).replace("q_rot = None", answer, 1)
         path.write_text(json.dumps(nb), encoding="utf-8")  # the student's own file
-        got = hubclass.as_user(
-            name,
-            "env",
-            f"HOME={home}",
-            "sh",
-            "-c",
-            f"cd && {nbgrader} submit lesson03 {' '.join(opts)}",
-        )
+        got = nbgrader_as(name, "submit")
         assert got.returncode == 0, got.stderr
     for step in ("collect", "autograde", "generate_feedback"):
         done = subprocess.run(

@@ -4,24 +4,18 @@ flags, and a page whose requests are watched (Watched)."""
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
 REPO = Path(__file__).resolve().parents[2]
 SITE = REPO / "_site"
 EDITIONS = ("en", "zh-CN")
-CHROMIUM = "/usr/bin/chromium"
-# The project's flags (tests/browser/lab.py, GUIDE.md "This machine and CI").
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+# Debian's chromium and the project's flags (GUIDE.md "This machine and CI"), as the
+# JupyterLab tests launch it
+sys.path.insert(0, str(REPO / "tests" / "browser"))
+from lab import CHROMIUM, CHROMIUM_ARGS  # noqa: E402, F401 (conftest launches with them)
+
 REQUIRED = os.environ.get("ROPE_BROWSER_REQUIRED", "") not in ("", "0")
 #: A wide desktop window for the pages; the decks get the projector's 1280x720.
 DESKTOP = {"width": 1366, "height": 768}
