@@ -185,7 +185,13 @@ class ClassHub:
             code = self.proc.returncode
         seconds = time.monotonic() - t0
         time.sleep(0.5)
-        left = [" ".join(p.cmdline()[:3]) for p in self.processes() if p.is_running()]
+        left = []
+        for proc in self.processes():
+            try:  # a zombie has exited (only its parent has not read its status yet)
+                if proc.status() != psutil.STATUS_ZOMBIE:
+                    left.append(" ".join(proc.cmdline()[:3]))
+            except psutil.Error:  # gone meanwhile
+                continue
         return {"returncode": code, "seconds": seconds, "left": left}
 
     def cleanup(self) -> None:
