@@ -14,7 +14,7 @@ import http.server
 import threading
 
 import pytest
-from sitekit import CHROMIUM, CHROMIUM_ARGS, REQUIRED, SITE, Watched, missing
+from sitekit import CHROMIUM, CHROMIUM_ARGS, REQUIRED, SITE, Watched, skip_reason
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
@@ -38,7 +38,7 @@ def site_url():
 
 @pytest.fixture(scope="session")
 def browser():
-    reason = missing()
+    reason = skip_reason()
     if reason:
         if REQUIRED:
             pytest.fail(reason)

@@ -14,21 +14,12 @@ EDITIONS = ("en", "zh-CN")
 # Debian's chromium and the project's flags (GUIDE.md "This machine and CI"), as the
 # JupyterLab tests launch it
 sys.path.insert(0, str(REPO / "tests" / "browser"))
-from lab import CHROMIUM, CHROMIUM_ARGS  # noqa: E402, F401 (conftest launches with them)
+# conftest launches with them; skip_reason: why chromium or playwright cannot run here
+from lab import CHROMIUM, CHROMIUM_ARGS, skip_reason  # noqa: E402, F401
 
 REQUIRED = os.environ.get("ROPE_BROWSER_REQUIRED", "") not in ("", "0")
 #: A wide desktop window for the pages; the decks get the projector's 1280x720.
 DESKTOP = {"width": 1366, "height": 768}
-
-
-def missing() -> str | None:
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return "the playwright package is missing: pip install -e '.[test]'"
-    if not Path(CHROMIUM).exists():
-        return f"{CHROMIUM} is missing: apt-get install -y chromium"
-    return None
 
 
 def pages(edition: str) -> list[str]:
