@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 # JupyterLab refuses to run as root unless told to; CI and these machines run as root.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: hub hub-needs-root test-hub benchmark-hub lab lab-zh zh-font smollm2 translations new-lesson assignment test test-lib test-nbval test-portable test-browser test-slides test-site site site-serve execute experiments images benchmark benchmark-browser clean
+.PHONY: hub hub-needs-root test-hub benchmark-hub lab lab-zh zh-font smollm2 translations new-lesson assignment test test-notebooks test-lib test-nbval test-portable test-browser test-slides test-site site site-serve execute experiments images benchmark benchmark-browser clean
 
 $(STAMP): pyproject.toml constraints.txt
 	rm -rf $(VENV)
@@ -78,21 +78,36 @@ hub: hub-needs-root $(STAMP) $(CHP)
 test-hub: $(STAMP) $(CHP)
 	OMP_NUM_THREADS=1 $(BIN)/python -m pytest tests/hub
 
-# Everything: library, reference and property tests, then every notebook under nbval.
-# The browser tests run on their own afterwards: they share one JupyterLab and open each lesson
-# once, which two xdist workers would each do again (and on two cores, side by side, they
-# took 521 s against 333 s one after the other).
+# Everything: library, reference and property tests; then every lesson, both editions, run
+# once in JupyterLab (test-notebooks); then the website.
 # OMP_NUM_THREADS=1: two workers on two cores, one thread each. With torch's default (a
 # thread per core in every worker and every notebook kernel) lesson 8's live training took
 # 44 s instead of 5.5 s under nbval, and the run 161 s instead of 106 s.
-# The English notebooks run under nbval in test-portable only (torch's plain kernels, two
-# threads): the Chinese ones, the same code (tests/i18n/test_zh_edition.py), run here on this CPU's
-# own kernels, so that both ways of computing are checked against the stored outputs, once.
 test: $(STAMP)
-	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist loadfile tests notebooks/zh --ignore=tests/browser --ignore=tests/hub --ignore=tests/site --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
-	@$(MAKE) --no-print-directory test-portable
-	OMP_NUM_THREADS=1 $(BIN)/python -m pytest tests/browser
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist loadfile tests --ignore=tests/browser --ignore=tests/hub --ignore=tests/site
+	@$(MAKE) --no-print-directory test-notebooks
 	@$(MAKE) --no-print-directory test-site
+
+# Every lesson run once, in JupyterLab (tests/browser, one after the other: they share one
+# JupyterLab and one chromium): it runs clean, its widgets answer and fit the projector, and
+# what it prints is what it stores, judged as nbval judges it (tests/browser/stored_outputs.py).
+# The English lessons compute there on torch's plain kernels with two threads, the Chinese
+# ones, the same code (tests/i18n/test_zh_edition.py), on this CPU's own with one, so both
+# ways of computing are checked against the stored outputs, once (test-portable's reason).
+# Where chromium cannot run (and ROPE_BROWSER_REQUIRED does not say it must), nbval runs
+# the lessons the same two ways instead, and the browser's checks are reported as skipped.
+BROWSER_CANNOT_RUN := $(BIN)/python -c "import sys; sys.path[:0] = ['tests/browser']; from lab import skip_reason; print(skip_reason() or '')"
+test-notebooks: $(STAMP)
+	@reason="$$($(BROWSER_CANNOT_RUN))"; \
+	if [ -z "$$reason" ] || [ "$${ROPE_BROWSER_REQUIRED:-0}" != 0 ]; then \
+	  echo "OMP_NUM_THREADS=1 $(BIN)/python -m pytest tests/browser"; \
+	  OMP_NUM_THREADS=1 $(BIN)/python -m pytest tests/browser; \
+	else \
+	  echo "The lessons run under nbval instead of in JupyterLab: $$reason"; \
+	  $(MAKE) --no-print-directory test-portable \
+	  && OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist loadfile notebooks/zh --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg \
+	  && OMP_NUM_THREADS=1 $(BIN)/python -m pytest tests/browser; \
+	fi
 
 # Parts, for teachers and maintainers. The browser tests need Debian's chromium
 # (apt-get install -y chromium); without it they are reported as skipped, with that hint.
@@ -112,10 +127,10 @@ test-nbval: $(STAMP)
 	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist loadfile notebooks --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
 
 # The stored outputs must not depend on the machine (README, "Outputs on any machine"): the
-# notebooks under nbval with torch's plain kernels instead of this CPU's AVX2/AVX-512 ones,
-# and two threads per kernel instead of one, so that round-off printed as digits fails here
-# and not on the next learner's laptop. The English lessons: the Chinese ones run the same
-# code (tests/i18n/test_zh_edition.py) on the CPU's own kernels in `make test`'s first pass.
+# English notebooks under nbval with torch's plain kernels instead of this CPU's AVX2/AVX-512
+# ones, and two threads per kernel instead of one (tests/browser/lab.py's PORTABLE_ENV), so
+# that round-off printed as digits fails here and not on the next learner's laptop. `make
+# test` checks this in JupyterLab (test-notebooks), or here where chromium cannot run.
 # One worker: two threads each on two cores (two workers took as long, 114 s against 112).
 test-portable: $(STAMP)
 	ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=2 $(BIN)/python -m pytest notebooks --ignore=notebooks/zh --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg

@@ -111,12 +111,27 @@ _SETTINGS = {
 }
 
 
-def _strip_outputs(path: Path) -> None:
-    """Remove the stored outputs and execution counts of a notebook file (in place)."""
+# The portable way of computing (README, "Outputs on any machine"): torch's plain kernels
+# instead of this CPU's AVX2/AVX-512 ones, and two threads instead of one, so that round-off
+# printed as digits fails here and not on the next learner's laptop. With
+# LabServer(portable=True) the English lessons run in a kernel with this environment and
+# the Chinese ones in the plain one (this CPU's kernels, the tests' one thread): the two
+# editions are the same code (tests/i18n/test_zh_edition.py), so both ways of computing are
+# checked against the stored outputs, once. The Makefile's test-portable uses the same.
+PORTABLE_KERNEL = "python3-portable"
+PORTABLE_ENV = {"ATEN_CPU_CAPABILITY": "default", "OMP_NUM_THREADS": "2"}
+
+
+def _prepare_copy(path: Path, strip: bool, kernel: str | None) -> None:
+    """In a notebook file (in place): remove the stored outputs and execution counts
+    (strip), and name another kernel (kernel)."""
     nb = json.loads(path.read_text(encoding="utf-8"))
-    for cell in nb.get("cells", []):
-        if cell.get("cell_type") == "code":
-            cell["outputs"], cell["execution_count"] = [], None
+    if strip:
+        for cell in nb.get("cells", []):
+            if cell.get("cell_type") == "code":
+                cell["outputs"], cell["execution_count"] = [], None
+    if kernel:
+        nb.setdefault("metadata", {}).setdefault("kernelspec", {})["name"] = kernel
     path.write_text(json.dumps(nb, indent=1, ensure_ascii=False), encoding="utf-8")
 
 
@@ -129,6 +144,7 @@ class LabServer:
         startup_timeout: float = 90.0,
         strip_outputs: bool = True,
         config_path: Path | None = None,
+        portable: bool = False,
     ):
         self.source = Path(notebooks or notebooks_dir())
         # JUPYTER_CONFIG_PATH for the server: a folder of the course's JupyterLab defaults,
@@ -136,6 +152,8 @@ class LabServer:
         # lab-zh`), so that the tests see the JupyterLab a learner sees
         self.config_path = config_path or REPO / "jupyter-config"
         self.strip_outputs = strip_outputs
+        # the English lessons in a kernel of PORTABLE_ENV, the Chinese ones in the plain one
+        self.portable = portable
         self.startup_timeout = startup_timeout
         self.proc: subprocess.Popen | None = None
         self.tmp: Path | None = None
@@ -152,9 +170,11 @@ class LabServer:
             root / "notebooks",
             ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"),
         )
-        if self.strip_outputs:
-            for path in (root / "notebooks").rglob("*.ipynb"):
-                _strip_outputs(path)
+        for path in (root / "notebooks").rglob("*.ipynb"):
+            english = path.parent == root / "notebooks"
+            kernel = PORTABLE_KERNEL if self.portable and english else None
+            if self.strip_outputs or kernel:
+                _prepare_copy(path, self.strip_outputs, kernel)
         images = REPO / "images"
         if images.is_dir():  # notebooks link ../images/*.png
             shutil.copytree(images, root / "images")
@@ -165,6 +185,20 @@ class LabServer:
             path.write_text(json.dumps(value))
         for sub in ("config", "data", "runtime", "ipython", "workspaces"):
             (self.tmp / sub).mkdir()
+        if self.portable:  # shown as the plain kernel is
+            spec = self.tmp / "data" / "kernels" / PORTABLE_KERNEL / "kernel.json"
+            spec.parent.mkdir(parents=True)
+            spec.write_text(
+                json.dumps(
+                    {
+                        "argv": [sys.executable, "-m", "ipykernel_launcher"]
+                        + ["-f", "{connection_file}"],
+                        "display_name": "Python 3 (ipykernel)",
+                        "language": "python",
+                        "env": PORTABLE_ENV,
+                    }
+                )
+            )
 
         self.port = _free_port()
         self.token = secrets.token_hex(24)
@@ -525,6 +559,32 @@ def wait_run_all(page, timeout_ms: int = 120_000) -> str:
 
 def prompts(page) -> list[dict]:
     return page.evaluate(_JS_PROMPTS)
+
+
+def kernel_prints(page, code: str, timeout_ms: int = 30_000) -> str:
+    """What `code` prints when the open notebook's kernel runs it (outside any cell: no
+    output, no execution number)."""
+    return page.evaluate(
+        """async ([code, timeout]) => {
+          const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+          const future = kernel.requestExecute({code, store_history: false});
+          let text = '';
+          future.onIOPub = msg => {
+            if (msg.header.msg_type === 'stream') text += msg.content.text;
+            if (msg.header.msg_type === 'error') text += msg.content.ename;
+          };
+          await Promise.race([future.done, new Promise(r => setTimeout(r, timeout))]);
+          return text;
+        }""",
+        [code, timeout_ms],
+    )
+
+
+def executed_notebook(page) -> dict:
+    """The open notebook as JupyterLab holds it (nbformat JSON), outputs included."""
+    return page.evaluate(
+        "() => window.jupyterapp.shell.currentWidget.content.model.toJSON()"
+    )
 
 
 def errors(page) -> dict:

@@ -3,6 +3,9 @@
 For each notebooks/*.ipynb (found at collection time, so a new lesson is covered by itself):
 - test_notebook_runs_clean: open it in JupyterLab, clear all outputs, run all cells; every code
   cell gets a number and nothing shows a traceback or an error.
+- test_outputs_are_the_stored_ones: what that run printed is what the notebook stores, as
+  nbval judges it (stored_outputs.py): the English lessons computed on torch's plain
+  kernels with two threads, the Chinese ones on this CPU's own with one.
 - test_widgets_respond (English lessons): every live widget (a widget box with a .rope-readout
   and an ipympl canvas) answers each of its controls: a slider moved with the arrow keys, another dropdown
   option, a button click each change BOTH the readout text AND the canvas pixels
@@ -23,6 +26,8 @@ import re
 
 import lab
 import pytest
+import stored_outputs
+import torch
 
 # one JupyterLab and one Chromium: under pytest-xdist, `--dist loadgroup` sends them all to one worker
 pytestmark = pytest.mark.xdist_group("browser")
@@ -65,6 +70,32 @@ def test_notebook_runs_clean(notebooks, notebook):
     for text in nb.errors["kernel"]:
         problems.append("kernel error: " + text)
     assert not problems, f"{notebook} (ran {nb.seconds:.1f} s):\n" + "\n".join(problems)
+
+
+_SAY_CPU = "import torch; print(torch.backends.cpu.get_cpu_capability(), torch.get_num_threads())"
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS)
+def test_outputs_are_the_stored_ones(notebooks, notebook):
+    nb = notebooks.get(notebook)
+    stored = json.loads((lab.notebooks_dir() / notebook).read_text(encoding="utf-8"))
+    found = stored_outputs.differences(stored, nb.executed, stored_outputs.sanitizers())
+    # the kernel that ran it: torch's plain kernels with two threads for an English
+    # lesson (lab.PORTABLE_ENV), this CPU's own with one thread for a Chinese one
+    ran_on = lab.kernel_prints(nb.page, _SAY_CPU).split()
+    english = "/" not in notebook
+    here = torch.backends.cpu.get_cpu_capability()
+    expected = (
+        ["DEFAULT", lab.PORTABLE_ENV["OMP_NUM_THREADS"]] if english else [here, "1"]
+    )
+    assert ran_on == expected, f"{notebook} ran on {ran_on}, not {expected}"
+    how = "plain kernels, two threads" if english else f"{here}, one thread"
+    assert not found, (
+        f"{notebook} ({how}, run {nb.status}): {len(found)} cell(s) print other "
+        "outputs than the stored ones (re-execute it: scripts/execute_notebooks.py; or "
+        "print round-off as a bound, README 'Outputs on any machine'):\n"
+        + "\n\n".join(found)
+    )
 
 
 # The Chinese lessons build the same widgets with other labels: every control of every
