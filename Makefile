@@ -91,7 +91,7 @@ test: $(STAMP)
 # Every lesson run once, in JupyterLab (tests/browser, one after the other: they share one
 # JupyterLab and one chromium): it runs clean, its widgets answer and fit the projector, and
 # what it prints is what it stores, judged as nbval judges it (tests/browser/stored_outputs.py).
-# The English lessons compute there on torch's plain kernels with two threads, the Chinese
+# The Chinese lessons compute there on torch's plain kernels with two threads, the English
 # ones, the same code (tests/i18n/test_zh_edition.py), on this CPU's own with one, so both
 # ways of computing are checked against the stored outputs, once (test-portable's reason).
 # Where chromium cannot run (and ROPE_BROWSER_REQUIRED does not say it must), nbval runs
@@ -105,7 +105,7 @@ test-notebooks: $(STAMP)
 	else \
 	  echo "The lessons run under nbval instead of in JupyterLab: $$reason"; \
 	  $(MAKE) --no-print-directory test-portable \
-	  && OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist loadfile notebooks/zh --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg \
+	  && OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist loadfile notebooks --ignore=notebooks/zh --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg \
 	  && OMP_NUM_THREADS=1 $(BIN)/python -m pytest tests/browser; \
 	fi
 
@@ -127,13 +127,13 @@ test-nbval: $(STAMP)
 	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist loadfile notebooks --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
 
 # The stored outputs must not depend on the machine (README, "Outputs on any machine"): the
-# English notebooks under nbval with torch's plain kernels instead of this CPU's AVX2/AVX-512
+# Chinese notebooks under nbval with torch's plain kernels instead of this CPU's AVX2/AVX-512
 # ones, and two threads per kernel instead of one (tests/browser/lab.py's PORTABLE_ENV), so
 # that round-off printed as digits fails here and not on the next learner's laptop. `make
 # test` checks this in JupyterLab (test-notebooks), or here where chromium cannot run.
 # One worker: two threads each on two cores (two workers took as long, 114 s against 112).
 test-portable: $(STAMP)
-	ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=2 $(BIN)/python -m pytest notebooks --ignore=notebooks/zh --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
+	ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=2 $(BIN)/python -m pytest notebooks/zh --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
 
 # The course as a static website in _site/ (README, "The course as a website"): both
 # editions from the notebooks as committed (no execution), each live widget as a flipbook of

@@ -112,7 +112,7 @@ def lab_server():
         if REQUIRED:
             pytest.fail(f"ROPE_BROWSER_REQUIRED is set but {reason}")
         pytest.skip(reason)
-    # the English lessons on torch's plain kernels with two threads, the Chinese ones on
+    # the Chinese lessons on torch's plain kernels with two threads, the English ones on
     # this CPU's own: their outputs are compared with the stored ones (stored_outputs)
     server = lab.LabServer(portable=True)
     server.start()

@@ -114,10 +114,11 @@ _SETTINGS = {
 # The portable way of computing (README, "Outputs on any machine"): torch's plain kernels
 # instead of this CPU's AVX2/AVX-512 ones, and two threads instead of one, so that round-off
 # printed as digits fails here and not on the next learner's laptop. With
-# LabServer(portable=True) the English lessons run in a kernel with this environment and
-# the Chinese ones in the plain one (this CPU's kernels, the tests' one thread): the two
-# editions are the same code (tests/i18n/test_zh_edition.py), so both ways of computing are
-# checked against the stored outputs, once. The Makefile's test-portable uses the same.
+# LabServer(portable=True) the Chinese lessons run in a kernel with this environment and
+# the English ones in the plain one (this CPU's kernels, the tests' one thread, where their
+# widgets are moved and timed): the two editions are the same code
+# (tests/i18n/test_zh_edition.py), so both ways of computing are checked against the stored
+# outputs, once. The Makefile's test-portable uses the same.
 PORTABLE_KERNEL = "python3-portable"
 PORTABLE_ENV = {"ATEN_CPU_CAPABILITY": "default", "OMP_NUM_THREADS": "2"}
 
@@ -152,7 +153,7 @@ class LabServer:
         # lab-zh`), so that the tests see the JupyterLab a learner sees
         self.config_path = config_path or REPO / "jupyter-config"
         self.strip_outputs = strip_outputs
-        # the English lessons in a kernel of PORTABLE_ENV, the Chinese ones in the plain one
+        # the Chinese lessons in a kernel of PORTABLE_ENV, the English ones in the plain one
         self.portable = portable
         self.startup_timeout = startup_timeout
         self.proc: subprocess.Popen | None = None
@@ -171,8 +172,8 @@ class LabServer:
             ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"),
         )
         for path in (root / "notebooks").rglob("*.ipynb"):
-            english = path.parent == root / "notebooks"
-            kernel = PORTABLE_KERNEL if self.portable and english else None
+            chinese = path.parent == root / "notebooks" / "zh"
+            kernel = PORTABLE_KERNEL if self.portable and chinese else None
             if self.strip_outputs or kernel:
                 _prepare_copy(path, self.strip_outputs, kernel)
         images = REPO / "images"
@@ -975,15 +976,18 @@ def messages_since(page, mark: int) -> list[dict]:
 
 
 def wait_messages_quiet(page, quiet_ms: int = 500, timeout_ms: int = 5_000) -> bool:
-    """Wait until no message went either way between page and kernel for quiet_ms (the
-    answers to the last move have arrived); give up after timeout_ms. True if it got quiet."""
+    """Wait until no message went either way between page and kernel for quiet_ms and
+    the kernel is idle (the answers to the last move have arrived: a kernel still working
+    on one can be silent for longer than quiet_ms); give up after timeout_ms. True if it
+    got quiet."""
     return page.evaluate(
         """async ([quiet, timeout]) => {
              const t0 = performance.now(), log = window.__ropeMessages;
+             const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
              while (performance.now() - t0 < timeout) {
                const last = log.length ? log[log.length - 1].t : 0;
                const since = performance.now() - last;
-               if (since >= quiet) return true;
+               if (since >= quiet && kernel.status === 'idle') return true;
                await new Promise(r => setTimeout(r, Math.max(20, quiet - since)));
              }
              return false;

@@ -1,7 +1,7 @@
 """A lesson's run in JupyterLab judged against its stored outputs, as nbval judges them.
 
-`make test` runs every lesson once, in JupyterLab (tests/browser): the English ones in a
-kernel with torch's plain kernels and two threads (lab.PORTABLE_ENV), the Chinese ones on
+`make test` runs every lesson once, in JupyterLab (tests/browser): the Chinese ones in a
+kernel with torch's plain kernels and two threads (lab.PORTABLE_ENV), the English ones on
 this CPU's own kernels with one thread. What that run leaves in the notebook is compared
 here with the committed outputs, cell by cell, with nbval's own comparison
 (nbval.plugin.IPyNbCell.compare_outputs: streams merged, the outputs' keys and MIME types

@@ -4,8 +4,8 @@ For each notebooks/*.ipynb (found at collection time, so a new lesson is covered
 - test_notebook_runs_clean: open it in JupyterLab, clear all outputs, run all cells; every code
   cell gets a number and nothing shows a traceback or an error.
 - test_outputs_are_the_stored_ones: what that run printed is what the notebook stores, as
-  nbval judges it (stored_outputs.py): the English lessons computed on torch's plain
-  kernels with two threads, the Chinese ones on this CPU's own with one.
+  nbval judges it (stored_outputs.py): the Chinese lessons computed on torch's plain
+  kernels with two threads, the English ones on this CPU's own with one.
 - test_widgets_respond (English lessons): every live widget (a widget box with a .rope-readout
   and an ipympl canvas) answers each of its controls: a slider moved with the arrow keys, another dropdown
   option, a button click each change BOTH the readout text AND the canvas pixels
@@ -72,7 +72,11 @@ def test_notebook_runs_clean(notebooks, notebook):
     assert not problems, f"{notebook} (ran {nb.seconds:.1f} s):\n" + "\n".join(problems)
 
 
-_SAY_CPU = "import torch; print(torch.backends.cpu.get_cpu_capability(), torch.get_num_threads())"
+# what the kernel was started with (lessons 1 and 2 set torch's threads to 1 themselves)
+_SAY_CPU = (
+    "import os, torch; "
+    "print(torch.backends.cpu.get_cpu_capability(), os.environ['OMP_NUM_THREADS'])"
+)
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS)
@@ -80,16 +84,16 @@ def test_outputs_are_the_stored_ones(notebooks, notebook):
     nb = notebooks.get(notebook)
     stored = json.loads((lab.notebooks_dir() / notebook).read_text(encoding="utf-8"))
     found = stored_outputs.differences(stored, nb.executed, stored_outputs.sanitizers())
-    # the kernel that ran it: torch's plain kernels with two threads for an English
-    # lesson (lab.PORTABLE_ENV), this CPU's own with one thread for a Chinese one
+    # the kernel that ran it: torch's plain kernels with two threads for a Chinese lesson
+    # (lab.PORTABLE_ENV), this CPU's own with one thread for an English one
     ran_on = lab.kernel_prints(nb.page, _SAY_CPU).split()
-    english = "/" not in notebook
+    chinese = notebook.startswith("zh/")
     here = torch.backends.cpu.get_cpu_capability()
     expected = (
-        ["DEFAULT", lab.PORTABLE_ENV["OMP_NUM_THREADS"]] if english else [here, "1"]
+        ["DEFAULT", lab.PORTABLE_ENV["OMP_NUM_THREADS"]] if chinese else [here, "1"]
     )
     assert ran_on == expected, f"{notebook} ran on {ran_on}, not {expected}"
-    how = "plain kernels, two threads" if english else f"{here}, one thread"
+    how = "plain kernels, two threads" if chinese else f"{here}, one thread"
     assert not found, (
         f"{notebook} ({how}, run {nb.status}): {len(found)} cell(s) print other "
         "outputs than the stored ones (re-execute it: scripts/execute_notebooks.py; or "
