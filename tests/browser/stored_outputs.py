@@ -7,9 +7,12 @@ here with the committed outputs, cell by cell, with nbval's own comparison
 (nbval.plugin.IPyNbCell.compare_outputs: streams merged, the outputs' keys and MIME types
 compared, images and widget ids not) and the course's sanitizers (tests/nbval_sanitize.cfg),
 so that one run answers both questions: does the lesson work in JupyterLab, and does it
-print what it says on another machine. nbval's cell markers count as under nbval:
-`nbval-ignore-output` (a live widget) is run but not compared, `nbval-skip` is not run.
-`make test-nbval` and `make test-portable` run the same notebooks under nbval itself.
+print what it says on another machine. `nbval-ignore-output` (a live widget) is run and not
+compared, as under nbval. Two things JupyterLab does otherwise, which no lesson may rely on
+(tests/course/test_stored_outputs.py holds them to that): its run-all runs every cell (an
+`nbval-skip` cell too) and honours only the `raises-exception` tag, not nbval's comments;
+and it applies a stream's carriage returns as a terminal does, where nbval drops the text
+before one. `make test-nbval` and `make test-portable` run the notebooks under nbval itself.
 """
 
 from __future__ import annotations

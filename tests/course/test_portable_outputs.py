@@ -10,8 +10,9 @@ The rule: a number in scientific notation whose size is below 1e-5 (float32 roun
 1e-7, float64 about 1e-16; a printed 0.0e+00 is round-off that happened to vanish here) must
 stand right after a bound word ("below", "within", "<", "低于" ...). The other half of the
 promise, a number printed to more digits than are stable (an ill-conditioned fit, a long
-float32 sum), cannot be seen in the text: `make test` re-runs every notebook under nbval with
-torch's plain kernels and two threads (ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=2) for it.
+float32 sum), cannot be seen in the text: `make test` runs the Chinese lessons, the same code,
+with torch's plain kernels and two threads (ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=2) and
+the English ones on this CPU's own, and compares both with the stored outputs.
 """
 
 from __future__ import annotations

@@ -109,3 +109,103 @@ def test_other_code_is_not_compared_cell_by_cell(stored):
     assert differences(stored, run, sanitizers()) == [
         "the run's code cells are not the stored notebook's"
     ]
+
+
+def test_jupyterlab_shaped_outputs_are_read_as_nbval_reads_them(stored):
+    """JupyterLab's JSON holds a stream as one string, and a kernel may print between two
+    displays: the stream's pieces are merged on both sides."""
+    run = copy.deepcopy(stored)
+    number, out = _first(
+        run, lambda o: o["output_type"] == "stream" and len(_text(o)) > 4
+    )
+    text = _text(out)
+    cell = _code(run)[number]
+    at = cell["outputs"].index(out)
+    shown = {"output_type": "display_data", "metadata": {}, "data": {"text/plain": "x"}}
+    cell["outputs"][at : at + 1] = [
+        dict(out, text=text[:3]),
+        shown,
+        dict(out, text=text[3:]),
+    ]
+    found = differences(stored, run, sanitizers())
+    # the display is new (nbval: unexpected output fields), the stream still matches
+    assert len(found) == 1 and "text/plain" in found[0]
+    cell["outputs"].remove(shown)
+    assert differences(stored, run, sanitizers()) == []
+
+
+def test_markers_and_unrun_cells_count_as_under_nbval(stored):
+    ref, run = copy.deepcopy(stored), copy.deepcopy(stored)
+    number, out = _first(run, lambda o: o["output_type"] == "stream")
+    # a comment marker: not compared
+    for nb in (ref, run):
+        cell = _code(nb)[number]
+        cell["source"] = "# NBVAL_IGNORE_OUTPUT\n" + "".join(cell["source"])
+    _code(run)[number]["outputs"] = []
+    assert differences(ref, run, sanitizers()) == []
+    # a stored cell never run: nothing to compare, and it may store nothing
+    _code(ref)[0]["execution_count"] = None
+    assert differences(ref, run, sanitizers()) == []
+    ref = copy.deepcopy(stored)
+    _code(ref)[number]["execution_count"] = None
+    assert differences(ref, stored, sanitizers()) == [
+        f"Cell {number}: unrun reference cell has outputs"
+    ]
+
+
+def test_the_keys_left_out_are_nbvals():
+    """SKIP_COMPARE is read off nbval's IPyNbFile.__init__ (without nbdime, pictures too)."""
+    import ast
+    import inspect
+    import textwrap
+
+    from nbval.plugin import IPyNbFile
+    from stored_outputs import SKIP_COMPARE
+
+    tree = ast.parse(textwrap.dedent(inspect.getsource(IPyNbFile.__init__)))
+    tuples = [
+        ast.literal_eval(node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign)
+        and ast.unparse(node.targets[0]) == "self.skip_compare"
+        and isinstance(node.value, ast.Tuple)
+    ]
+    added = [
+        ast.literal_eval(node.value.right)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign)
+        and ast.unparse(node.targets[0]) == "self.skip_compare"
+        and isinstance(node.value, ast.BinOp)
+    ]
+    assert len(tuples) == 1 and len(added) == 1
+    assert set(SKIP_COMPARE) == set(tuples[0]) | set(added[0])
+
+
+NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb")) + sorted(
+    (REPO / "notebooks" / "zh").glob("*.ipynb")
+)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: str(p.relative_to(REPO)))
+def test_no_lesson_relies_on_what_jupyterlab_does_otherwise(path):
+    """make test runs the lessons in JupyterLab (stored_outputs.py): its run-all runs every
+    cell and honours only the raises-exception tag, and it applies a stream's carriage
+    returns and backspaces as a terminal does, where nbval drops the text before them."""
+    from nbval.plugin import find_comment_markers, find_metadata_tags
+
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    found = []
+    for number, cell in enumerate(_code(nb)):
+        source = "".join(cell["source"])
+        if dict(find_metadata_tags(cell["metadata"])).get("skip"):
+            found.append(f"Cell {number}: the nbval-skip tag")
+        comments = dict(find_comment_markers(source))
+        for option in ("skip", "check_exception"):
+            if option in comments:
+                found.append(f"Cell {number}: an NBVAL comment marker ({option})")
+        for out in cell["outputs"]:
+            if out["output_type"] == "stream" and any(c in _text(out) for c in "\r\b"):
+                found.append(
+                    f"Cell {number}: a carriage return or backspace in its output"
+                )
+    assert not found, f"{path.name}: " + "; ".join(found)
