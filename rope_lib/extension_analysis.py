@@ -332,6 +332,9 @@ def discrimination_sum(
     return torch.cos(m.unsqueeze(-1) * theta).sum(-1)
 
 
+_BLOCK = 256  # offsets per block of first_negative_offset
+
+
 def first_negative_offset(length: int, head_dim: int = 128, base: float = 10000.0):
     """The smallest integer offset m in [0, length] with B(m) < 0 (discrimination_sum), or
     None when B(m) >= 0 on the whole range.
@@ -356,9 +359,6 @@ def first_negative_offset(length: int, head_dim: int = 128, base: float = 10000.
             return start + int(below[0])
         start, blocks = start + _BLOCK * blocks, 2 * blocks  # most bases fail early
     return None
-
-
-_BLOCK = 256  # offsets per block of first_negative_offset
 
 
 def base_lower_bound(

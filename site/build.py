@@ -109,9 +109,8 @@ def widget_cells(notebook: dict, classes) -> list[tuple[int, str, str]]:
     return found
 
 
-def with_flipbooks(notebook: dict, cells, folders, language, base: str, words) -> dict:
-    """The notebook with each widget's output replaced by its flipbook and a link to the
-    deck at the top."""
+def with_flipbooks(notebook: dict, cells, folders, language, base: str) -> dict:
+    """The notebook with each widget's output replaced by its flipbook."""
     notebook = copy.deepcopy(notebook)
     for index, name, call in cells:
         folder = folders[(name, call, language)]
@@ -218,7 +217,7 @@ def stage(edition: str, classes, folders) -> tuple[Path, list]:
     for path in lessons:
         notebook = json.loads(path.read_text(encoding="utf-8"))
         cells = widget_cells(notebook, classes)
-        page = with_flipbooks(notebook, cells, folders, language, "flipbooks", words)
+        page = with_flipbooks(notebook, cells, folders, language, "flipbooks")
         page["cells"].insert(1, deck_link(path.stem, words))
         write(src / path.name, json.dumps(page, ensure_ascii=False, indent=1))
         deck = with_flipbooks(
@@ -227,7 +226,6 @@ def stage(edition: str, classes, folders) -> tuple[Path, list]:
             folders,
             language,
             "../flipbooks",
-            words,
         )
         staged.append((path.stem, deck))
     return src, staged

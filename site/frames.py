@@ -3,8 +3,8 @@
 A lesson's widget cell (`explorer = EncodingExplorer()` then `explorer.widget()`) is
 found by the class name of a registered widget (rope_lib.widgets.registry()). The widget
 is built with the cell's own arguments, in the edition's language, and swept
-(LiveWidget.sweep): each main control (SWEPT) across its values, the others at the
-lesson's values. Each setting is drawn by the widget's own code (update(), then its
+(LiveWidget.sweep_values): each main control (SWEPT) across its values, the others at
+the lesson's values. Each setting is drawn by the widget's own code (update(), then its
 figure saved) into one frame, and the page's flipbook shows the frame of the value a
 reader drags to.
 

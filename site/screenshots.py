@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import sys
 import threading
 from pathlib import Path
 
@@ -19,7 +20,8 @@ SITE = ROOT / "_site"
 EDITIONS = (("en", ROOT / "images"), ("zh-CN", ROOT / "images" / "zh"))
 LESSON = "03_rotation_2d.html"
 FLIPBOOK = "05_rope_in_practice.html"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
+sys.path.insert(0, str(ROOT / "tests" / "browser"))
+from lab import CHROMIUM, CHROMIUM_ARGS  # noqa: E402  (how the tests launch it)
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
@@ -35,7 +37,7 @@ def main() -> None:
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}"
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1280, "height": 760})
         for edition, folder in EDITIONS:
             page.goto(f"{base}/{edition}/{LESSON}", wait_until="load")

@@ -40,8 +40,7 @@ ARTIFACTS = Path(
     os.environ.get("ROPE_BROWSER_ARTIFACTS") or lab.REPO / "test-artifacts" / "browser"
 )
 HERE = Path(__file__).resolve().parent
-# CI sets ROPE_BROWSER_REQUIRED=1: there a missing chromium/playwright fails, not skips
-REQUIRED = os.environ.get("ROPE_BROWSER_REQUIRED", "") not in ("", "0")
+REQUIRED = lab.REQUIRED  # CI: a missing chromium/playwright fails, not skips
 # Nothing may travel between page and kernel in this window (nobody touches a widget).
 IDLE_SECONDS = 3.0
 # Before the window: the last answer to the last move has arrived when no message came

@@ -143,9 +143,13 @@ def test_markers_and_unrun_cells_count_as_under_nbval(stored):
         cell["source"] = "# NBVAL_IGNORE_OUTPUT\n" + "".join(cell["source"])
     _code(run)[number]["outputs"] = []
     assert differences(ref, run, sanitizers()) == []
-    # a stored cell never run: nothing to compare, and it may store nothing
-    _code(ref)[0]["execution_count"] = None
-    assert differences(ref, run, sanitizers()) == []
+    # a stored cell never run stores nothing and is not compared (run, it prints)
+    ref = copy.deepcopy(stored)
+    _code(ref)[number]["outputs"] = []
+    assert len(differences(ref, stored, sanitizers())) == 1  # run: compared
+    _code(ref)[number]["execution_count"] = None
+    assert differences(ref, stored, sanitizers()) == []
+    # a stored cell never run that stores outputs is an error, as in nbval
     ref = copy.deepcopy(stored)
     _code(ref)[number]["execution_count"] = None
     assert differences(ref, stored, sanitizers()) == [

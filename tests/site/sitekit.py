@@ -3,7 +3,6 @@ flags, and a page whose requests are watched (Watched)."""
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -15,9 +14,8 @@ EDITIONS = ("en", "zh-CN")
 # JupyterLab tests launch it
 sys.path.insert(0, str(REPO / "tests" / "browser"))
 # conftest launches with them; skip_reason: why chromium or playwright cannot run here
-from lab import CHROMIUM, CHROMIUM_ARGS, skip_reason  # noqa: E402, F401
+from lab import CHROMIUM, CHROMIUM_ARGS, REQUIRED, skip_reason  # noqa: E402, F401
 
-REQUIRED = os.environ.get("ROPE_BROWSER_REQUIRED", "") not in ("", "0")
 #: A wide desktop window for the pages; the decks get the projector's 1280x720.
 DESKTOP = {"width": 1366, "height": 768}
 
