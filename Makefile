@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 # JupyterLab refuses to run as root unless told to; CI and these machines run as root.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: hub hub-needs-root test-hub benchmark-hub lab lab-zh zh-font smollm2 translations new-lesson assignment test test-notebooks test-lib test-nbval test-portable test-browser test-slides test-site site site-serve execute experiments images benchmark benchmark-browser clean
+.PHONY: nbgrader hub hub-needs-root test-hub benchmark-hub lab lab-zh zh-font smollm2 translations new-lesson assignment test test-notebooks test-lib test-nbval test-portable test-browser test-slides test-site site site-serve execute experiments images benchmark benchmark-browser clean
 
 $(STAMP): pyproject.toml constraints.txt
 	rm -rf $(VENV)
@@ -58,6 +58,7 @@ ROSTER  ?= hub/roster.txt
 TEACHER ?= teacher
 HUB_IP  ?= 127.0.0.1
 HUB_PORT ?= 8000
+HUB_DOMAIN ?= localhost:$(HUB_PORT)
 IDLE_TIMEOUT ?= 3600
 CHP := hub/node_modules/.bin/configurable-http-proxy
 
@@ -69,7 +70,7 @@ hub-needs-root:
 	@[ "$$(id -u)" = 0 ] || { echo "make hub runs every student as a Unix user of their own, which needs root: sudo make hub"; exit 1; }
 
 hub: hub-needs-root $(STAMP) $(CHP)
-	ROPE_HUB_ROSTER=$(abspath $(ROSTER)) ROPE_HUB_TEACHER=$(TEACHER) ROPE_HUB_IP=$(HUB_IP) ROPE_HUB_PORT=$(HUB_PORT) ROPE_HUB_IDLE_TIMEOUT=$(IDLE_TIMEOUT) \
+	ROPE_HUB_ROSTER=$(abspath $(ROSTER)) ROPE_HUB_TEACHER=$(TEACHER) ROPE_HUB_IP=$(HUB_IP) ROPE_HUB_PORT=$(HUB_PORT) ROPE_HUB_DOMAIN=$(HUB_DOMAIN) ROPE_HUB_EXCHANGE=$(EXCHANGE) ROPE_HUB_IDLE_TIMEOUT=$(IDLE_TIMEOUT) \
 	  $(BIN)/jupyterhub -f hub/jupyterhub_config.py
 
 # The class test (tests/hub/, about 4 minutes): a hub on a free port, four students in four
@@ -199,15 +200,24 @@ new-lesson: $(STAMP)
 
 # A lesson's exercises as an nbgrader assignment (README, "Grading with nbgrader"): the
 # source version (with the lesson's solutions) and the students' release version in the
-# course directory, its nbgrader_config.py and the exchange (world-writable, sticky bit).
-# make assignment LESSON=03 [LANG=zh] [COURSE_DIR=...] [EXCHANGE=...] [OWNER=teacher]
-# (OWNER: the Unix user who runs nbgrader there gets the course folder); only a LANG given
-# on the command line counts (the environment's LANG is the locale).
+# course directory (0700), its nbgrader_config.py and the exchange's course folder.
+# make assignment LESSON=03 [LANG=zh] [COURSE_DIR=...] [EXCHANGE=...] [GRADER=rope-grader]
+# As root, the course folder goes to the grading user GRADER (made on first use; never
+# root: autograde runs students' code); only a LANG given on the command line counts
+# (the environment's LANG is the locale).
 COURSE_DIR ?= /srv/nbgrader/rope-notebooks
 EXCHANGE ?= /srv/nbgrader/exchange
+GRADER ?= rope-grader
+OWNER := $(if $(filter 0,$(shell id -u)),$(GRADER),)
 assignment: $(STAMP)
-	@test -n "$(LESSON)" || { echo 'make assignment LESSON=NN [LANG=zh] [COURSE_DIR=$(COURSE_DIR)] [EXCHANGE=$(EXCHANGE)] [OWNER=teacher]'; exit 2; }
+	@test -n "$(LESSON)" || { echo 'make assignment LESSON=NN [LANG=zh] [COURSE_DIR=$(COURSE_DIR)] [EXCHANGE=$(EXCHANGE)] [GRADER=$(GRADER)]'; exit 2; }
 	$(BIN)/python scripts/make_assignment.py $(LESSON) --lang $(if $(filter command line,$(origin LANG)),$(LANG),en) --course-dir $(COURSE_DIR) --exchange $(EXCHANGE) $(if $(OWNER),--owner $(OWNER))
+
+# The teacher's nbgrader commands, as the grading user in a sandbox (hub/grading.py; as
+# root): make nbgrader CMD="release_assignment lesson03" (collect, autograde, ...)
+nbgrader: $(STAMP)
+	@test -n "$(CMD)" || { echo 'make nbgrader CMD="autograde lesson03" [COURSE_DIR=...] [EXCHANGE=...] [GRADER=...]'; exit 2; }
+	$(BIN)/python hub/grading.py --as $(GRADER) --course-dir $(COURSE_DIR) --exchange $(EXCHANGE) -- $(CMD)
 
 benchmark: $(STAMP)
 	$(BIN)/python benchmarks/bench_rope.py

@@ -4,6 +4,9 @@ default, so that a student's Assignment List (menu Nbgrader) finds what the teac
 released. The teacher's course folder has its own nbgrader_config.py (make assignment).
 """
 
+import os
+
 c = get_config()  # noqa: F821
 c.CourseDirectory.course_id = "rope-notebooks"
-c.Exchange.root = "/srv/nbgrader/exchange"
+# the class hub names its exchange (ROPE_NBGRADER_EXCHANGE); make lab uses the default
+c.Exchange.root = os.environ.get("ROPE_NBGRADER_EXCHANGE", "/srv/nbgrader/exchange")

@@ -10,9 +10,11 @@ Writes, in the nbgrader course directory (default /srv/nbgrader/rope-notebooks):
     gradebook.db                            the assignment, its notebook and its grade cells
     nbgrader_config.py                      course id, exchange, code stub (when missing)
 
-and creates the exchange (default /srv/nbgrader/exchange, world-writable with the sticky
-bit). The Chinese edition is the assignment lesson03-zh, from notebooks/zh/. With
---owner, the course directory then belongs to the teacher's Unix user.
+and the exchange (default /srv/nbgrader/exchange, 1777) with the course's folder in it.
+The Chinese edition is the assignment lesson03-zh, from notebooks/zh/. Everything is
+made with umask 077 and the course directory is 0700: with --owner (the grading user,
+`make assignment` passes rope-grader when run as root) both belong to that user, so
+students read neither the solutions nor the gradebook nor each other's submissions.
 
 The source notebook is made from the lesson, never by hand: the lesson's title, its first
 code cell (imports and set_language, locked), then its exercises section, where
@@ -38,6 +40,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pwd
 import re
 import shutil
 import sys
@@ -254,13 +257,48 @@ The teacher runs nbgrader in this folder. The students' JupyterLab needs the sam
 and course id: the course's own (jupyter-config/nbgrader_config.py) has the defaults.
 """
 
+import os
+import sys
+
+from jupyter_core.paths import jupyter_runtime_dir
+
+sys.path.insert(0, {str(ROOT / "hub")!r})
 c = get_config()  # noqa: F821
 c.CourseDirectory.course_id = {course_id!r}
 c.Exchange.root = {str(exchange)!r}
+# a submission whose folder belongs to another Unix user than the student it names is
+# not collected (nbgrader only warns): nobody can submit for somebody else
+c.ExchangeFactory.collect = "grading.StrictCollect"
+# kernels over Unix sockets in the grading folder (hub/grading.py): the autograder's
+# kernels have no network at all
+c.KernelManager.transport = "ipc"
+os.makedirs(jupyter_runtime_dir(), mode=0o700, exist_ok=True)
+c.KernelManager.ip = os.path.join(jupyter_runtime_dir(), "kernel")
 # The lessons' exercise cells keep their `answer = None` line and checker call: the
 # solution region between them is removed, with nothing in its place.
 c.ClearSolutions.code_stub = {{"python": ""}}
 '''
+
+
+def prepare_exchange(exchange: Path, course_id: str, owner: str | None) -> None:
+    """The exchange as nbgrader wants it (0777 with the sticky bit: every student writes,
+    nobody removes another's), and the course's folder in it made now, the grader's, so
+    that no student can make it first (the class hub makes it at its start; a folder a
+    student made is refused)."""
+    exchange.mkdir(parents=True, exist_ok=True)
+    os.chmod(exchange, 0o1777)
+    folder = exchange / course_id
+    folder.mkdir(exist_ok=True)
+    made_by = folder.stat().st_uid
+    allowed = {0, os.getuid()} | ({pwd.getpwnam(owner).pw_uid} if owner else set())
+    if made_by not in allowed:
+        raise SystemExit(
+            f"{folder} belongs to uid {made_by}, not to the grader: a student made it "
+            "before the course did. Remove it and run this again."
+        )
+    if owner:
+        shutil.chown(folder, owner, owner)
+    os.chmod(folder, 0o755)
 
 
 def generate(course: Path, name: str) -> bool:
@@ -311,6 +349,12 @@ def main(argv=None) -> int:
     )
     args = parser.parse_args(argv)
 
+    os.umask(0o077)  # what is made here is the grader's alone
+    if args.owner:
+        sys.path.insert(0, str(ROOT / "hub"))
+        from grading import ensure_grader
+
+        ensure_grader(args.owner)
     path = lesson_notebook(args.lesson, args.lang)
     name = assignment_name(path, args.lang)
     course = args.course_dir.resolve()
@@ -325,21 +369,22 @@ def main(argv=None) -> int:
         print(f"config: {config}")
     else:
         print(f"config: {config} (kept as it is)")
-    if not args.exchange.exists():
-        args.exchange.mkdir(parents=True)
-        os.chmod(args.exchange, 0o1777)  # every student writes; only the owner deletes
+    prepare_exchange(args.exchange, args.course_id, args.owner)
 
     if not generate(course, name):
         return 1
     if not args.no_validate and not solutions_pass(source):
         return 1
-    if args.owner:  # the teacher runs nbgrader there: theirs, gradebook included
+    if args.owner:  # the grader runs nbgrader there: theirs, gradebook included
         for folder, _dirs, files in os.walk(course):
             for item in [folder, *(os.path.join(folder, f) for f in files)]:
-                shutil.chown(item, args.owner)
+                shutil.chown(item, args.owner, args.owner)
+    os.chmod(course, 0o700)  # solutions, gradebook, submissions: the grader's only
     print(
         json.dumps({"assignment": name, "release": str(course / "release" / name)}),
-        f"\nNext, in {course}: nbgrader release_assignment {name}",
+        f"\nNext: make nbgrader CMD='release_assignment {name}' COURSE_DIR={course}"
+        if args.owner
+        else f"\nNext, in {course}: nbgrader release_assignment {name}",
     )
     return 0
 
