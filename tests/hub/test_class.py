@@ -1,12 +1,14 @@
 """A class on the hub, in a real browser (README, "Teaching a class").
 
-The teacher and four students (one reading the Chinese edition) sign up and log in at
-once, each in a browser context of their own; each student gets their own JupyterLab with
-their own copy of the notebooks, runs lesson 3, drags a widget and saves an answer to an
-exercise. Then: an intruder who is not on the roster is refused; a student cannot open,
-read or change another's notebooks, nor reach another's server or kernel; only the
-teacher reaches the admin page and the REST API; a student whose kernel is killed loses
-no saved work; the hub stops cleanly, leaving no process behind.
+The teacher and four students (one reading the Chinese edition) log in at once with the
+passwords the hub issued, each in a browser context of their own; each student gets their
+own JupyterLab on their own subdomain with their own copy of the notebooks, runs lesson 3,
+drags a widget and saves an answer to an exercise. Then: an intruder who is not on the
+roster is refused; a student cannot open, read or change another's notebooks, nor reach
+another's server or kernel; only the teacher reaches the admin page and the REST API; a
+student whose kernel is killed loses no saved work; an assignment goes through the
+Assignment List and the grading user; the teacher stops every server and the hub, leaving
+no process behind. The attacks are in test_attacks.py.
 
 The tests run in this order and share the hub and the people's pages (conftest.py).
 """
@@ -17,7 +19,6 @@ import hashlib
 import json
 import os
 import signal
-import subprocess
 import time
 import urllib.error
 import urllib.request
@@ -105,13 +106,10 @@ def drag(page, selector: str, pixels: float = 60) -> tuple[float, float]:
     return before, track.evaluate(value)
 
 
-def test_teacher_and_four_students_sign_in_at_once(hub, people):
+def test_teacher_and_four_students_log_in_at_once(hub, people):
     teacher = people[hub.teacher]
-    # the teacher first (the admin), then every student; the roster approves them at
-    # once (though NativeAuthenticator's page tells them it was sent to the admin)
-    assert hub.sign_up(teacher, hub.teacher) == "alert-success"
-    for name in hub.students:
-        assert hub.sign_up(people[name], name) == "alert-info"
+    # no sign-up page: every roster name and the teacher have a password the hub issued
+    assert hub.get("hub/signup")[0] == 404
     t0 = time.monotonic()
     for name in hub.students:  # four logins in flight together: four servers start
         hub.start_log_in(people[name], name)
@@ -120,8 +118,9 @@ def test_teacher_and_four_students_sign_in_at_once(hub, people):
     print(f"four students logged in and in JupyterLab: {time.monotonic() - t0:.1f} s")
     for name, lang in hub.students.items():
         page = people[name]
-        # their own server, their own Unix user, their own copy of both editions
-        assert f"/user/{name}/lab" in page.url
+        # their own server, on their own subdomain, their own Unix user, their own copy
+        # of both editions
+        assert page.url.startswith(hub.user_url(name, "lab")), page.url
         home = Path("/home", name)
         assert home.stat().st_uid == hubclass.pwd.getpwnam(name).pw_uid
         assert home.stat().st_mode & 0o777 == 0o700
@@ -137,7 +136,7 @@ def test_teacher_and_four_students_sign_in_at_once(hub, people):
                 "() => document.querySelector('#jp-MainMenu')?.textContent"
                 ".includes('文件')"
             )
-    # the teacher signs in as admin without starting a server of their own
+    # the teacher logs in as admin without starting a server of their own
     teacher.goto(hub.url("hub/login?next=%2Fhub%2Fadmin"))
     teacher.fill("input[name=username]", hub.teacher)
     teacher.fill("input[name=password]", hub.password(hub.teacher))
@@ -149,7 +148,7 @@ def test_teacher_and_four_students_sign_in_at_once(hub, people):
 def test_each_student_runs_a_lesson_drags_a_widget_and_saves_an_answer(hub, people):
     students = list(hub.students)
     for name in students:
-        hubclass.set_lab_settings(people[name], hub.url(), name)
+        hubclass.set_lab_settings(people[name], hub, name)
         people[name].goto(hub.notebook_url(name, lesson_path(hub, name)))
     for name in students:
         lab.finish_opening(people[name])
@@ -185,17 +184,17 @@ def test_each_student_runs_a_lesson_drags_a_widget_and_saves_an_answer(hub, peop
         assert "q_rot = torch.tensor([q[0] * math.cos(a)" in source, name
 
 
-def test_a_fifth_user_not_on_the_roster_is_refused(hub, people):
+def test_a_user_not_on_the_roster_is_refused(hub, people):
     page = people[hub.intruder]
-    # they may sign up, but only the teacher could approve them (/hub/authorize)
-    assert hub.sign_up(page, hub.intruder) == "alert-info"
-    hub.start_log_in(page, hub.intruder)
+    # no password was issued to them, and none they choose works
+    assert hub.password(hub.intruder) == "no-password-issued"
+    hub.start_log_in(page, hub.intruder, password="class-pw-Rope-2026")
     page.wait_for_load_state()
     assert "/hub/login" in page.url and "/user/" not in page.url
     # no page of the hub lets them in: home sends them back to the login page
     page.goto(hub.url("hub/home"))
     assert "/hub/login" in page.url
-    response = page.goto(hub.url(f"user/{hub.intruder}/lab"))
+    response = page.goto(hub.user_url(hub.intruder, "lab"))
     assert "/hub/login" in page.url or response.status in (403, 404)
     assert hub.intruder not in hub.users()  # no Unix account was made for them
 
@@ -203,23 +202,23 @@ def test_a_fifth_user_not_on_the_roster_is_refused(hub, people):
 def test_a_student_cannot_reach_another_students_work(hub, people):
     a, b = list(hub.students)[:2]
     page_a, page_b = people[a], people[b]
-    b_nb = f"user/{b}/api/contents/notebooks/{LESSON}"
+    b_nb = f"api/contents/notebooks/{LESSON}"
     # B reaches their own notebook (so the refusals below are about who asks)
-    assert hubclass.fetch(page_b, hub.url(b_nb))["status"] == 200
-    # A, logged in, opening B's notebook in JupyterLab or through B's REST API: refused
-    response = page_a.goto(hub.url(f"user/{b}/lab/tree/notebooks/{LESSON}"))
-    assert response.status == 403, (response.status, page_a.url)
-    assert "check_rotated_query" not in page_a.content()
-    page_a.goto(hub.url(f"user/{a}/lab"))
+    page_b.goto(hub.user_url(b, "lab"))
+    assert hubclass.fetch(page_b, hub.user_url(b, b_nb))["status"] == 200
+    # A, logged in, opening B's notebook in JupyterLab or B's REST API: refused (the
+    # hub does not give A a login to B's server)
+    for path in (f"lab/tree/notebooks/{LESSON}", b_nb, "api/kernels", "api/sessions"):
+        response = page_a.goto(hub.user_url(b, path))
+        assert response.status == 403, (path, response.status, page_a.url)
+        assert "check_rotated_query" not in page_a.content()
     # (the same request for A's own notebook passes)
-    own = hubclass.fetch(page_a, hub.url(f"user/{a}/api/contents/notebooks/{LESSON}"))
+    page_a.goto(hub.user_url(a, "lab"))
+    own = hubclass.fetch(page_a, hub.user_url(a, f"api/contents/notebooks/{LESSON}"))
     assert own["status"] == 200
-    for path in (b_nb, f"user/{b}/api/kernels", f"user/{b}/api/sessions"):
-        got = hubclass.fetch(page_a, hub.url(path))
-        assert got["status"] == 403, (path, got)
     # ... and straight at B's server, past the proxy, without B's token
     port = hubclass.server_port(b)
-    for path in (b_nb, f"user/{b}/api/kernels"):
+    for path in (f"user/{b}/{b_nb}", f"user/{b}/api/kernels"):
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/{path}") as r:
                 status = r.status
@@ -228,7 +227,7 @@ def test_a_student_cannot_reach_another_students_work(hub, people):
         assert status == 403, (path, status)
     # A's own server cannot step out of A's folder
     got = hubclass.fetch(
-        page_a, hub.url(f"user/{a}/api/contents/..%2F..%2F{b}%2Frope-notebooks")
+        page_a, hub.user_url(a, f"api/contents/..%2F..%2F{b}%2Frope-notebooks")
     )
     assert got["status"] in (400, 403, 404), got
     # as Unix users: A can neither read nor change B's files (B can)
@@ -238,7 +237,7 @@ def test_a_student_cannot_reach_another_students_work(hub, people):
         ["cat", b_file],
         ["ls", f"/home/{b}"],
         ["touch", f"/home/{b}/rope-notebooks/from-{a}"],
-        ["ls", f"/home/{b}/.local/share/jupyter/runtime"],  # B's kernels' keys
+        ["ls", f"/home/{b}/.local/share/jupyter/runtime"],  # B's kernels' sockets
     ):
         done = hubclass.as_user(a, *cmd)
         assert done.returncode != 0 and "Permission denied" in done.stderr, cmd
@@ -247,6 +246,7 @@ def test_a_student_cannot_reach_another_students_work(hub, people):
 def test_only_the_teacher_reaches_the_admin_page_and_the_api(hub, people):
     teacher, student = people[hub.teacher], people[list(hub.students)[0]]
     other = list(hub.students)[1]
+    teacher.goto(hub.url("hub/admin"))
     got = hubclass.fetch(teacher, hub.url("hub/api/users"))
     assert got["status"] == 200
     assert set(hub.students) <= {u["name"] for u in json.loads(got["body"])}
@@ -258,14 +258,14 @@ def test_only_the_teacher_reaches_the_admin_page_and_the_api(hub, people):
         ("GET", f"hub/api/users/{other}"),
         ("DELETE", f"hub/api/users/{other}/server"),
         ("POST", "hub/api/users/newcomer/tokens"),
+        ("PATCH", f"hub/api/users/{other}"),
     ):
         got = hubclass.fetch(student, hub.url(path), method)
         assert got["status"] in (403, 404), (method, path, got)
     # the other student's server is still up
-    assert (
-        hubclass.fetch(people[other], hub.url(f"user/{other}/api/status"))["status"]
-        == 200
-    )
+    people[other].goto(hub.user_url(other, "lab"))
+    status = hubclass.fetch(people[other], hub.user_url(other, "api/status"))["status"]
+    assert status == 200
 
 
 def test_a_killed_kernel_loses_no_saved_work(hub, people):
@@ -296,15 +296,16 @@ def test_a_killed_kernel_loses_no_saved_work(hub, people):
     assert hashlib.sha256(path.read_bytes()).hexdigest() == saved
     # the student's server still serves the saved answer
     page = people[name]
-    page.goto(hub.url(f"user/{name}/lab/tree/notebooks"))
-    got = hubclass.fetch(page, hub.url(f"user/{name}/api/contents/notebooks/{LESSON}"))
+    page.goto(hub.user_url(name, "lab/tree/notebooks"))
+    got = hubclass.fetch(page, hub.user_url(name, f"api/contents/notebooks/{LESSON}"))
     assert got["status"] == 200 and "q_rot = torch.tensor([q[0]" in got["body"]
 
 
-# -- nbgrader on the hub: the grade part's `make assignment` (scripts/make_assignment.py) --
-# The teacher (root) makes lesson 3's assignment and releases it; two students, as their
-# own Unix users, fetch it, answer exercise 1 (one right, one with the checker's first
-# known mistake: a clockwise turn) and submit; the teacher collects and autogrades.
+# -- nbgrader on the hub: `make assignment` and `make nbgrader` (hub/grading.py) ---------
+# The teacher makes lesson 3's assignment (as root: the course folder goes to the grading
+# user) and releases it; two students fetch it from the Assignment List, answer exercise
+# 1 in their own kernel (one right, one with the checker's first known mistake: a
+# clockwise turn) and submit; the grading user collects and autogrades.
 RIGHT = (
     "q_rot = torch.stack([q[0] * math.cos(m * theta) - q[1] * math.sin(m * theta),\n"
     "                     q[0] * math.sin(m * theta) + q[1] * math.cos(m * theta)])"
@@ -313,81 +314,85 @@ CLOCKWISE = (
     "q_rot = torch.stack([q[0] * math.cos(m * theta) + q[1] * math.sin(m * theta),\n"
     "                     -q[0] * math.sin(m * theta) + q[1] * math.cos(m * theta)])"
 )
+# run in the student's kernel: put an answer into the fetched notebook's exercise 1
+ANSWER_FILE = """
+import json, pathlib
+path = pathlib.Path({path!r})
+nb = json.loads(path.read_text())
+for cell in nb["cells"]:
+    src = "".join(cell["source"])
+    if "check_rotated_query(q_rot)" in src and cell["metadata"].get(
+            "nbgrader", {{}}).get("solution"):
+        cell["source"] = src.replace("q_rot = None", {answer!r}, 1)
+path.write_text(json.dumps(nb))
+print("answered", path.stat().st_uid)
+"""
 
 
-def test_an_assignment_is_released_submitted_and_autograded_on_the_hub(hub):
+def test_an_assignment_is_fetched_in_jupyterlab_submitted_and_autograded(hub, people):
     from nbgrader.api import Gradebook
 
-    nbgrader = str(Path(hubclass.JUPYTERHUB).parent / "nbgrader")
-    base = Path(hub.tmp) / "nbgrader"
-    base.mkdir()
-    os.chmod(hub.tmp, 0o755)  # the students reach the exchange inside
-    os.chmod(base, 0o755)
-    course, exchange = base / "course", base / "exchange"
-    make = subprocess.run(
-        [
-            "make",
-            "--no-print-directory",
-            "-C",
-            str(hubclass.REPO),
-            "assignment",
-            "LESSON=03",
-            f"COURSE_DIR={course}",
-            f"EXCHANGE={exchange}",
-        ],
-        capture_output=True,
-        text=True,
-    )
-    assert make.returncode == 0, make.stdout + make.stderr
-    done = subprocess.run(
-        [nbgrader, "release_assignment", "lesson03"],
-        cwd=course,
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 0, done.stderr
-    opts = ["--course", "rope-notebooks", f"--Exchange.root={exchange}"]
+    hubclass.assignment_made(hub)
+    assert hubclass.grading(hub, "release_assignment", "lesson03").returncode == 0
     answers = dict(zip(list(hub.students)[:2], [RIGHT, CLOCKWISE]))
-
-    def nbgrader_as(name, command):  # a student's nbgrader command, as their Unix user
-        line = f"cd && {nbgrader} {command} lesson03 {' '.join(opts)}"
-        return hubclass.as_user(name, "env", f"HOME=/home/{name}", "sh", "-c", line)
-
     for name, answer in answers.items():
-        home = Path("/home", name)
-        got = nbgrader_as(name, "fetch_assignment")
-        assert got.returncode == 0, got.stderr
-        path = home / "lesson03" / f"{LESSON}"
-        nb = hubclass.read_notebook(path)
-        cell = next(
-            c
-            for c in nb["cells"]
-            if "check_rotated_query(q_rot)" in "".join(c["source"])
-            and "nbgrader" in c["metadata"]
-            and c["metadata"]["nbgrader"].get("solution")
+        page = people[name]
+        page.goto(hub.user_url(name, "lab"))
+        hub.wait_lab(page, name)
+        # Fetch, as the Assignment List panel does it: the notebook lands inside what
+        # JupyterLab shows, and opens from there
+        fetched = hubclass.fetch_assignment(hub, page, name)
+        response = page.goto(hub.user_url(name, f"lab/tree/{fetched}"))
+        assert response.status == 200
+        got = hubclass.fetch(page, hub.user_url(name, f"api/contents/{fetched}"))
+        assert got["status"] == 200, got
+        page.goto(hub.user_url(name, "lab"))
+        hub.wait_lab(page, name)
+        path = f"/home/{name}/rope-notebooks/{fetched}"
+        out = hubclass.run_in_kernel(page, ANSWER_FILE.format(path=path, answer=answer))
+        assert f"answered {hubclass.pwd.getpwnam(name).pw_uid}" in out, out
+        submitted = hubclass.fetch(
+            page,
+            hub.user_url(
+                name,
+                "assignments/submit?course_id=rope-notebooks&assignment_id=lesson03",
+            ),
+            "POST",
         )
-        cell["source"] = "".join(cell["source"]).replace("q_rot = None", answer, 1)
-        path.write_text(json.dumps(nb), encoding="utf-8")  # the student's own file
-        got = nbgrader_as(name, "submit")
-        assert got.returncode == 0, got.stderr
+        assert submitted["status"] == 200 and json.loads(submitted["body"])["success"]
     for step in ("collect", "autograde", "generate_feedback"):
-        done = subprocess.run(
-            [nbgrader, step, "lesson03"], cwd=course, capture_output=True, text=True
-        )
-        assert done.returncode == 0, (step, done.stderr[-3000:])
+        done = hubclass.grading(hub, step, "lesson03")
+        assert done.returncode == 0, (step, done.stdout[-3000:], done.stderr[-3000:])
     right, wrong = answers
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+    with Gradebook(
+        f"sqlite:///{hubclass.course_dir(hub) / 'gradebook.db'}"
+    ) as gradebook:
         scores = {n: gradebook.find_submission("lesson03", n).score for n in answers}
-        total = gradebook.find_assignment("lesson03").max_score
     # exercise 1 is worth one point; the other exercises were left unanswered
-    assert scores == {right: 1, wrong: 0}, (scores, total)
+    assert scores == {right: 1, wrong: 0}, scores
     feedback = (
-        course / "feedback" / wrong / "lesson03" / "03_rotation_2d.html"
-    ).read_text()
-    assert "clockwise" in feedback
+        hubclass.course_dir(hub)
+        / "feedback"
+        / wrong
+        / "lesson03"
+        / "03_rotation_2d.html"
+    )
+    assert "clockwise" in feedback.read_text()
 
 
-def test_the_hub_stops_cleanly(hub):
+def test_the_teacher_stops_every_server_and_the_hub_stops_cleanly(hub, people):
+    teacher = people[hub.teacher]
+    teacher.goto(hub.url("hub/admin"))
+    for name in hub.students:
+        got = hubclass.fetch(teacher, hub.url(f"hub/api/users/{name}/server"), "DELETE")
+        assert got["status"] in (202, 204, 400), (name, got)  # 400: was not running
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and any(
+        hubclass.user_processes(n) for n in hub.students
+    ):
+        time.sleep(0.5)
+    left = {n: [p.pid for p in hubclass.user_processes(n)] for n in hub.students}
+    assert not any(left.values()), left
     stopped = hub.stop()
     print(f"the hub stopped in {stopped['seconds']:.1f} s")
     assert stopped["returncode"] is not None, "the hub did not stop in 45 s"
