@@ -1,13 +1,14 @@
 """Chinese typography in the Chinese edition: what a reader sees has no space after a full-width
-colon ("表：(16, 8)", not "表： (16, 8)"), and no line break inside a Chinese sentence of a
-Markdown paragraph (a browser shows such a break as a space: "第 1、 2 课")."""
+colon ("表：(16, 8)", not "表： (16, 8)"), no space between two Chinese characters ("带键值缓存",
+not "带 键值缓存"), and no line break inside a Chinese sentence of a Markdown paragraph (a
+browser shows such a break as a space: "第 1、 2 课")."""
 
 from __future__ import annotations
 
 import re
 
 import pytest
-from zh_text import all_pieces
+from zh_text import all_pieces, pending_rewrite
 
 CJK = "\u3400-\u4dbf\u4e00-\u9fff"
 #: Full-width punctuation: CJK symbols (、。「」《》), full-width forms (，：；！？（）), quotes, dashes.
@@ -21,6 +22,22 @@ def _context(text: str, start: int, end: int) -> str:
 
 def colon_spaces(text: str) -> list[str]:
     return [_context(text, m.start(), m.end()) for m in re.finditer(r"：[ \t]", text)]
+
+
+def cjk_spaces(text: str, kind: str = "markdown") -> list[str]:
+    """Spaces between two Chinese characters on one line ("与 键值缓存"): Chinese puts no space
+    between its words. A printed table aligns its columns with runs of spaces, and a header
+    may meet the next one with a single space ("头维数 层"), so in an output a line holding
+    a run of two or more spaces is a table row and is left alone."""
+    found = []
+    for line in text.split("\n"):
+        if kind == "output" and re.search(r"\S {2,}\S", line):
+            continue
+        found += [
+            _context(line, m.start(), m.end())
+            for m in re.finditer(f"[{CJK}][ \t\u00a0\u3000]+(?=[{CJK}])", line)
+        ]
+    return found
 
 
 def soft_breaks(markdown: str) -> list[str]:
@@ -75,6 +92,18 @@ def test_no_space_after_a_full_width_colon():
     )
 
 
+def test_no_space_between_chinese_characters():
+    found = [
+        f"{place}: «{c}»"
+        for place, kind, text in PIECES
+        if kind != "comment" and not pending_rewrite(place)
+        for c in cjk_spaces(text, kind)
+    ]
+    assert not found, f"{len(found)} spaces between Chinese characters:\n" + "\n".join(
+        found
+    )
+
+
 def test_no_line_break_inside_a_chinese_sentence():
     found = [
         f"{place}: «{c}»"
@@ -96,6 +125,24 @@ def test_no_line_break_inside_a_chinese_sentence():
 )
 def test_the_colon_check_reads_a_planted_case(text, bad):
     assert bool(colon_spaces(text)) is bad
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "bad"),
+    [
+        ("识别它与 键值缓存一起使用时的陷阱", "markdown", True),
+        ("**(c) 带 键值缓存的动态 NTK。**", "markdown", True),
+        ("两个\u3000汉字", "notes", True),
+        ("可见部分上的 键偏置 - 因果偏置", "output", True),
+        ("识别它与键值缓存一起使用时的陷阱", "markdown", False),
+        ("带键值缓存（KV cache）的动态 NTK", "markdown", False),
+        ("维度对 0 每个词元转 1 rad", "markdown", False),
+        ("模型    层\nLlama 2 7B   分块 8192", "output", False),
+        ("头维数 层      L'", "output", False),
+    ],
+)
+def test_the_space_check_reads_planted_cases(text, kind, bad):
+    assert bool(cjk_spaces(text, kind)) is bad
 
 
 @pytest.mark.parametrize(

@@ -23,6 +23,20 @@ README = ROOT / "README.zh-CN.md"
 CONTRIBUTING = ROOT / "CONTRIBUTING.zh-CN.md"
 GLOSSARY = ZH / "术语表.md"
 
+#: Files being rewritten this round, whose successors are checked: the checks added in this
+#: round (a stray space between Chinese characters, a number written with 弧度) leave their
+#: current text alone until the rewrite lands. Lesson 7 is being split in two (issue 42); the
+#: new files have new names, so they are read in full. Remove an entry once its file is gone.
+PENDING_REWRITE = (
+    "zh/07_context_extension.ipynb",
+    "zh/teacher_notes/07_context_extension.md",
+)
+
+
+def pending_rewrite(place: str) -> bool:
+    """Whether a piece's place lies in a file listed in PENDING_REWRITE."""
+    return place.split(" [")[0] in PENDING_REWRITE
+
 
 def _text(value) -> str:
     return "".join(value) if isinstance(value, list) else (value or "")
