@@ -73,11 +73,18 @@ def kernelspec(folder: Path) -> Path:
 
 
 def run_kernel(connection_file: str) -> None:
-    """exec the kernel in its sandbox: its folder (the notebook's, its cwd) and its
-    connection file's folder (the Unix sockets) writable, no network."""
+    """exec the kernel in its sandbox: its folder (the notebook's, its cwd) and the
+    folder of its Unix sockets writable, its connection file readable, no network.
+    (The connection file itself may lie in a shared folder, /tmp: only the file is
+    shown.)"""
+    info = json.loads(Path(connection_file).read_text())
+    if info.get("transport") != "ipc":
+        sys.exit(f"{connection_file}: a sandboxed kernel has no network: transport ipc")
+    sockets = str(Path(info["ip"]).resolve().parent)
     kernel = [sys.executable, "-m", "ipykernel_launcher", "-f", connection_file]
-    writable = [os.getcwd(), str(Path(connection_file).resolve().parent)]
-    cmd = sandbox.kernel_command(writable, kernel, chdir=os.getcwd())
+    cmd = sandbox.kernel_command(
+        [os.getcwd(), sockets], kernel, chdir=os.getcwd(), readonly=[connection_file]
+    )
     os.execv(cmd[0], cmd)
 
 

@@ -109,8 +109,8 @@ def _common(tmp_bytes: int, *, own_pids: bool = True) -> list[str]:
     return [
         *pids,
         "--dev", "/dev",
-        "--size", str(tmp_bytes), "--tmpfs", "/tmp",
-        "--size", str(tmp_bytes), "--tmpfs", "/dev/shm",
+        "--perms", "1777", "--size", str(tmp_bytes), "--tmpfs", "/tmp",
+        "--perms", "1777", "--size", str(tmp_bytes), "--tmpfs", "/dev/shm",
         "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
         "--new-session",
     ]  # fmt: skip
@@ -144,17 +144,23 @@ def server_command(
 
 
 def kernel_command(
-    writable: list[str], command: list[str], *, chdir: str, tmp_bytes=2**28
+    writable: list[str],
+    command: list[str],
+    *,
+    chdir: str,
+    readonly: list[str] = (),
+    tmp_bytes=2**28,
 ) -> list[str]:
     """bwrap run by an unprivileged user (a user namespace of its own): no network,
-    `writable` the only folders it may write, the rest of the course read-only;
+    `writable` the only folders it may write, `readonly` and the course read-only;
     `command` starts in `chdir`, which is also its HOME."""
+    shown = [*_readonly_roots(), *map(Path, readonly)]
     return [
         bwrap(),
         "--unshare-user", "--unshare-net", "--die-with-parent",
         *_system(),
         *_common(tmp_bytes, own_pids=False),
-        *_binds(_readonly_roots(), [Path(w) for w in writable]),
+        *_binds(shown, [Path(w) for w in writable]),
         "--chdir", chdir, "--setenv", "HOME", chdir,
         "--",
         *command,
