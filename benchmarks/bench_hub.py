@@ -77,13 +77,12 @@ class Student:
     def log_in(self) -> None:
         page = self.context.new_page()
         page.set_default_timeout(120_000)
-        self.hub.sign_up(page, self.name)
         self.hub.start_log_in(page, self.name)
         self.login_page = page
 
     def wait_lab(self) -> None:
         self.hub.wait_lab(self.login_page, self.name)
-        hubclass.set_lab_settings(self.login_page, self.hub.url(), self.name)
+        hubclass.set_lab_settings(self.login_page, self.hub, self.name)
 
     def open(self, lesson: str) -> None:
         page = self.context.new_page()

@@ -3,7 +3,7 @@ for the whole module, a browser context per person (four students, the teacher, 
 intruder). Not part of `make test`'s pytest runs (they --ignore tests/hub): `make test-hub`
 runs it, as root, after them.
 
-Without root, chromium, the proxy from npm or setfacl the tests are skipped with the
+Without root, chromium or the proxy from npm the tests are skipped with the
 reason; with ROPE_BROWSER_REQUIRED=1 (CI) that is a failure instead.
 """
 

@@ -395,6 +395,21 @@ def read_notebook(path: Path) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+# run in the student's kernel: put an answer into the fetched notebook's exercise 1
+ANSWER_FILE = """
+import json, pathlib
+path = pathlib.Path({path!r})
+nb = json.loads(path.read_text())
+for cell in nb["cells"]:
+    src = "".join(cell["source"])
+    if "check_rotated_query(q_rot)" in src and cell["metadata"].get(
+            "nbgrader", {{}}).get("solution"):
+        cell["source"] = src.replace("q_rot = None", {answer!r}, 1)
+path.write_text(json.dumps(nb))
+print("answered", path.stat().st_uid)
+"""
+
+
 # -- nbgrader on the hub: `make assignment`, `make nbgrader` (hub/grading.py) -------------
 def course_dir(hub) -> Path:
     return hub.tmp / "srv" / "course"

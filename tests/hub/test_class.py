@@ -314,19 +314,6 @@ CLOCKWISE = (
     "q_rot = torch.stack([q[0] * math.cos(m * theta) + q[1] * math.sin(m * theta),\n"
     "                     -q[0] * math.sin(m * theta) + q[1] * math.cos(m * theta)])"
 )
-# run in the student's kernel: put an answer into the fetched notebook's exercise 1
-ANSWER_FILE = """
-import json, pathlib
-path = pathlib.Path({path!r})
-nb = json.loads(path.read_text())
-for cell in nb["cells"]:
-    src = "".join(cell["source"])
-    if "check_rotated_query(q_rot)" in src and cell["metadata"].get(
-            "nbgrader", {{}}).get("solution"):
-        cell["source"] = src.replace("q_rot = None", {answer!r}, 1)
-path.write_text(json.dumps(nb))
-print("answered", path.stat().st_uid)
-"""
 
 
 def test_an_assignment_is_fetched_in_jupyterlab_submitted_and_autograded(hub, people):
@@ -349,7 +336,9 @@ def test_an_assignment_is_fetched_in_jupyterlab_submitted_and_autograded(hub, pe
         page.goto(hub.user_url(name, "lab"))
         hub.wait_lab(page, name)
         path = f"/home/{name}/rope-notebooks/{fetched}"
-        out = hubclass.run_in_kernel(page, ANSWER_FILE.format(path=path, answer=answer))
+        out = hubclass.run_in_kernel(
+            page, hubclass.ANSWER_FILE.format(path=path, answer=answer)
+        )
         assert f"answered {hubclass.pwd.getpwnam(name).pw_uid}" in out, out
         submitted = hubclass.fetch(
             page,
