@@ -63,7 +63,7 @@ WORDS = {
             "installs everything into `.venv`). **Run on Binder** opens the same "
             "notebook in JupyterLab on mybinder.org, built from the repository's "
             "`binder/` folder, ready to run, nothing to install (the first start takes "
-            "a few minutes). **Repository** is the source: {repository}. There is no "
+            "a few minutes). **Repository** is the source: <{repository}>. There is no "
             "Colab link: a lesson needs the whole repository (rope_lib, the stored lab "
             "results) and the course's pinned environment, which Binder builds and "
             "Colab does not."
@@ -93,7 +93,7 @@ WORDS = {
             "然后 `make lab`（需要 Python 3.11 或更新版本，所有依赖装进 `.venv`）。"
             "**在 Binder 上运行** 会在 mybinder.org 的 JupyterLab 中打开同一个笔记本，"
             "环境按仓库的 `binder/` 文件夹构建，可直接运行，无须安装（第一次启动要几分钟）。"
-            "**代码仓库** 是源码：{repository}。这里没有 Colab 链接：一课需要整个仓库"
+            "**代码仓库** 是源码：<{repository}>。这里没有 Colab 链接：一课需要整个仓库"
             "（rope_lib、保存好的实验结果）和课程固定版本的环境，Binder 会构建它，Colab 不会。"
         ),
         "title": "Transformer 如何知道每个词元在哪里？",
@@ -521,6 +521,7 @@ stretching RoPE past its training length, with widgets you can drag.</p>
         """<!DOCTYPE html>
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
+<link rel="icon" href="/favicon.svg" type="image/svg+xml">
 <title>Page not found · rope-notebooks</title>
 <style>body{font:1.2rem/1.5 sans-serif;max-width:40rem;margin:3rem auto;
 padding:0 1rem;color:#222} a{color:#0645ad}</style></head>
@@ -569,7 +570,9 @@ def finish(out: Path) -> None:
             nonlocal count
             count += 1
             tag = match.group(0)
-            return tag if count == 1 else f'<img loading="lazy" {tag[5:]}'
+            if count == 1 or "flipbooks/" in tag:  # a flipbook swaps its picture itself
+                return tag
+            return f'<img loading="lazy" {tag[5:]}'
 
         body = text.find('<main')
         text = text[:body] + re.sub(r"<img (?![^>]*loading=)[^>]*>", lazy, text[body:])
@@ -615,6 +618,8 @@ def build(editions) -> None:
                 "-b",
                 "html",
                 "-q",
+                # every page written again: finish() post-processes what Sphinx writes
+                "-a",
                 "-j",
                 "2",
                 "-c",

@@ -17,7 +17,8 @@ require("mathjax")
   .init({
     loader: {
       paths: {mathjax: path.join(__dirname, "node_modules/mathjax/es5")},
-      load: ["adaptors/liteDOM", "input/tex-full", "output/svg"],
+      // assistive-mml: each formula also as MathML for screen readers (its SVG hidden)
+      load: ["adaptors/liteDOM", "input/tex-full", "output/svg", "a11y/assistive-mml"],
     },
     tex: deck
       ? {inlineMath: [["$", "$"], ["\\(", "\\)"]], processEscapes: true}
@@ -38,6 +39,13 @@ require("mathjax")
       const doc = MathJax.startup.getDocument(text);
       doc.render();
       const count = Array.from(doc.math).length;
+      // a formula MathJax gave no MathML twin (its SVG not hidden) is named by its TeX
+      for (const math of doc.math) {
+        const svg = math.typesetRoot && adaptor.firstChild(math.typesetRoot);
+        if (svg && adaptor.kind(svg) === "svg" && !adaptor.getAttribute(svg, "aria-hidden")) {
+          adaptor.setAttribute(svg, "aria-label", math.math);
+        }
+      }
       if (count === 0) continue;
       const html = adaptor.outerHTML(adaptor.root(doc.document));
       fs.writeFileSync(file, `${doctype}\n${html}\n`);
