@@ -146,8 +146,10 @@ $(SITE_NPM): site/package.json site/package-lock.json
 	npm ci --prefix site --no-audit --no-fund --loglevel=error
 	touch $(SITE_NPM)
 
+# SITE_REPOSITORY: the repository's public address, for the lessons' Binder and
+# repository links (site/settings.py; a placeholder when unset).
 site: $(STAMP) $(SITE_NPM)
-	OMP_NUM_THREADS=1 $(BIN)/python site/build.py
+	$(if $(SITE_REPOSITORY),ROPE_SITE_REPOSITORY=$(SITE_REPOSITORY) )OMP_NUM_THREADS=1 $(BIN)/python site/build.py
 
 # Open it on http://127.0.0.1:8000/ (or open _site/index.html straight from the files).
 SITE_PORT ?= 8000

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import argparse
 import copy
+import html
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -34,6 +36,7 @@ MODULES = HERE / "node_modules"
 sys.path.insert(0, str(HERE))
 
 import frames  # noqa: E402  (site/frames.py)
+import settings  # noqa: E402  (site/settings.py: the repository's public address)
 
 #: edition -> (notebook folder, rope_lib language, Sphinx language, README)
 EDITIONS = {
@@ -48,6 +51,23 @@ WORDS = {
         "lessons": "Lessons",
         "deck": "Slides for the classroom: open this lesson's deck",
         "deck_hint": "(reveal.js, 1280×720; arrow keys move, S opens the speaker view)",
+        "thumbnail": "picture",
+        "flipbook": "Flipbook",
+        "figure": "Figure",
+        "run_title": "Take a lesson away, or run it",
+        "run": (
+            "Every lesson page starts with three links. **Download the notebook** gives "
+            "the lesson's `.ipynb` file with its outputs; it imports the course's "
+            "library, `rope_lib`, so run it from a clone of the repository: "
+            "`git clone {repository}`, then `make lab` (Python 3.11 or newer; it "
+            "installs everything into `.venv`). **Run on Binder** opens the same "
+            "notebook in JupyterLab on mybinder.org, built from the repository's "
+            "`binder/` folder, ready to run, nothing to install (the first start takes "
+            "a few minutes). **Repository** is the source: <{repository}>. There is no "
+            "Colab link: a lesson needs the whole repository (rope_lib, the stored lab "
+            "results) and the course's pinned environment, which Binder builds and "
+            "Colab does not."
+        ),
         "title": "How does a transformer know where a token is?",
         "intro": (
             "An interactive course on position encodings: sinusoids, learned tables, "
@@ -63,6 +83,19 @@ WORDS = {
         "lessons": "课程",
         "deck": "课堂幻灯片：打开本课的演示文稿",
         "deck_hint": "（reveal.js，1280×720；方向键翻页，按 S 打开演讲者视图）",
+        "thumbnail": "示意图",
+        "flipbook": "翻页图",
+        "figure": "图",
+        "run_title": "把一课带走，或者运行它",
+        "run": (
+            "每一课的页面开头都有三个链接。**下载笔记本** 给出本课的 `.ipynb` 文件（含输出）；"
+            "它会导入课程的库 `rope_lib`，所以请在仓库的克隆中运行：`git clone {repository}`，"
+            "然后 `make lab`（需要 Python 3.11 或更新版本，所有依赖装进 `.venv`）。"
+            "**在 Binder 上运行** 会在 mybinder.org 的 JupyterLab 中打开同一个笔记本，"
+            "环境按仓库的 `binder/` 文件夹构建，可直接运行，无须安装（第一次启动要几分钟）。"
+            "**代码仓库** 是源码：<{repository}>。这里没有 Colab 链接：一课需要整个仓库"
+            "（rope_lib、保存好的实验结果）和课程固定版本的环境，Binder 会构建它，Colab 不会。"
+        ),
         "title": "Transformer 如何知道每个词元在哪里？",
         "intro": (
             "一门关于位置编码的交互式课程：正弦编码、可学习的位置表、"
@@ -88,12 +121,15 @@ def readme_section(readme: str, heading: str) -> str:
     return match.group(1).strip()
 
 
-def lesson_table(readme: str, heading: str) -> str:
-    """The README's lesson table, its links pointing at the site's pages."""
+def lesson_table(readme: str, heading: str, thumbnail: str) -> tuple[str, list[str]]:
+    """The README's lesson table, its links pointing at the site's pages, its thumbnail
+    column kept (headed `thumbnail`); and the pictures it shows (paths under ROOT)."""
     text = readme_section(readme, heading)
-    text = re.sub(r"!\[\]\(images/[^)]*\)", "", text)
+    pictures = re.findall(r"!\[\]\((images/[^)]*)\)", text)
+    text = re.sub(r"!\[\]\((images/[^)]*)\)", r"![](\1)", text)
+    text = re.sub(r"^\| \|", f"| {thumbnail} |", text, count=1, flags=re.M)
     text = re.sub(r"\(notebooks/(?:zh/)?([\w/]+)\.(?:ipynb|md)\)", r"(\1)", text)
-    return text
+    return text, pictures
 
 
 def widget_cells(notebook: dict, classes) -> list[tuple[int, str, str]]:
@@ -110,15 +146,19 @@ def widget_cells(notebook: dict, classes) -> list[tuple[int, str, str]]:
 
 
 def with_flipbooks(notebook: dict, cells, folders, language, base: str) -> dict:
-    """The notebook with each widget's output replaced by its flipbook."""
+    """The notebook with each widget's output replaced by its flipbook, named by the
+    lesson's words before it."""
     notebook = copy.deepcopy(notebook)
+    words = WORDS["en" if language == "en" else "zh-CN"]
     for index, name, call in cells:
         folder = folders[(name, call, language)]
         manifest = json.loads((folder / "flipbook.json").read_text())
         ident = f"flipbook-{index}-{name}"
-        html = frames.flipbook_html(manifest, f"{base}/{folder.name}", ident)
+        label = figure_words(notebook["cells"], index, words).split(": ", 1)[-1]
+        label = f"{words['flipbook']}: {label}"
+        markup = frames.flipbook_html(manifest, f"{base}/{folder.name}", ident, label)
         notebook["cells"][index]["outputs"] = [
-            {"output_type": "display_data", "metadata": {}, "data": {"text/html": html}}
+            {"output_type": "display_data", "metadata": {}, "data": {"text/html": markup}}
         ]
     return notebook
 
@@ -136,11 +176,128 @@ def _is_still(cell) -> bool:
 
 
 def without_stills(notebook: dict, cells) -> dict:
-    """For a deck: on a widget's slide the flipbook stands in for the live widget and
-    its still picture, so the cells after it on that slide that show the still (and the
-    markdown line introducing one) are skipped, as the slide marks skip cells."""
+    """For a deck: the cells that show a widget's still picture (skipped_stills) are
+    skipped, as the slide marks skip cells."""
+    notebook = copy.deepcopy(notebook)
+    for index in skipped_stills(notebook, cells):
+        notebook["cells"][index]["metadata"]["slideshow"] = {"slide_type": "skip"}
+    return notebook
+
+
+def lesson_links(notebook_path: Path, edition: str, words: dict) -> dict:
+    """A markdown cell (not a slide) under a lesson's title: its notebook to download,
+    Binder, the repository (site/settings.py), the deck."""
+    launch = settings.LAUNCH_WORDS[EDITIONS[edition][2]]
+    folder = settings.NOTEBOOKS[EDITIONS[edition][2]]
+    name = notebook_path.name
+    links = [
+        f'<a class="launch-download" href="notebooks/{name}" download="{name}" '
+        f'title="{launch["download_title"]}">{launch["download"]}</a>',
+        f'<a class="launch-binder" href="{html.escape(settings.binder_url(f"{folder}/{name}"))}" '
+        f'title="{launch["binder_title"]}">{launch["binder"]}</a>',
+        f'<a class="launch-repository" href="{settings.REPOSITORY}" '
+        f'title="{launch["repository_title"]}">{launch["repository"]}</a>',
+        f'<a class="deck-link" href="slides/{notebook_path.stem}.html">{words["deck"]}</a>'
+        f' <span class="deck-hint">{words["deck_hint"]}</span>',
+    ]
+    return {
+        "cell_type": "markdown",
+        "id": "lesson-links",
+        "metadata": {"slideshow": {"slide_type": "skip"}},
+        "source": f'<p class="lesson-links">{" · ".join(links)}</p>',
+    }
+
+
+#: A line of markdown to plain words (for alt text): links, emphasis, code and math marks
+#: dropped, their text kept.
+_MARKS = [
+    (re.compile(r"!\[[^\]]*\]\([^)]*\)"), ""),
+    (re.compile(r"\[([^\]]*)\]\([^)]*\)"), r"\1"),
+    (re.compile(r"<[^>]+>"), ""),
+    (re.compile(r"\$\$?([^$]*)\$\$?"), r"\1"),
+    (re.compile(r"[*_`#>]+"), ""),
+    (re.compile(r"\\(?:mathrm|text|operatorname|mathbf|boldsymbol)\{([^}]*)\}"), r"\1"),
+    (re.compile(r"\\[ ,;:!]"), " "),
+    (re.compile(r"\\([A-Za-z]+)"), r" \1 "),
+    (re.compile(r"[{}]"), ""),
+    (re.compile(r"\s+"), " "),
+]
+
+
+def plain_words(markdown: str, limit: int = 220) -> str:
+    text = markdown
+    for pattern, repl in _MARKS:
+        text = pattern.sub(repl, text)
+    text = re.sub(r"\s+([,.;:)])", r"\1", text).strip()
+    if len(text) > limit:
+        cut = max(text.rfind(stop, 0, limit) for stop in (". ", "。", "；", "; ", "："))
+        text = text[: cut + 1] if cut > 40 else text[:limit].rstrip() + "…"
+    return text
+
+
+def figure_words(lesson: list, index: int, words: dict) -> str:
+    """What a code cell's picture shows, in the lesson's words: the cell's own comment
+    lines, else the last paragraph of the markdown cell before it (the text that
+    introduces the picture)."""
+    source = "".join(lesson[index]["source"])
+    comments = [
+        line.strip().lstrip("#").strip()
+        for line in source.splitlines()
+        if line.strip().startswith("#") and not line.strip().startswith("#|")
+    ]
+    text = ""
+    for back in range(index - 1, -1, -1):
+        if lesson[back]["cell_type"] == "markdown":
+            paragraphs = [
+                p for p in "".join(lesson[back]["source"]).split("\n\n") if p.strip()
+            ]
+            text = plain_words(paragraphs[-1]) if paragraphs else ""
+            break
+    if comments:
+        text = plain_words(" ".join(comments)) + (f" ({text})" if text else "")
+    return f"{words['figure']}: {text}" if text else words["figure"]
+
+
+def with_alt_text(notebook: dict, words: dict) -> dict:
+    """Each picture an output shows gets alt text from the lesson's words
+    (figure_words), for the page (myst-nb reads metadata.mystnb.image) and the deck
+    (site/slides/index.html.j2 reads the same)."""
     notebook = copy.deepcopy(notebook)
     lesson = notebook["cells"]
+    for index, cell in enumerate(lesson):
+        if cell["cell_type"] != "code":
+            continue
+        if any("image/png" in o.get("data", {}) for o in cell.get("outputs", [])):
+            alt = figure_words(lesson, index, words)
+            image = cell["metadata"].setdefault("mystnb", {}).setdefault("image", {})
+            image["alt"] = alt
+    return notebook
+
+
+def without_stale_feedback(notebook: dict, language: str) -> dict:
+    """An exercise cell's stored output is the checker's "not yet" for the placeholder,
+    which a reader of the site cannot act on: such outputs are left out."""
+    from rope_lib.language import _, set_language
+
+    set_language(language)
+    not_yet = _("Not yet: ").strip()
+    set_language("en")
+    notebook = copy.deepcopy(notebook)
+    for cell in notebook["cells"]:
+        texts = [
+            "".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", ""))
+            for o in cell.get("outputs", [])
+        ]
+        if texts and any(t.lstrip().startswith(not_yet) for t in texts):
+            cell["outputs"] = []
+    return notebook
+
+
+def skipped_stills(notebook: dict, cells) -> set[int]:
+    """The cells after each widget, on its slide, that show its still picture (and the
+    markdown line introducing one): on the site the flipbook stands in for both."""
+    lesson = notebook["cells"]
+    found = set()
     for index, _, _ in cells:
         following = index + 1
         while following < len(lesson) and _slide_type(lesson[following]) in (
@@ -155,23 +312,35 @@ def without_stills(notebook: dict, cells) -> dict:
                 and after is not None
                 and _is_still(after)
             ):
-                cell["metadata"]["slideshow"] = {"slide_type": "skip"}
+                found.add(following)
             following += 1
-    return notebook
+    return found
 
 
-def deck_link(stem: str, words: dict) -> dict:
-    """A markdown cell linking the lesson's deck (not a slide itself)."""
-    html = (
-        f'<p class="deck-link"><a href="slides/{stem}.html">{words["deck"]}</a> '
-        f"{words['deck_hint']}</p>"
-    )
-    return {
-        "cell_type": "markdown",
-        "id": "deck-link",
-        "metadata": {"slideshow": {"slide_type": "skip"}},
-        "source": html,
-    }
+def userdict(path: Path) -> list[str]:
+    """jieba's user dictionary for the Chinese edition's search: the glossary's Chinese
+    terms (notebooks/zh/术语表.md, its second column) and the course's compound names
+    built from them, one a line with a high frequency (so jieba keeps each whole, and
+    cut_for_search also yields the known words inside it)."""
+    glossary = (ROOT / "notebooks" / "zh" / "术语表.md").read_text(encoding="utf-8")
+    terms = []
+    for line in glossary.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 4 or not re.search(r"[\u4e00-\u9fff]", cells[1]):
+            continue
+        chinese = cells[1]
+        for part in re.split(r"[/、，,：:“”（）()]|简称", chinese):
+            part = part.strip()
+            if len(part) >= 2 and re.fullmatch(r"[\u4e00-\u9fff]+", part):
+                terms.append(part)
+    terms += [t for t in ZH_COMPOUNDS if t not in terms]
+    terms = list(dict.fromkeys(terms))
+    write(path, "".join(f"{t} 100000 n\n" for t in terms))
+    return terms
+
+
+#: Names the course uses that join two glossary terms (the glossary lists the parts).
+ZH_COMPOUNDS = ("旋转位置编码", "正弦位置编码", "注意力温度", "相对位置", "绝对位置")
 
 
 def stage(edition: str, classes, folders) -> tuple[Path, list]:
@@ -183,13 +352,25 @@ def stage(edition: str, classes, folders) -> tuple[Path, list]:
     headings = ("Notation", "The lessons") if edition == "en" else ("记号", "课程")
     lessons = sorted((ROOT / notebooks_dir).glob("[0-9][0-9]_*.ipynb"))
     notes = sorted((ROOT / notebooks_dir / "teacher_notes").glob("*.md"))
+    table, pictures = lesson_table(readme, headings[1], words["thumbnail"])
+    for picture in pictures:
+        target = src / picture
+        if not target.exists() or target.read_bytes() != (ROOT / picture).read_bytes():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(ROOT / picture, target)
     index = "\n".join(
         [
             f"# {words['title']}",
             "",
             words["intro"],
             "",
-            lesson_table(readme, headings[1]),
+            "```{container} lesson-table",
+            table,
+            "```",
+            "",
+            f"## {words['run_title']}",
+            "",
+            words["run"].format(repository=settings.REPOSITORY),
             "",
             "```{toctree}",
             ":hidden:",
@@ -217,8 +398,14 @@ def stage(edition: str, classes, folders) -> tuple[Path, list]:
     for path in lessons:
         notebook = json.loads(path.read_text(encoding="utf-8"))
         cells = widget_cells(notebook, classes)
+        notebook = with_alt_text(without_stale_feedback(notebook, language), words)
         page = with_flipbooks(notebook, cells, folders, language, "flipbooks")
-        page["cells"].insert(1, deck_link(path.stem, words))
+        page["cells"] = [
+            cell
+            for index, cell in enumerate(page["cells"])
+            if index not in skipped_stills(notebook, cells)
+        ]
+        page["cells"].insert(1, lesson_links(path, edition, words))
         write(src / path.name, json.dumps(page, ensure_ascii=False, indent=1))
         deck = with_flipbooks(
             without_stills(notebook, cells),
@@ -227,6 +414,17 @@ def stage(edition: str, classes, folders) -> tuple[Path, list]:
             language,
             "../flipbooks",
         )
+        notes = ROOT / notebooks_dir / "teacher_notes" / f"{path.stem}.md"
+        if notes.exists():  # the speaker notes of the deck's first slide
+            deck["cells"].insert(
+                1,
+                {
+                    "cell_type": "markdown",
+                    "id": "teacher-notes",
+                    "metadata": {"slideshow": {"slide_type": "notes"}},
+                    "source": notes.read_text(encoding="utf-8"),
+                },
+            )
         staged.append((path.stem, deck))
     return src, staged
 
@@ -269,11 +467,29 @@ def decks(edition: str, staged, out: Path) -> None:
     )
     (out / "slides").mkdir(parents=True, exist_ok=True)
     language = EDITIONS[edition][2].replace("_", "-")
+    other = "zh-CN" if edition == "en" else "en"
     for stem, notebook in staged:
         deck = out / "slides" / f"{stem}.html"
         nb = nbformat.reads(json.dumps(notebook), as_version=4)
-        body, _ = exporter.from_notebook_node(nb, resources={"language_code": language})
+        resources = {
+            "language_code": language,
+            "deck_links": {
+                "lesson": f"../{stem}.html",
+                "lesson_label": DECK_WORDS[edition]["lesson"],
+                "twin": f"../../{other}/slides/{stem}.html",
+                "twin_label": DECK_WORDS[edition]["twin"],
+                "twin_lang": other,
+            },
+        }
+        body, _ = exporter.from_notebook_node(nb, resources=resources)
         deck.write_text(body, encoding="utf-8")
+
+
+#: The links in a deck's corner (to its lesson page, to the deck in the other language).
+DECK_WORDS = {
+    "en": {"lesson": "Lesson page", "twin": "中文"},
+    "zh-CN": {"lesson": "课程页面", "twin": "English"},
+}
 
 
 def landing(out: Path) -> None:
@@ -283,12 +499,16 @@ def landing(out: Path) -> None:
         """<!DOCTYPE html>
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
+<link rel="icon" href="favicon.svg" type="image/svg+xml">
 <title>rope-notebooks</title>
 <style>body{font:1.2rem/1.5 sans-serif;max-width:40rem;margin:3rem auto;
 padding:0 1rem;color:#222} a{color:#0645ad}</style></head>
 <body><main>
 <h1>rope-notebooks</h1>
-<p>How does a transformer know where a token is? A course on position encodings.</p>
+<p>How does a transformer know where a token is? A course on position encodings:
+sinusoids, learned tables, RoPE as a 2D rotation and in complex numbers, ALiBi, and
+stretching RoPE past its training length, with widgets you can drag.</p>
+<p lang="zh-CN">Transformer 如何知道每个词元在哪里？一门关于位置编码的交互式课程。</p>
 <ul>
 <li><a href="en/index.html">English edition</a></li>
 <li><a href="zh-CN/index.html" lang="zh-CN" hreflang="zh-CN">中文版</a></li>
@@ -296,6 +516,80 @@ padding:0 1rem;color:#222} a{color:#0645ad}</style></head>
 </main></body></html>
 """,
     )
+    write(
+        out / "404.html",
+        """<!DOCTYPE html>
+<html lang="en">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
+<link rel="icon" href="/favicon.svg" type="image/svg+xml">
+<title>Page not found · rope-notebooks</title>
+<style>body{font:1.2rem/1.5 sans-serif;max-width:40rem;margin:3rem auto;
+padding:0 1rem;color:#222} a{color:#0645ad}</style></head>
+<body><main>
+<h1>Page not found</h1>
+<p lang="zh-CN">找不到这个页面。</p>
+<p>The lessons are here: <a href="/en/index.html">English edition</a> ·
+<a href="/zh-CN/index.html" lang="zh-CN" hreflang="zh-CN">中文版</a></p>
+</main></body></html>
+""",
+    )
+    favicon = HERE / "_static" / "favicon.svg"
+    write(out / "favicon.svg", favicon.read_text(encoding="utf-8"))
+
+
+#: What a page loads that it does not use: Sphinx's search scripts and index on every page
+#: (the theme's search-as-you-type, which the site leaves off; search.html loads its own).
+_SEARCH_SCRIPTS = re.compile(
+    r'\s*<script src="(?:\.\./)*(?:_static/searchtools\.js|_static/language_data\.js|'
+    r'searchindex\.js)"></script>'
+)
+_MATHJAX = re.compile(
+    r"\s*<script>window\.MathJax = [^<]*</script>"
+    r'\s*<script defer="defer" src="[^"]*mathjax/tex-svg-full\.js[^"]*"></script>'
+)
+
+
+def finish(out: Path) -> None:
+    """The edition's pages as a reader gets them: math typeset at build time (site/typeset.js,
+    MathJax in node) so that no page loads MathJax; no search scripts outside search.html;
+    pictures below the first screen loaded when scrolled to; nothing shipped that no page
+    links (Sphinx's empty _sources/, its objects.inv for other Sphinx projects)."""
+    pages = [
+        p
+        for p in sorted(out.rglob("*.html"))
+        if p.relative_to(out).parts[0] not in ("_static", "slides", "flipbooks")
+    ]
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        if page.name != "search.html":
+            text = _SEARCH_SCRIPTS.sub("", text)
+        # every content picture but the first lazily (the first may be on screen)
+        count = 0
+
+        def lazy(match):
+            nonlocal count
+            count += 1
+            tag = match.group(0)
+            if count == 1 or "flipbooks/" in tag:  # a flipbook swaps its picture itself
+                return tag
+            return f'<img loading="lazy" {tag[5:]}'
+
+        body = text.find('<main')
+        text = text[:body] + re.sub(r"<img (?![^>]*loading=)[^>]*>", lazy, text[body:])
+        write(page, text)
+    typeset = [p for p in pages if p.name not in ("search.html", "genindex.html")]
+    subprocess.run(
+        ["node", str(HERE / "typeset.js"), *map(str, typeset)],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    for page in typeset:  # test_site's raw-TeX check finds any formula left untypeset
+        write(page, _MATHJAX.sub("", page.read_text(encoding="utf-8")))
+    for unused in (out / "_sources", out / "objects.inv", out / ".buildinfo"):
+        if unused.is_dir():
+            shutil.rmtree(unused)
+        elif unused.exists():
+            unused.unlink()
 
 
 def build(editions) -> None:
@@ -312,6 +606,7 @@ def build(editions) -> None:
     folders = frames.flipbooks(sorted(set(jobs)))
     print(f"flipbooks ready ({time.perf_counter() - started:.0f} s)")
     assets()
+    userdict(BUILD / "zh-userdict.txt")
     for edition in editions:
         src, staged = stage(edition, classes, folders)
         out = OUT / edition
@@ -323,6 +618,8 @@ def build(editions) -> None:
                 "-b",
                 "html",
                 "-q",
+                # every page written again: finish() post-processes what Sphinx writes
+                "-a",
                 "-j",
                 "2",
                 "-c",
@@ -335,6 +632,7 @@ def build(editions) -> None:
                 str(out),
             ],
             check=True,
+            env={**os.environ, "ROPE_SITE_EDITION": edition},
         )
         for source_map in (out / "_static").rglob("*.map"):  # the theme's, for devtools
             source_map.unlink()  # only: 3.5 MB an edition that no reader downloads
@@ -348,8 +646,18 @@ def build(editions) -> None:
             if stale not in {out / "flipbooks" / f.name for f in used}:
                 shutil.rmtree(stale)
         decks(edition, staged, out)
+        notebooks_dir = ROOT / EDITIONS[edition][0]
+        for name in ("notebooks",):  # each lesson's notebook, as committed, to download
+            shutil.rmtree(out / name, ignore_errors=True)
+            (out / name).mkdir()
+        for path in sorted(notebooks_dir.glob("[0-9][0-9]_*.ipynb")):
+            shutil.copyfile(path, out / "notebooks" / path.name)
+        finish(out)
         print(f"{edition} built ({time.perf_counter() - started:.0f} s)")
     landing(OUT)
+    # myst-nb writes the notebooks' outputs beside the output folder (jupyter_execute/):
+    # the pages' pictures are in each edition's _images/, nothing links this one
+    shutil.rmtree(OUT / "jupyter_execute", ignore_errors=True)
     # GitHub Pages runs Jekyll, which drops folders starting with _ (_static, _images)
     write(OUT / ".nojekyll", "")
 

@@ -6,9 +6,13 @@ notebooks are read as committed (myst-nb, no execution); MathJax, the theme's fo
 scripts are served from the site itself: nothing is fetched at build or view time.
 """
 
+import os
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+
+#: The edition being built (site/build.py sets it): "en" or "zh-CN".
+EDITION = os.environ.get("ROPE_SITE_EDITION", "en")
 
 project = "rope-notebooks"
 author = "rope-notebooks"
@@ -33,12 +37,15 @@ html_title = "rope-notebooks"
 html_static_path = [str(HERE / "_static"), str(HERE / "_build" / "assets")]
 html_css_files = ["site.css"]
 html_js_files = ["flipbook.js"]
+html_favicon = str(HERE / "_static" / "favicon.svg")
 templates_path = [str(HERE / "_templates")]
 html_copy_source = False
 html_show_sourcelink = False
 html_last_updated_fmt = None
+# The sidebar's search is a button that opens the theme's search dialog (an inline form
+# there would be the one the theme's script focuses, hidden on a phone: issue 43).
 html_sidebars = {
-    "**": ["navbar-logo.html", "search-field.html", "sbt-sidebar-nav.html"]
+    "**": ["navbar-logo.html", "search-button-field.html", "sbt-sidebar-nav.html"]
 }
 html_theme_options = {
     "show_navbar_depth": 1,
@@ -46,11 +53,21 @@ html_theme_options = {
     "use_fullscreen_button": False,
     "use_repository_button": False,
     "show_prev_next": True,
+    # No header bar (the book theme hides it): its two hidden toggle buttons would be the
+    # ones the theme's scripts bind, leaving the visible ones dead on a phone (issue 43).
+    "navbar_start": [],
+    "navbar_center": [],
+    "navbar_end": [],
+    "navbar_persistent": [],
     # the switch to the other edition, at the top of every page
     "article_header_end": ["lang-switch.html", "article-header-buttons.html"],
     "pygments_light_style": "a11y-high-contrast-light",
 }
-# Chinese search: with language zh_CN Sphinx splits words with jieba (a site package).
+# Chinese search: with language zh_CN Sphinx splits words with jieba (a site package),
+# with the course's own terms as jieba's user dictionary (site/build.py writes it from the
+# glossary, notebooks/zh/术语表.md); site/_static/zh-search.js splits a query the same way.
+if EDITION == "zh-CN":
+    html_search_options = {"dict": str(HERE / "_build" / "zh-userdict.txt")}
 
 
 def twin(app, pagename, templatename, context, doctree):
@@ -74,3 +91,4 @@ def setup(app):
 def chinese_search(app, config):
     if config.language.startswith("zh"):
         app.add_js_file("zh-stemmer.js")
+        app.add_js_file("zh-search.js")

@@ -38,6 +38,11 @@ SHARED_CODE = (
 )
 #: Frames as WebP at this quality: a tenth of a PNG's bytes, text still sharp.
 WEBP_QUALITY = 85
+#: Positions per slider (the widget's own spread over its range: LiveWidget.sweep_values),
+#: and, for an integer slider with a longer range, its first steps one by one too (so
+#: the motion of one step, lesson 5's fast dials turning a radian a token, is seen).
+POINTS = 16
+FIRST_STEPS = 12
 #: What a flipbook says under its picture, per language.
 NOTE = {
     "en": (
@@ -77,7 +82,7 @@ def cache_key(cls, call: str, language: str) -> str:
     files = [inspect.getsourcefile(cls), *(ROOT / f for f in SHARED_CODE)]
     for path in files:
         digest.update(Path(path).read_bytes())
-    for drawing in (draw_frames, value_label, _numbers):
+    for drawing in (draw_frames, value_label, _numbers, slider_values):
         digest.update(inspect.getsource(drawing).encode())
     digest.update(f"{call}|{language}|{WEBP_QUALITY}|{NOTE}|{LABEL}".encode())
     return digest.hexdigest()[:16]
@@ -90,6 +95,17 @@ def value_label(control, value) -> str:
     if isinstance(value, float):
         return f"{value:g}"
     return str(value)
+
+
+def slider_values(widget, control, values: list) -> list:
+    """The values a flipbook's slider takes: the sweep's (POINTS of them), and for an
+    integer slider its first FIRST_STEPS values one by one."""
+    from rope_lib.widgets.base import spread
+
+    if control.kind != "int" or not _numbers(values):
+        return values
+    every = spread(control, widget.values, n=10**9)
+    return sorted({*values, *every[:FIRST_STEPS]})
 
 
 def draw_frames(name: str, call: str, language: str, out: Path) -> dict:
@@ -133,7 +149,8 @@ def draw_frames(name: str, call: str, language: str, out: Path) -> dict:
 
     out.mkdir(parents=True, exist_ok=True)
     first = frame(start)
-    for control_name, values in widget.sweep_values().items():
+    for control_name, values in widget.sweep_values(POINTS).items():
+        values = slider_values(widget, controls[control_name], values)
         if start[control_name] not in values:
             values = (
                 sorted([*values, start[control_name]])
@@ -211,11 +228,14 @@ def flipbooks(jobs: list[tuple[str, str, str]], workers: int = 2) -> dict:
     return folders
 
 
-def flipbook_html(manifest: dict, base: str, ident: str) -> str:
+def flipbook_html(manifest: dict, base: str, ident: str, label: str | None = None) -> str:
     """The flipbook's HTML: the first frame, a labelled slider per main control, the
-    readout and the note; site/_static/flipbook.js moves it."""
+    readout and the note; site/_static/flipbook.js moves it. label: what it shows (the
+    lesson's words), else the widget's name. Each slider announces its value (not its
+    index) from the start."""
     import html
 
+    label = label or manifest["label"]
     frames = manifest["frames"]
     first = frames[manifest["first"]]
     rows = []
@@ -227,6 +247,7 @@ def flipbook_html(manifest: dict, base: str, ident: str) -> str:
             f"{html.escape(slider['label'])}</label>"
             f'<input type="range" id="{control_id}" min="0" '
             f'max="{len(slider["steps"]) - 1}" value="{slider["start"]}" '
+            f'aria-valuetext="{html.escape(start["label"])}" '
             f'data-slider="{len(rows)}">'
             f'<output for="{control_id}">{html.escape(start["label"])}</output></div>'
         )
@@ -237,11 +258,11 @@ def flipbook_html(manifest: dict, base: str, ident: str) -> str:
             {"start": s["start"], "steps": s["steps"]} for s in manifest["sliders"]
         ],
     }
-    alt = f"{manifest['label']}: {first['readout']}"
+    alt = f"{label}: {first['readout']}"
     script = json.dumps(data, ensure_ascii=False).replace("</", "<\\/")
     return (
         f'<figure class="flipbook" id="{ident}" role="group" '
-        f'aria-label="{html.escape(manifest["label"])}">'
+        f'aria-label="{html.escape(label)}">'
         f'<div class="flipbook-controls">{"".join(rows)}</div>'
         f'<img src="{base}/{first["src"]}" alt="{html.escape(alt)}" '
         f'width="{manifest["width"]}" height="{manifest["height"]}">'

@@ -26,3 +26,11 @@ document.addEventListener("DOMContentLoaded", () => {
     for (const input of inputs) input.addEventListener("input", () => show(input));
   }
 });
+
+// A formula wider than its column scrolls in its own box (site.css): such a box can be
+// reached with the keyboard to scroll it (axe: scrollable-region-focusable).
+document.addEventListener("DOMContentLoaded", () => {
+  for (const math of document.querySelectorAll("mjx-container")) {
+    if (math.scrollWidth > math.clientWidth + 1) math.tabIndex = 0;
+  }
+});

@@ -7,8 +7,12 @@ import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import os
+
 REPO = Path(__file__).resolve().parents[2]
-SITE = REPO / "_site"
+#: The built site; ROPE_SITE_DIR points the tests at another build (an older one, to see
+#: a test fail without the change it checks).
+SITE = Path(os.environ.get("ROPE_SITE_DIR", REPO / "_site"))
 EDITIONS = ("en", "zh-CN")
 # Debian's chromium and the project's flags (GUIDE.md "This machine and CI"), as the
 # JupyterLab tests launch it
@@ -28,6 +32,12 @@ def pages(edition: str) -> list[str]:
         for p in root.rglob("*.html")
         if p.relative_to(root).parts[0] not in ("slides", "_static", "flipbooks")
     )
+
+
+def lessons(edition: str) -> list[str]:
+    """The lesson pages of an edition, from the notebooks folder (never a count)."""
+    folder = REPO / ("notebooks" if edition == "en" else "notebooks/zh")
+    return [f"{edition}/{p.stem}.html" for p in sorted(folder.glob("[0-9][0-9]_*.ipynb"))]
 
 
 def decks(edition: str) -> list[str]:
