@@ -50,7 +50,7 @@ def test_notebooks_pass_ruff_check():
 def test_library_tests_and_scripts_pass_ruff():
     # the same rules as the lessons, but long strings, comments and docstrings (E501) are
     # ignored here for now (pyproject.toml, per-file-ignores): ruff cannot wrap those
-    paths = ("rope_lib", "tests", "scripts", "benchmarks")
+    paths = ("rope_lib", "tests", "scripts", "benchmarks", "hub")
     check = run_ruff("check", "--no-cache", "--output-format", "concise", *paths)
     assert check.returncode == 0, "ruff check:\n" + check.stdout + check.stderr
     form = run_ruff("format", "--check", "--no-cache", *paths)

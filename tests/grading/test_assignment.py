@@ -161,7 +161,9 @@ def graded(request, tmp_path_factory):
 
     # every simulated student's submission belongs to this process's uid: the class
     # hub's check that a submission is its student's own (hub/grading.py) is off here
-    teacher = NbGraderAPI(config=nbgrader_config(course, ExchangeCollect__check_owner=False))
+    teacher = NbGraderAPI(
+        config=nbgrader_config(course, ExchangeCollect__check_owner=False)
+    )
     succeeded(teacher.release_assignment(name))
 
     module = importlib.import_module("rope_lib.exercises.rotation")

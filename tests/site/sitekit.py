@@ -3,11 +3,10 @@ flags, and a page whose requests are watched (Watched)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from urllib.parse import urlsplit
-
-import os
 
 REPO = Path(__file__).resolve().parents[2]
 #: The built site; ROPE_SITE_DIR points the tests at another build (an older one, to see
@@ -37,7 +36,9 @@ def pages(edition: str) -> list[str]:
 def lessons(edition: str) -> list[str]:
     """The lesson pages of an edition, from the notebooks folder (never a count)."""
     folder = REPO / ("notebooks" if edition == "en" else "notebooks/zh")
-    return [f"{edition}/{p.stem}.html" for p in sorted(folder.glob("[0-9][0-9]_*.ipynb"))]
+    return [
+        f"{edition}/{p.stem}.html" for p in sorted(folder.glob("[0-9][0-9]_*.ipynb"))
+    ]
 
 
 def decks(edition: str) -> list[str]:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import re
 import sys
-from pathlib import Path
 from urllib.parse import urljoin
 
 import pytest
@@ -98,7 +97,9 @@ def test_navigation_contents_and_search_open(browser, site_url, edition, viewpor
         page.wait_for_function(
             "() => document.querySelector('#pst-secondary-sidebar-modal').open"
         )
-        assert page.locator("#pst-secondary-sidebar-modal nav.page-toc a").first.is_visible()
+        assert page.locator(
+            "#pst-secondary-sidebar-modal nav.page-toc a"
+        ).first.is_visible()
         page.keyboard.press("Escape")
         page.locator(".search-button__button:visible").first.click()
         page.wait_for_function(
@@ -112,7 +113,9 @@ def test_navigation_contents_and_search_open(browser, site_url, edition, viewpor
         watched.close()
 
 
-PHONE_PAGES = LESSONS + [f"{e}/{n}.html" for e in EDITIONS for n in ("index", "notation")]
+PHONE_PAGES = LESSONS + [
+    f"{e}/{n}.html" for e in EDITIONS for n in ("index", "notation")
+]
 
 
 @pytest.mark.parametrize("path", PHONE_PAGES)
@@ -138,7 +141,9 @@ def glossary_terms() -> list[str]:
         if len(cells) < 4:
             continue
         for part in re.split(r"[/、，,：:“”（）()]|简称", cells[1]):
-            if len(part.strip()) >= 2 and re.fullmatch(r"[\u4e00-\u9fff]+", part.strip()):
+            if len(part.strip()) >= 2 and re.fullmatch(
+                r"[\u4e00-\u9fff]+", part.strip()
+            ):
                 terms.append(part.strip())
     return list(dict.fromkeys(terms))
 
@@ -211,15 +216,27 @@ def test_deck_arrow_key_walks_every_slide(browser, site_url, path):
         )
         seen = set()
         for _ in range(len(every) * 3):
-            seen.add(page.evaluate("() => { const i = Reveal.getIndices(); "
-                                   "return `${i.h}/${i.v || 0}`; }"))
-            if page.evaluate("() => Reveal.isLastSlide() && !Reveal.availableFragments().next"):
+            seen.add(
+                page.evaluate(
+                    "() => { const i = Reveal.getIndices(); "
+                    "return `${i.h}/${i.v || 0}`; }"
+                )
+            )
+            if page.evaluate(
+                "() => Reveal.isLastSlide() && !Reveal.availableFragments().next"
+            ):
                 break
             page.keyboard.press("ArrowRight")
         assert set(every) <= seen, sorted(set(every) - seen)
         edition, _, name = path.split("/")
-        folder = "notebooks/teacher_notes" if edition == "en" else "notebooks/zh/teacher_notes"
-        notes = (REPO / folder / name.replace(".html", ".md")).read_text(encoding="utf-8")
+        folder = (
+            "notebooks/teacher_notes"
+            if edition == "en"
+            else "notebooks/zh/teacher_notes"
+        )
+        notes = (REPO / folder / name.replace(".html", ".md")).read_text(
+            encoding="utf-8"
+        )
         heading = notes.splitlines()[0].lstrip("# ").split("·")[0].strip()
         assert heading in page.locator("aside.notes").first.text_content()
         links = page.locator(".deck-nav a")
@@ -245,7 +262,11 @@ def test_pictures_say_what_they_show(watched, site_url, path):
     alts = page.evaluate(
         "() => [...document.querySelectorAll('article img')].map((i) => i.alt)"
     )
-    bad = [a for a in alts if not a.strip() or _FILE_NAME.search(a) or "No description" in a]
+    bad = [
+        a
+        for a in alts
+        if not a.strip() or _FILE_NAME.search(a) or "No description" in a
+    ]
     assert bad == []
     if path.startswith("zh-CN/"):
         assert all(re.search(r"[\u4e00-\u9fff]", a) for a in alts), alts
@@ -267,18 +288,24 @@ def test_deck_pictures_say_what_they_show(path):
 # --- 7. dark mode, print, home, hygiene ----------------------------------------------------------
 
 DARK = ["index.html"] + [
-    p for e in EDITIONS for p in (f"{e}/index.html", lessons(e)[3], f"{e}/notation.html")
+    p
+    for e in EDITIONS
+    for p in (f"{e}/index.html", lessons(e)[3], f"{e}/notation.html")
 ]
 
 
 @pytest.mark.parametrize("path", DARK)
 def test_dark_mode_passes_axe(browser, site_url, path):
-    context = browser.new_context(viewport={"width": 1366, "height": 768}, color_scheme="dark")
+    context = browser.new_context(
+        viewport={"width": 1366, "height": 768}, color_scheme="dark"
+    )
     page = context.new_page()
     try:
         page.goto(f"{site_url}/{path}", wait_until="load")
         if path != "index.html":
-            assert page.evaluate("() => document.documentElement.dataset.theme") == "dark"
+            assert (
+                page.evaluate("() => document.documentElement.dataset.theme") == "dark"
+            )
         page.add_script_tag(path=str(AXE))
         results = page.evaluate(
             "async () => await axe.run(document, {resultTypes: ['violations']})"
@@ -338,12 +365,16 @@ def test_only_what_is_linked_is_shipped():
     assert (SITE / "404.html").exists() and (SITE / "favicon.svg").exists()
 
 
-@pytest.mark.parametrize("path", ["index.html", "404.html", *(lessons(e)[0] for e in EDITIONS)])
+@pytest.mark.parametrize(
+    "path", ["index.html", "404.html", *(lessons(e)[0] for e in EDITIONS)]
+)
 def test_favicon(watched, site_url, path):
     watched.reset()
     watched.page.goto(f"{site_url}/{path}", wait_until="load")
     icon = watched.page.get_attribute("link[rel~=icon]", "href")
-    assert icon and watched.page.request.get(urljoin(watched.page.url, icon)).status == 200
+    assert (
+        icon and watched.page.request.get(urljoin(watched.page.url, icon)).status == 200
+    )
 
 
 # --- 6. weight, flipbooks, exercises ----------------------------------------------------------
@@ -360,7 +391,11 @@ def _books(path: str) -> list[dict]:
     text = (SITE / path).read_text(encoding="utf-8")
     return [
         json.loads(m.replace("<\\/", "</"))
-        for m in re.findall(r'<script type="application/json" class="flipbook-data">(.*?)</script>', text, re.S)
+        for m in re.findall(
+            r'<script type="application/json" class="flipbook-data">(.*?)</script>',
+            text,
+            re.S,
+        )
     ]
 
 

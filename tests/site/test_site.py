@@ -101,7 +101,9 @@ def test_page(watched, site_url, path):
 
 
 def _flipbooks_in(notebook: Path) -> int:
-    return notebook.read_text(encoding="utf-8").count("application/vnd.jupyter.widget-view")
+    return notebook.read_text(encoding="utf-8").count(
+        "application/vnd.jupyter.widget-view"
+    )
 
 
 #: The lesson with the most live widgets (from the notebooks, never by name or number).

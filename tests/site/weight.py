@@ -75,9 +75,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--site", type=Path, default=SITE)
     parser.add_argument(
-        "paths", nargs="*", default=["en/03_rotation_2d.html", "en/05_rope_in_practice.html"]
+        "paths",
+        nargs="*",
+        default=["en/03_rotation_2d.html", "en/05_rope_in_practice.html"],
     )
     args = parser.parse_args()
+
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *args):
             pass
