@@ -20,7 +20,7 @@ from pathlib import Path
 import sandbox
 from accounts import ensure_unix_user
 from jupyterhub.spawner import LocalProcessSpawner
-from traitlets import Instance, List, Unicode
+from traitlets import Instance, Unicode
 
 HERE = Path(__file__).resolve().parent
 BIN = Path(sys.executable).parent
@@ -32,14 +32,13 @@ class ClassSpawner(LocalProcessSpawner):
         config=True
     )
     limits = Instance(sandbox.Limits, args=()).tag(config=True)
-    server_cmd = List(Unicode(), help="the server, inside the sandbox").tag(config=True)
 
     def sandboxed_cmd(self) -> list[str]:
         user = ensure_unix_user(self.user.name, self.group)
         inner = [
             sys.executable,
             str(HERE / "student_start.py"),
-            *(self.server_cmd or [str(BIN / "jupyterhub-singleuser")]),
+            str(BIN / "jupyterhub-singleuser"),
         ]
         writable = (
             [self.exchange] if self.exchange and os.path.isdir(self.exchange) else []
