@@ -24,6 +24,8 @@ import argparse
 import json
 import os
 import pwd
+import shutil
+import stat
 import subprocess
 import sys
 from datetime import datetime
@@ -73,17 +75,18 @@ def kernelspec(folder: Path) -> Path:
 
 
 def run_kernel(connection_file: str) -> None:
-    """exec the kernel in its sandbox: its folder (the notebook's, its cwd) and the
-    folder of its Unix sockets writable, its connection file readable, no network.
-    (The connection file itself may lie in a shared folder, /tmp: only the file is
-    shown.)"""
+    """exec the kernel in its sandbox: the notebook's folder (its cwd) and its
+    connection file read-only, the folder of its Unix sockets writable, no network,
+    processes of its own (whatever it leaves ends with it). It can change nothing that
+    nbgrader later reads or writes. (The connection file may lie in a shared folder,
+    /tmp: only the file is shown.)"""
     info = json.loads(Path(connection_file).read_text())
     if info.get("transport") != "ipc":
         sys.exit(f"{connection_file}: a sandboxed kernel has no network: transport ipc")
     sockets = str(Path(info["ip"]).resolve().parent)
     kernel = [sys.executable, "-m", "ipykernel_launcher", "-f", connection_file]
     cmd = sandbox.kernel_command(
-        [os.getcwd(), sockets], kernel, chdir=os.getcwd(), readonly=[connection_file]
+        [sockets], kernel, chdir=os.getcwd(), readonly=[connection_file, os.getcwd()]
     )
     os.execv(cmd[0], cmd)
 
@@ -110,7 +113,17 @@ def run_nbgrader(args: list[str], course: Path, grader: str, exchange: Path) -> 
         "OMP_NUM_THREADS": "1",
         "LANG": os.environ.get("LANG", "C.UTF-8"),
     }
-    return subprocess.run(cmd, env=env).returncode
+    limits = sandbox.Limits()
+    cgroups = sandbox.make_cgroup("rope-grading", grader, limits)
+    try:
+        return subprocess.run(
+            cmd, env=env, preexec_fn=lambda: sandbox.enter_limits(cgroups, limits)
+        ).returncode
+    finally:  # nothing a submission started outlives the run
+        sandbox.kill_uid(user.pw_uid)
+        sandbox.remove_cgroups(
+            list(sandbox.cgroup_dirs("rope-grading", grader).values())
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -133,32 +146,85 @@ def main(argv: list[str] | None = None) -> int:
 
 try:  # the collect step needs nbgrader; the rest of this file does not
     from nbgrader.exchange.default import ExchangeCollect
+    from nbgrader.utils import ignore_patterns
 except ImportError:  # pragma: no cover
     ExchangeCollect = object
 
 
+def refusal(path: str, student: str) -> str | None:
+    """Why the submission folder `path` is not `student`'s own plain work, or None: it
+    must be a folder of hers holding only folders and regular files of hers (a symlink
+    would let collect copy whatever it points to: the solutions, the gradebook, another
+    student's work), with nbgrader's submission_secret.txt."""
+    try:
+        uid = pwd.getpwnam(student).pw_uid
+    except KeyError:
+        return f"no Unix user {student!r}"
+    entries = [path]
+    for folder, dirs, files in os.walk(path):
+        entries += [os.path.join(folder, n) for n in [*dirs, *files]]
+    for entry in entries:
+        info = os.lstat(entry)
+        if not (stat.S_ISDIR(info.st_mode) or stat.S_ISREG(info.st_mode)):
+            return f"{entry} is not a plain file or folder"
+        if info.st_uid != uid:
+            owner = pwd.getpwuid(info.st_uid).pw_name if info.st_uid else "root"
+            return f"{entry} belongs to {owner}, not to {student}"
+    if not os.path.isfile(os.path.join(path, "submission_secret.txt")):
+        return "no submission_secret.txt (not made by nbgrader submit)"
+    return None
+
+
+def _copy_regular(src: str, dst: str) -> None:
+    """Copy one regular file, never through a link nor from a pipe (copytree's
+    copy_function: a file swapped for a link after the check is refused here)."""
+    fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{src} is not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as f, open(dst, "wb") as out:
+            shutil.copyfileobj(f, out)
+    finally:
+        os.close(fd)
+
+
 class StrictCollect(ExchangeCollect):
-    """nbgrader's collect, refusing a submission that is not its student's own."""
+    """nbgrader's collect, refusing a submission that is not its student's own plain
+    work (`refusal`), and copying without following links."""
 
     def _path_to_record(self, path):
         record = super()._path_to_record(path)
-        try:
-            owner = pwd.getpwuid(os.stat(path).st_uid).pw_name
-        except KeyError:
-            owner = "an unknown uid"
-        if self.check_owner and owner != record["username"]:
-            self.log.error(
-                "Not collected: %s names %s but was submitted by %s",
-                path, record["username"], owner,
-            )  # fmt: skip
-            record["forged"] = True
+        why = refusal(path, record["username"]) if self.check_owner else None
+        if why:
+            self.log.error("Not collected: %s: %s", path, why)
+            record["refused"] = True
             # never the newest: the student's own latest submission is the one chosen
             record["timestamp"] = datetime.min  # nbgrader's timestamps are naive UTC
         return record
 
     def copy_files(self):
-        self.src_records = [r for r in self.src_records if not r.get("forged")]
+        self.src_records = [r for r in self.src_records if not r.get("refused")]
         super().copy_files()
+
+    def do_copy(self, src, dest, log=None):
+        if not self.check_owner:
+            return super().do_copy(src, dest, log)
+        try:
+            if os.path.islink(src):
+                raise OSError(f"{src} is a link")
+            shutil.copytree(
+                src, dest, symlinks=True, copy_function=_copy_regular,
+                ignore=ignore_patterns(exclude=self.coursedir.ignore,
+                                       include=self.coursedir.include,
+                                       max_file_size=self.coursedir.max_file_size,
+                                       log=self.log),
+            )  # fmt: skip
+            links = [p for p in Path(dest).rglob("*") if p.is_symlink()]
+            if links:
+                raise OSError(f"{links[0]} is a link")
+        except OSError as e:  # changed since the check: this submission is dropped
+            self.log.error("Not collected: %s: %s", src, e)
+            shutil.rmtree(dest, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -100,12 +100,14 @@ def _binds(readonly: list[Path], writable: list[Path]) -> list[str]:
 
 def _common(tmp_bytes: int, *, own_pids: bool = True) -> list[str]:
     """/proc, /dev, a private /tmp and /dev/shm of tmp_bytes each, own namespaces.
-    own_pids=False keeps the /proc and the processes of where it starts (a sandbox made
-    inside another one cannot mount a /proc of its own: the outer one covers parts of
-    its /proc, which the kernel then refuses to reveal again)."""
+    own_pids=False keeps the /proc of where it starts (a sandbox made inside another one
+    cannot mount a /proc of its own: the outer one covers parts of its /proc, which the
+    kernel then refuses to reveal again)."""
     pids = ["--proc", "/proc", "--unshare-pid"]
-    if not own_pids:
-        pids = ["--ro-bind", "/proc", "/proc"]
+    if (
+        not own_pids
+    ):  # still a PID namespace: it sees the others, but cannot signal them
+        pids = ["--ro-bind", "/proc", "/proc", "--unshare-pid"]
     return [
         *pids,
         "--dev", "/dev",
@@ -153,7 +155,7 @@ def kernel_command(
 ) -> list[str]:
     """bwrap run by an unprivileged user (a user namespace of its own): no network,
     `writable` the only folders it may write, `readonly` and the course read-only;
-    `command` starts in `chdir`, which is also its HOME."""
+    `command` starts in `chdir`, with HOME in its private /tmp."""
     shown = [*_readonly_roots(), *map(Path, readonly)]
     return [
         bwrap(),
@@ -161,7 +163,10 @@ def kernel_command(
         *_system(),
         *_common(tmp_bytes, own_pids=False),
         *_binds(shown, [Path(w) for w in writable]),
-        "--chdir", chdir, "--setenv", "HOME", chdir,
+        "--chdir", chdir, "--setenv", "HOME", "/tmp",
+        # its parent's pid means nothing in its own PID namespace, where ipykernel would
+        # take its parent for gone; --die-with-parent ends it with its parent instead
+        "--unsetenv", "JPY_PARENT_PID",
         "--",
         *command,
     ]  # fmt: skip
@@ -260,8 +265,10 @@ def kill_uid(uid: int, seconds: float = 5) -> int:
 
 
 def remove_cgroups(cgroups: list[Path]) -> None:
+    """Remove the cgroups, and their parent folder once it is empty."""
     for folder in cgroups:
-        try:
-            folder.rmdir()
-        except OSError:
-            pass
+        for empty in (folder, folder.parent):
+            try:
+                empty.rmdir()
+            except OSError:  # still in use (processes, or other students' cgroups)
+                break

@@ -283,22 +283,35 @@ c.ClearSolutions.code_stub = {{"python": ""}}
 def prepare_exchange(exchange: Path, course_id: str, owner: str | None) -> None:
     """The exchange as nbgrader wants it (0777 with the sticky bit: every student writes,
     nobody removes another's), and the course's folder in it made now, the grader's, so
-    that no student can make it first (the class hub makes it at its start; a folder a
-    student made is refused)."""
+    that no student can make it first (the class hub makes it at its start). A folder a
+    student made, or a link she put in its place, is refused: nothing here is done
+    through a link (as root, that would chown and chmod wherever it points)."""
     exchange.mkdir(parents=True, exist_ok=True)
     os.chmod(exchange, 0o1777)
     folder = exchange / course_id
-    folder.mkdir(exist_ok=True)
-    made_by = folder.stat().st_uid
-    allowed = {0, os.getuid()} | ({pwd.getpwnam(owner).pw_uid} if owner else set())
-    if made_by not in allowed:
+    try:
+        folder.mkdir()
+    except FileExistsError:
+        pass
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError as e:
         raise SystemExit(
-            f"{folder} belongs to uid {made_by}, not to the grader: a student made it "
-            "before the course did. Remove it and run this again."
-        )
-    if owner:
-        shutil.chown(folder, owner, owner)
-    os.chmod(folder, 0o755)
+            f"{folder} is not a folder ({e.strerror}): remove it"
+        ) from None
+    try:
+        made_by = os.fstat(fd).st_uid
+        allowed = {0, os.getuid()} | ({pwd.getpwnam(owner).pw_uid} if owner else set())
+        if made_by not in allowed:
+            raise SystemExit(
+                f"{folder} belongs to uid {made_by}, not to the grader: a student made it "
+                "before the course did. Remove it and run this again."
+            )
+        if owner:
+            os.fchown(fd, pwd.getpwnam(owner).pw_uid, pwd.getpwnam(owner).pw_gid)
+        os.fchmod(fd, 0o755)
+    finally:
+        os.close(fd)
 
 
 def generate(course: Path, name: str) -> bool:

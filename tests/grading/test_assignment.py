@@ -312,3 +312,15 @@ def test_every_known_mistake_fails_the_test_cell_with_its_message(lang):
             assert str(failed.value) == message
             tried += 1
     assert tried == 30
+
+
+def test_the_exchange_course_folder_is_never_changed_through_a_link(tmp_path):
+    """A student who puts a link where the exchange's course folder goes (the exchange
+    is 1777) must not get make_assignment, run as root, to chmod or chown its target."""
+    exchange, victim = tmp_path / "exchange", tmp_path / "victim"
+    exchange.mkdir()
+    victim.mkdir(mode=0o700)
+    (exchange / "rope-notebooks").symlink_to(victim)
+    with pytest.raises(SystemExit, match="is not a folder"):
+        make_assignment.prepare_exchange(exchange, "rope-notebooks", None)
+    assert victim.stat().st_mode & 0o777 == 0o700

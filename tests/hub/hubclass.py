@@ -453,3 +453,27 @@ def fetch_assignment(hub, page, name: str, assignment: str = "lesson03") -> str:
         if e["assignment_id"] == assignment and e["status"] == "fetched"
     )
     return entry["notebooks"][0]["path"]
+
+
+def open_from_assignment_list(page, notebook: str = "03_rotation_2d") -> str:
+    """The student's way, in her JupyterLab: Nbgrader > Assignment List, Fetch, then the
+    fetched notebook's link. Returns the path JupyterLab opened (relative to its root)."""
+    # nbgrader's extension loads after the page
+    command = "nbgrader:open-assignment-list"
+    page.wait_for_function(
+        "c => window.jupyterapp.commands.hasCommand(c)", arg=command, timeout=60_000
+    )
+    page.evaluate("c => window.jupyterapp.commands.execute(c)", command)
+    page.locator("#released_assignments_list button", has_text="Fetch").first.click()
+    fetched = "#fetched_assignments_list"
+    link = page.locator(f"{fetched} .nested_list_item .item_name a", has_text=notebook)
+    link.first.wait_for(state="attached", timeout=60_000)
+    if not link.first.is_visible():  # the assignment's notebooks are folded: unfold
+        page.locator(f"{fetched} .assignment-notebooks-link").first.click()
+    link.first.click()
+    page.wait_for_function(
+        "n => window.jupyterapp.shell.currentWidget?.context?.path?.endsWith(n)",
+        arg=f"{notebook}.ipynb",
+        timeout=60_000,
+    )
+    return page.evaluate("() => window.jupyterapp.shell.currentWidget.context.path")

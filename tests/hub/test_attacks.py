@@ -14,12 +14,16 @@ import os
 import pwd
 import struct
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import hubclass
 import psutil
 import pytest
+
+sys.path.insert(0, str(hubclass.REPO / "hub"))
+import accounts  # noqa: E402
 
 LIMITS = {"ROPE_HUB_MEMORY_GB": "1", "ROPE_HUB_PROCESSES": "128"}
 
@@ -92,19 +96,21 @@ def test_d1_a_symlink_she_plants_leads_no_copy_out_of_her_home(hub, pages):
 
 # -- D2, D3, D7, D16, D17: grading ------------------------------------------------------
 PROBE = """
-import json, os, socket, pathlib
-probe = {{"uid": os.getuid(), "gradebook": None, "network": None, "homes": None}}
+import json, os, socket, subprocess
+probe = {{"uid": os.getuid(), "limits": open("/proc/self/limits").read()}}
 for key, attempt in (
     ("gradebook", lambda: open(os.path.join({course!r}, "gradebook.db"), "rb").read(1)),
     ("network", lambda: socket.create_connection(("127.0.0.1", {port}), timeout=2)),
     ("homes", lambda: os.listdir("/home")),
+    ("own_folder", lambda: open("planted.ipynb", "w").write("x")),
 ):
     try:
         attempt()
         probe[key] = "reached"
     except Exception as e:
         probe[key] = type(e).__name__
-pathlib.Path("probe.json").write_text(json.dumps(probe))
+subprocess.Popen(["setsid", "sleep", "7777"])  # left behind on purpose
+print("PROBE" + json.dumps(probe))
 """
 
 
@@ -161,6 +167,21 @@ def test_d2_d3_d7_grading_keeps_each_submission_and_the_gradebook_safe(hub, page
     assert "forged 0" in forged, (
         forged
     )  # nbgrader took it: the exchange's job to refuse
+    # a submits again and puts links in that submission, her own folder: one to the
+    # gradebook, and her notebook swapped for a link to the solutions
+    url = hub.user_url(
+        a, "assignments/submit?course_id=rope-notebooks&assignment_id=lesson03"
+    )
+    assert hubclass.fetch(pages["a"], url, "POST")["status"] == 200
+    inbound = hub.exchange / "rope-notebooks" / "inbound"
+    newest = max(inbound.glob(f"{a}+lesson03+*"), key=lambda p: p.name.split("+")[2])
+    solutions = course / "source" / "lesson03" / "03_rotation_2d.ipynb"
+    for cmd in (
+        ["ln", "-s", str(course / "gradebook.db"), str(newest / "gb.db")],
+        ["ln", "-sf", str(solutions), str(newest / "03_rotation_2d.ipynb")],
+    ):
+        done = hubclass.as_user(a, *cmd)
+        assert done.returncode == 0, (cmd, done.stderr)
     for step in ("collect", "autograde", "generate_feedback", "export"):
         done = hubclass.grading(hub, step, *(["lesson03"] if step != "export" else []))
         assert done.returncode == 0, (step, done.stdout[-2000:], done.stderr[-2000:])
@@ -168,13 +189,30 @@ def test_d2_d3_d7_grading_keeps_each_submission_and_the_gradebook_safe(hub, page
         course / "submitted" / b / "lesson03" / "03_rotation_2d.ipynb"
     ).read_text()
     assert "b's own" in collected, "b's submission was replaced by a's forgery"
+    # the linked submission was refused: her first one was collected, with no link
+    mine = course / "submitted" / a / "lesson03"
+    assert not [p for p in mine.rglob("*") if p.is_symlink()], list(mine.iterdir())
+    assert "BEGIN SOLUTION" not in (mine / "03_rotation_2d.ipynb").read_text()
+    assert "PROBE" in (mine / "03_rotation_2d.ipynb").read_text()
     # D3: a's code ran as the grading user, with neither the gradebook nor a network
-    probe = json.loads(
-        (course / "autograded" / a / "lesson03" / "probe.json").read_text()
+    graded = hubclass.read_notebook(
+        course / "autograded" / a / "lesson03" / "03_rotation_2d.ipynb"
     )
-    assert probe["uid"] == pwd.getpwnam(hub.grader).pw_uid != 0, probe
+    printed = "".join(
+        "".join(out.get("text", ""))
+        for cell in graded["cells"]
+        for out in cell.get("outputs", [])
+    )
+    probe = json.loads(printed.split("PROBE", 1)[1].splitlines()[0])
+    grader = pwd.getpwnam(hub.grader).pw_uid
+    assert probe["uid"] == grader != 0, probe
     assert probe["gradebook"] != "reached" and probe["network"] != "reached", probe
     assert probe["homes"] == "FileNotFoundError", probe  # no student's home in sight
+    # the folder nbgrader writes the graded notebook into is read-only to her code
+    assert probe["own_folder"] != "reached", probe
+    # the run's limits held her code, and nothing she started outlived the run
+    assert "Max processes             256" in probe["limits"], probe["limits"]
+    assert not hubclass.user_processes(hub.grader)
     # D2 after grading: grades, others' submissions and feedback stay closed to a
     for path in (
         course / "grades.csv",
@@ -428,21 +466,39 @@ def test_d10_nobody_can_take_a_roster_name_first(hub, people):
     assert "/user/" not in page.url
 
 
+FLOOD = """([name, n]) => {
+  const xsrf = decodeURIComponent((document.cookie.match(/_xsrf=([^;]*)/) || [])[1] || '');
+  window._flood = Promise.all([...Array(n)].map((_, k) => fetch('/hub/login', {
+    method: 'POST',
+    body: new URLSearchParams({username: name, password: 'wrong-' + k, _xsrf: xsrf}),
+  }).then(r => r.status)));
+}"""
+
+
 def test_d11_wrong_passwords_cannot_lock_the_teacher_out(hub, people):
     page = people[hub.intruder]
     for k in range(7):
         hub.start_log_in(page, hub.teacher, password=f"guess-{k}-wrong")
         page.wait_for_load_state()
         assert "/hub/login" in page.url
+    # and while 20 more wrong tries are in flight, the teacher logs in
+    page.goto(hub.url("hub/login"))
+    page.evaluate(FLOOD, [hub.teacher, 20])
     context = page.context.browser.new_context()
     try:
         own = context.new_page()
         t0 = time.monotonic()
         hub.start_log_in(own, hub.teacher)
         own.wait_for_url(lambda url: "/hub/login" not in url, timeout=60_000)
-        print(f"the teacher got in {time.monotonic() - t0:.1f} s after 7 wrong tries")
+        seconds = time.monotonic() - t0
     finally:
         context.close()
+    statuses = page.evaluate("() => window._flood")
+    print(f"the teacher got in {seconds:.1f} s, 7 wrong tries before and 20 in flight")
+    assert len(statuses) == 20, statuses  # the flood was answered, all of it
+    # each wrong try waits 2 s: had hers queued behind the 20 (as it did: 48 s), it
+    # would have waited 40 s at least; what is left is the hub's bcrypt checks
+    assert seconds < 20 * accounts.TEACHER_WAIT, seconds
 
 
 def test_d11_a_locked_student_is_let_in_by_the_teacher(hub, people, pages):

@@ -22,6 +22,7 @@ import signal
 import time
 import urllib.error
 import urllib.request
+import uuid
 from pathlib import Path
 
 import hubclass
@@ -322,19 +323,19 @@ def test_an_assignment_is_fetched_in_jupyterlab_submitted_and_autograded(hub, pe
     hubclass.assignment_made(hub)
     assert hubclass.grading(hub, "release_assignment", "lesson03").returncode == 0
     answers = dict(zip(list(hub.students)[:2], [RIGHT, CLOCKWISE]))
-    for name, answer in answers.items():
+    zh = next(n for n, lang in hub.students.items() if lang == "zh")
+    for name in [*answers, zh]:
         page = people[name]
-        page.goto(hub.user_url(name, "lab"))
+        # a workspace of its own: no tabs restored
+        page.goto(hub.user_url(name, f"lab/workspaces/a{uuid.uuid4().hex[:12]}"))
         hub.wait_lab(page, name)
-        # Fetch, as the Assignment List panel does it: the notebook lands inside what
-        # JupyterLab shows, and opens from there
-        fetched = hubclass.fetch_assignment(hub, page, name)
-        response = page.goto(hub.user_url(name, f"lab/tree/{fetched}"))
-        assert response.status == 200
-        got = hubclass.fetch(page, hub.user_url(name, f"api/contents/{fetched}"))
-        assert got["status"] == 200, got
-        page.goto(hub.user_url(name, "lab"))
-        hub.wait_lab(page, name)
+        # Fetch in the Assignment List panel, then its link: the notebook lands inside
+        # what JupyterLab shows and opens there (in the Chinese JupyterLab too)
+        fetched = hubclass.open_from_assignment_list(page)
+        assert fetched == "lesson03/03_rotation_2d.ipynb", fetched
+        if name == zh:
+            continue
+        answer = answers[name]
         path = f"/home/{name}/rope-notebooks/{fetched}"
         out = hubclass.run_in_kernel(
             page, hubclass.ANSWER_FILE.format(path=path, answer=answer)

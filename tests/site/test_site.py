@@ -10,6 +10,7 @@ language; every slide of every deck fits reveal's 853x480 slide, the projector's
 
 from __future__ import annotations
 
+import fcntl
 import json
 from pathlib import Path
 from urllib.parse import urljoin
@@ -64,23 +65,31 @@ def _visit(watched: Watched, url: str):
     watched.page.evaluate(WAIT_MATH)
 
 
-def _record_axe(path: str, violations: list) -> None:
+def _record(name: str, path: str, value) -> None:
+    """Add {path: value} to test-artifacts/site/NAME: a read-modify-write under a lock,
+    since the two xdist workers write the same file."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    record = ARTIFACTS / "axe.json"
-    found = json.loads(record.read_text()) if record.exists() else {}
-    found[path] = [
-        {"id": v["id"], "impact": v["impact"], "nodes": len(v["nodes"])}
-        for v in violations
-    ]
-    record.write_text(json.dumps(found, indent=1, sort_keys=True))
+    record = ARTIFACTS / name
+    with open(ARTIFACTS / f".{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        found = json.loads(record.read_text()) if record.exists() else {}
+        found[path] = value
+        record.write_text(json.dumps(found, indent=1, sort_keys=True))
+
+
+def _record_axe(path: str, violations: list) -> None:
+    _record(
+        "axe.json",
+        path,
+        [
+            {"id": v["id"], "impact": v["impact"], "nodes": len(v["nodes"])}
+            for v in violations
+        ],
+    )
 
 
 def _record_zooms(path: str, sizes: list) -> None:
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    record = ARTIFACTS / "deck_zooms.json"
-    found = json.loads(record.read_text()) if record.exists() else {}
-    found[path] = [round(s["zoom"], 3) for s in sizes]
-    record.write_text(json.dumps(found, indent=1, sort_keys=True))
+    _record("deck_zooms.json", path, [round(s["zoom"], 3) for s in sizes])
 
 
 @pytest.mark.parametrize("path", ALL_PAGES)
