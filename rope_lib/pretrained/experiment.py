@@ -105,6 +105,7 @@ import numpy as np
 import torch
 
 from .. import rope_frequencies
+from ..attention_entropy import attention_stats
 from .attention_maps import (
     attention_weights,
     decay_by_distance,
@@ -133,10 +134,45 @@ METHODS = {
     # the band test: plain RoPE but PI on the pairs settings["band"] only
     # (pairs.band_interpolated: not a rope_frequencies type)
     "pi_band": ("band", {}),
+    # the temperature sweep: YaRN's frequencies with another attention factor m (cos and
+    # sin times m, logits times m^2 = 1/t); YaRN's own is 1.0693 at x2, 1.1386 at x4
+    "yarn_af1.14": ("yarn", {"attention_factor": 1.14}),
+    "yarn_af1.21": ("yarn", {"attention_factor": 1.21}),
+    "yarn_af1.28": ("yarn", {"attention_factor": 1.28}),
+    # log-n scaling, no frequency change: plain RoPE, query m times max(1, ln(m+1)/ln L)
+    # (Qwen's use_logn_attn; Model.set_logn)
+    "logn": ("logn", {}),
 }
 
-ALL = list(METHODS)
+FACTORLESS = ("plain", "logn")
+"""Methods whose frequencies have no factor: their units are "x1" at every length."""
+
+SWEEP_X2 = ["yarn_af1.14", "yarn_af1.21"]
+"""The x2 temperature sweep besides YaRN's own factor (1.0693) and 1 (no factor)."""
+ALL = [m for m in METHODS if m not in ("yarn_af1.28",)]
 EXTENDED = ["plain", "dynamic_ntk", "yarn"]
+SWEEP_X4 = ["yarn_no_attention_factor", "yarn_af1.21", "yarn_af1.28"]
+"""The x4 temperature sweep, on windows of 2L (length 2): YaRN's own attention factor
+there is read from yarn/x4's 4L pass (its first 2L positions)."""
+ENTROPY = [
+    "plain",
+    "pi",
+    "yarn/x2",
+    "yarn_no_attention_factor",
+    "yarn_af1.14",
+    "yarn_af1.21",
+    "yarn_af1.28",
+    "logn",
+]
+"""The methods ("name", at every factor, or "name/x<factor>") whose loss units also
+measure the attention entropy (settings "entropy"): YaRN x4's 4L pass does not."""
+
+
+def _measures_entropy(settings: dict, method: str, factor) -> bool:
+    names = settings["entropy"]["methods"]
+    return method in names or f"{method}/x{factor}" in names
+
+
 FULL = {
     "stages": [  # loss: windows of factor * L tokens, how many for each method
         {"factor": 2, "windows": dict.fromkeys(ALL, 1)},
@@ -147,7 +183,14 @@ FULL = {
             # matched control there (dynamic NTK over 4L has NTK's frequencies at 13)
             "inside_L": ["dynamic_ntk", "ntk"],
         },
+        {"factor": 4, "length": 2, "windows": dict.fromkeys(SWEEP_X4, 1)},
     ],
+    "entropy": {  # in the loss units of ENTROPY: query counts p, queries before each
+        "methods": ENTROPY,
+        "points": [1024, 2048, 4096, 6144, 8192, 10240, 12288, 14336, 16384]
+        + [20480, 24576, 28672, 32768],
+        "queries": 32,
+    },
     "band": [20, 26],  # pi_band: pairs 20-25, lambda 8.4k-51k tokens, the largest q, k
     "windowed": {  # plain RoPE, every offset below L; lengths in multiples of L
         "lengths": {"streaming": 2, "window_only": 1.25, "sliding": 4},
@@ -192,7 +235,13 @@ QUICK = {
             "windows": dict.fromkeys(EXTENDED + ["ntk"], 2),
             "inside_L": ["dynamic_ntk", "ntk"],
         },
+        {"factor": 4, "length": 2, "windows": dict.fromkeys(SWEEP_X4, 2)},
     ],
+    "entropy": {
+        "methods": ENTROPY,
+        "points": [8, 16, 24, 32, 40, 48, 64, 96, 128],
+        "queries": 4,
+    },
     "band": [20, 26],
     "windowed": {
         "lengths": {"streaming": 2, "window_only": 1.25, "sliding": 4},
@@ -237,8 +286,8 @@ def plan(
     settings["units"] = [
         [
             method,
-            1 if method == "plain" else stage["factor"],
-            L if method in stage.get("inside_L", ()) else L * stage["factor"],
+            1 if method in FACTORLESS else stage["factor"],
+            L if method in stage.get("inside_L", ()) else _stage_length(stage, L),
             w,
         ]
         for stage in settings["stages"]
@@ -262,6 +311,11 @@ def plan(
         for t in range(keys["trials"])
     ]
     return settings
+
+
+def _stage_length(stage: dict, L: int) -> int:
+    """A stage's window: its "length" times L (default: its factor times L)."""
+    return round(L * stage.get("length", stage["factor"]))
 
 
 def unit_key(method: str, factor: float, length: int, window: int) -> str:
@@ -342,11 +396,13 @@ def _rope_settings(
     (rope_type "band") needs its band and the model's config (head_dim, rope_base): its
     params are explicit frequencies, {"inv_freq": ...} (Llama.set_rope)."""
     rope_type, params = METHODS[method]
+    if rope_type == "logn":
+        return "default", {"logn_length": L}
     if rope_type == "band":
         inv_freq, _ = rope_frequencies("default", config.head_dim, config.rope_base)
         return "default", {"inv_freq": band_interpolated(inv_freq, band, factor)}
     params = dict(params)
-    if method != "plain":
+    if method not in FACTORLESS:
         params["factor"] = float(factor)
         if rope_type == "dynamic":
             params["max_position_embeddings"] = L
@@ -371,6 +427,7 @@ def method_frequencies(
     )
     if "inv_freq" in params:
         return params["inv_freq"]
+    params.pop("logn_length", None)  # log-n scaling leaves the frequencies alone
     return rope_frequencies(rope_type, head_dim, base, **params)[0]
 
 
@@ -401,17 +458,40 @@ CPU seconds, StreamingLLM 1.30 times, scaled to the plain forward's 54 idle seco
 # --- the parts: each function computes one unit ----------------------------------------------
 
 
-def loss_unit(model, tokens, bucket: int, keys: dict) -> dict:
+def loss_unit(model, tokens, bucket: int, keys: dict, entropy=None) -> dict:
     """{key: {"bucket_loss"}} for keys {length: key}: one forward pass over tokens (the
     longest length), each length's buckets from its first positions. The model is causal
     and a static method's frequencies do not depend on the window's length, so the first
     n positions of a longer window have exactly the losses of a window of n tokens (up to
-    float round-off, tests/lib/test_pretrained.py)."""
-    losses = model.token_losses(tokens.to(model.embedding.weight.device)).cpu()
-    return {
+    float round-off, tests/lib/test_pretrained.py).
+
+    entropy: settings "entropy" ({"points", "queries"}) to measure, on the same forward
+    pass, each layer's attention entropy and logit spread at every point up to the
+    window's length (attention_entropy.attention_stats): the first key's value gets
+    "entropy": {"points", "entropy", "logit_std": [layer][point][head]}."""
+    stats = {}
+    device = model.embedding.weight.device
+    if entropy is None:
+        losses = model.token_losses(tokens.to(device)).cpu()
+    else:
+        points = [p for p in entropy["points"] if p <= len(tokens)]
+
+        def probe(layer, q, k):
+            stats[layer] = attention_stats(q, k, points, entropy["queries"])
+
+        with model.observing(probe):
+            losses = model.token_losses(tokens.to(device)).cpu()
+    values = {
         key: {"bucket_loss": bucket_means(losses[: length - 1], bucket)}
         for length, key in keys.items()
     }
+    if stats:
+        layers = [stats[i] for i in sorted(stats)]
+        values[next(iter(keys.values()))]["entropy"] = {"points": points} | {
+            name: _significant([layer[name].tolist() for layer in layers])
+            for name in ("entropy", "logit_std")
+        }
+    return values
 
 
 def windowed_unit(model, tokens, bucket: int, window: Window) -> dict:
@@ -557,6 +637,7 @@ def _stored(results_path: Path, header: dict, settings: dict) -> dict:
         for u in settings["units"]
         if u[3] not in moved and (kept["band"] or METHODS[u[0]][0] != "band")
     }
+    loss -= _without_entropy(stored.get("units", {}), old.get("entropy"), settings)
     windowed = {
         windowed_key(*u)
         for u in settings["windowed_units"]
@@ -568,6 +649,24 @@ def _stored(results_path: Path, header: dict, settings: dict) -> dict:
         "passkey": {"units": _kept(stored.get("passkey", {}), "units", keys)},
         "windowed": {"units": _kept(stored.get("windowed", {}), "units", windowed)},
     }
+
+
+def _without_entropy(units: dict, before: dict | None, settings: dict) -> set:
+    """The stored loss units of settings "entropy"'s methods that lack the entropy this
+    plan measures (none yet, or other points): they run again, and the units read from
+    the same pass with them."""
+    now = settings["entropy"]
+    same = before is not None and all(
+        before.get(k) == now[k] for k in ("points", "queries")
+    )
+    missing = {
+        key
+        for key, unit in units.items()
+        if _measures_entropy(settings, key.split("/")[0], key.split("/")[1][1:])
+        and "from" not in unit
+        and not (same and "entropy" in unit)
+    }
+    return missing | {k for k, u in units.items() if u.get("from") in missing}
 
 
 def _but_count(windowed: dict | None) -> dict | None:
@@ -634,7 +733,10 @@ def _loss_units(settings, results, model, ids) -> list[Unit]:
         n = max(keys)
         tokens = text_windows(ids, n, count, span=longest)[w]
         keys = dict(sorted(keys.items(), reverse=True))  # the longest first
-        compute = partial(loss_unit, model, tokens, bucket, keys)
+        measure = None
+        if _measures_entropy(settings, method, factor):
+            measure = settings["entropy"]
+        compute = partial(loss_unit, model, tokens, bucket, keys, measure)
         band = settings["band"]
         rope = _rope_settings(method, factor, L, factor * L, band, model.config)
         store = results["units"]
@@ -646,7 +748,7 @@ def _span(settings) -> tuple[int, int]:
     """(span, count): every text window of every length begins where count windows of
     span tokens would (text.window_starts), span the longest length of the plan."""
     L, windowed = settings["training_length"], settings["windowed"]
-    lengths = [L * s["factor"] for s in settings["stages"]]
+    lengths = [_stage_length(s, L) for s in settings["stages"]]
     lengths += [round(L * x) for x in windowed["lengths"].values()]
     counts = [max(s["windows"].values()) for s in settings["stages"]]
     return max(lengths), max(counts + [windowed["windows"]])
@@ -774,6 +876,8 @@ def _evaluate(todo: list[Unit], model, results, results_path: Path, quiet: bool)
     )
     for unit in todo:
         rope_type, params = unit.rope
+        params = dict(params)
+        model.set_logn(params.pop("logn_length", None))
         model.set_rope(rope_type, **params)
         bar.set_postfix_str(unit.keys[0])
         begun, cpu = time.perf_counter(), time.process_time()
