@@ -52,6 +52,12 @@ def main(argv=None) -> int:
         default=None,
         help="text windows per method and factor (default 1; more: a spread)",
     )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="units side by side in this many processes (threads split between them)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     if args.threads is not None:
@@ -63,6 +69,7 @@ def main(argv=None) -> int:
         quiet=args.quiet,
         offset=args.offset,
         windows=args.windows,
+        jobs=args.jobs,
     )
     seconds = ", ".join(f"{part} {s:.0f} s" for part, s in results["seconds"].items())
     print(

@@ -828,18 +828,41 @@ def run(
     quiet: bool = False,
     offset: int = 0,
     windows: int | None = None,
+    jobs: int = 1,
 ) -> dict:
     """Evaluate every unit of plan(quick) not yet in out_dir/results.json; return results.
 
     offset: the text is read from its token `offset` on, wrapping around to its start, so
     that every window is another stretch of the same documentation. windows: that many
-    loss windows per method and factor (plan).
+    loss windows per method and factor (plan). jobs: units run in that many processes
+    side by side, each with torch's threads / jobs threads (a forward pass scales poorly
+    past one thread here: two one-thread jobs do about 1.4 times the work of one
+    two-thread job); the costliest first, so that none is left alone at the end.
     """
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
         raise ValueError(f"offset must be an int >= 0, got {offset!r}")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"jobs must be an int >= 1, got {jobs!r}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     results_path = out / "results.json"
+    basis = (quick, device, offset, windows)
+    model, tokenizer, ids, settings, header = _setup(*basis)
+    results = {"units": {}, "passkey": {"units": {}}, "windowed": {"units": {}}}
+    results.update(_stored(results_path, header, settings) | header)
+    todo = _todo(settings, results, model, tokenizer, ids)
+    start = time.perf_counter()
+    if jobs > 1 and len(todo) > 1:
+        threads = max(1, torch.get_num_threads() // jobs)
+        _evaluate_side_by_side(todo, results, results_path, quiet, jobs, basis, threads)
+    else:
+        _evaluate(todo, model, results, results_path, quiet)
+    results["wall_seconds"] = time.perf_counter() - start
+    return results
+
+
+def _setup(quick: bool, device: str, offset: int, windows):
+    """(model, tokenizer, ids, settings, header) of a run: the same in every job."""
     path = smollm2_path()
     model = Llama.from_gguf(path).to(device)
     tokenizer = load_tokenizer(path)
@@ -854,43 +877,90 @@ def run(
         "settings": {k: v for k, v in settings.items() if not k.endswith("units")},
         "quick": quick,
     }
-    results = {"units": {}, "passkey": {"units": {}}, "windowed": {"units": {}}}
-    results.update(_stored(results_path, header, settings) | header)
-    todo = _todo(settings, results, model, tokenizer, ids)
-    start = time.perf_counter()
-    _evaluate(todo, model, results, results_path, quiet)
-    results["wall_seconds"] = time.perf_counter() - start
-    return results
+    return model, tokenizer, ids, settings, header
 
 
-def _evaluate(todo: list[Unit], model, results, results_path: Path, quiet: bool):
-    """Run the units in order, each with its rope settings, writing results.json after
-    each; a progress bar weighted by the units' costs."""
+def _compute(unit: Unit, model) -> dict:
+    """{key: value} for each of the unit's keys, run with its rope settings; the first
+    key carries the seconds, the others say where they came from."""
+    rope_type, params = unit.rope
+    params = dict(params)
+    model.set_logn(params.pop("logn_length", None))
+    model.set_rope(rope_type, **params)
+    begun, cpu = time.perf_counter(), time.process_time()
+    with torch.inference_mode():
+        values = unit.compute()
+    spent = {
+        "seconds": round(time.perf_counter() - begun, 1),
+        "cpu_seconds": round(time.process_time() - cpu, 1),
+    }
+    stored = {}
+    for key in unit.keys:
+        stored[key] = values[key] | spent
+        spent = {"seconds": 0.0, "cpu_seconds": 0.0, "from": unit.keys[0]}
+    return stored
+
+
+def _bar(todo: list[Unit], quiet: bool):
     from tqdm.auto import tqdm
 
-    bar = tqdm(
+    return tqdm(
         total=sum(unit.cost for unit in todo),
         disable=quiet,
         desc="SmolLM2 experiments",
         bar_format="{l_bar}{bar}| [{elapsed}<{remaining}] {postfix}",
     )
+
+
+def _evaluate(todo: list[Unit], model, results, results_path: Path, quiet: bool):
+    """Run the units in order, each with its rope settings, writing results.json after
+    each; a progress bar weighted by the units' costs."""
+    bar = _bar(todo, quiet)
     for unit in todo:
-        rope_type, params = unit.rope
-        params = dict(params)
-        model.set_logn(params.pop("logn_length", None))
-        model.set_rope(rope_type, **params)
         bar.set_postfix_str(unit.keys[0])
-        begun, cpu = time.perf_counter(), time.process_time()
-        with torch.inference_mode():
-            values = unit.compute()
-        spent = {
-            "seconds": round(time.perf_counter() - begun, 1),
-            "cpu_seconds": round(time.process_time() - cpu, 1),
-        }
-        for key in unit.keys:
-            unit.store[key] = values[key] | spent
-            spent = {"seconds": 0.0, "cpu_seconds": 0.0, "from": unit.keys[0]}
+        for key, value in _compute(unit, model).items():
+            unit.store[key] = value
         _write(results, results_path)
         bar.update(unit.cost)
+    bar.close()
+    _write(results, results_path)
+
+
+_JOB: dict = {}
+"""A job process's own model and units (_job_start), by their first key."""
+
+
+def _job_start(basis: tuple, threads: int) -> None:
+    torch.set_num_threads(threads)
+    model, tokenizer, ids, settings, _header = _setup(*basis)
+    empty = {"units": {}, "passkey": {"units": {}}, "windowed": {"units": {}}}
+    _JOB["model"] = model
+    _JOB["units"] = {
+        u.keys[0]: u for u in _todo(settings, empty, model, tokenizer, ids)
+    }
+
+
+def _job_unit(key: str) -> dict:
+    return _compute(_JOB["units"][key], _JOB["model"])
+
+
+def _evaluate_side_by_side(todo, results, results_path, quiet, jobs, basis, threads):
+    """_evaluate with the units spread over `jobs` processes (spawned: each loads the
+    model and makes the same plan), the costliest first; results.json is written by
+    this process after each unit, as _evaluate does."""
+    import multiprocessing
+
+    by_key = {unit.keys[0]: unit for unit in todo}
+    order = sorted(by_key, key=lambda k: -by_key[k].cost)
+    bar = _bar(todo, quiet)
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(jobs, _job_start, (basis, threads)) as pool:
+        for stored in pool.imap_unordered(_job_unit, order):
+            unit = by_key[next(iter(stored))]
+            for key, value in stored.items():
+                unit.store[key] = value
+            _write(results, results_path)
+            bar.set_postfix_str(unit.keys[0])
+            bar.update(unit.cost)
     bar.close()
     _write(results, results_path)
