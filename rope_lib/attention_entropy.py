@@ -2,40 +2,41 @@
 
     softmax_entropy(logits, mask=None)            H = -sum_j p_j ln p_j, nats
     gaussian_logit_entropy(n, sigma)              ln n - sigma^2 / 2 (large n)
-    random_qk_entropy(n, head_dim, sigma, ...)    the same, simulated with random q and k
+    random_qk_entropy(n, head_dim, sigma)         the same, simulated: random q, k
     attention_stats(q, k, points, queries)        entropy and logit spread of real heads
     logn_scale(positions, training_length)        max(1, ln(m + 1) / ln L)
     yarn_temperature(factor)                      YaRN's t: 1 / sqrt(t) = 0.1 ln s + 1
     best_multiplier(multipliers, losses)          the logit multiplier of least loss
     fit_length_curve(x, y, form)                  loss against length: exp, power, ...
 
-Attention gives query m the weights p_j = exp(x_j) / Z over its n keys, x_j the logits
-q . k_j / sqrt(d), Z = sum_j exp(x_j). Its entropy H = ln Z - sum_j p_j x_j lies between 0
-(one key) and ln n (every key alike: the uniform yardstick).
+Attention gives query m the weights p_j = exp(x_j) / Z over its n keys, x_j the
+logits q . k_j / sqrt(d), Z = sum_j exp(x_j). Its entropy H = ln Z - sum_j p_j x_j
+lies between 0 (one key) and ln n (every key alike: the uniform yardstick).
 
-Where the ln n comes from. Let the n logits be independent N(0, sigma^2) (random q and k:
-given q, q . k / sqrt(d) is Gaussian with variance |q|^2 / d). For large n the sums are
-n times their expectations: Z ~ n E[e^x] = n e^(sigma^2 / 2) and sum_j p_j x_j ~ E[x e^x]
-/ E[e^x] = sigma^2, so
+Where the ln n comes from. Let the n logits be independent N(0, sigma^2) (random q and
+k: given q, q . k / sqrt(d) is Gaussian with variance |q|^2 / d). For large n the sums
+are n times their expectations: Z ~ n E[e^x] = n e^(sigma^2 / 2) and
+sum_j p_j x_j ~ E[x e^x] / E[e^x] = sigma^2, so
 
     H ~ ln n + sigma^2 / 2 - sigma^2 = ln n - sigma^2 / 2.
 
-The ln n is the number of keys competing; the variance does not grow with n (each logit's
-spread is set by q and k alone). The law of large numbers needs n >> e^(sigma^2) (the
-relative variance of e^x): below that a few keys dominate and H falls under the formula
-(the random energy model's low-temperature side, Derrida 1981; at sigma^2 > 2 ln n the
-weights freeze onto a handful of keys).
+The ln n is the number of keys competing; the variance does not grow with n (each
+logit's spread is set by q and k alone). The law of large numbers needs n >> e^(sigma^2)
+(the relative variance of e^x): below that a few keys dominate and H falls under the
+formula (the random energy model's low-temperature side, Derrida 1981; at
+sigma^2 > 2 ln n the weights freeze onto a handful of keys).
 
 Two answers to "attention spreads as n grows". Multiplying the logits by lambda changes
-sigma to lambda sigma: to keep H fixed at H_0 under Gaussian logits, lambda^2 sigma^2 / 2
-must grow like ln n (lambda ~ sqrt(ln n)). To keep the weight of one key whose logit stands
-a fixed gap above n others fixed, the gap times lambda must grow like ln n (lambda ~ ln n):
-that is log-n scaling (Chiang and Cholak 2022, "Overcoming a Theoretical Limitation of
-Self-Attention", arXiv:2202.12172; Su 2021, "entropy invariance"; Qwen's use_logn_attn;
-Nakanishi 2025, "Scalable-Softmax Is Superior for Attention", arXiv:2501.19399, with a
-learned slope). YaRN's temperature (Peng et al. 2023, arXiv:2309.00071, section 3.4)
-multiplies the logits by 1/t with sqrt(1/t) = 0.1 ln s + 1, a constant for a given factor s
-fitted on LLaMA, not a function of n.
+sigma to lambda sigma: to keep H fixed at H_0 under Gaussian logits,
+lambda^2 sigma^2 / 2 must grow like ln n (lambda ~ sqrt(ln n)). To keep the weight of
+one key whose logit stands a fixed gap above n others fixed, the gap times lambda must
+grow like ln n (lambda ~ ln n): that is log-n scaling (Chiang and Cholak 2022,
+"Overcoming a Theoretical Limitation of Self-Attention", arXiv:2202.12172; Su 2021,
+"entropy invariance"; Qwen's use_logn_attn; Nakanishi 2025, "Scalable-Softmax Is
+Superior for Attention", arXiv:2501.19399, with a learned slope). YaRN's temperature
+(Peng et al. 2023, arXiv:2309.00071, section 3.4) multiplies the logits by 1/t with
+sqrt(1/t) = 0.1 ln s + 1, a constant for a given factor s fitted on LLaMA, not a
+function of n.
 """
 
 from __future__ import annotations
@@ -121,10 +122,10 @@ def _fits(mask, logits) -> bool:
 
 
 def gaussian_logit_entropy(n, sigma) -> float:
-    """ln n - sigma^2 / 2: the entropy of softmax over n independent N(0, sigma^2) logits
-    for large n (module docstring). Good when n >> e^(sigma^2); at sigma^2 >= 2 ln n it
-    would reach 0 or less, and the true entropy stays positive (the weights freeze onto a
-    few keys): there it is no estimate."""
+    """ln n - sigma^2 / 2: the entropy of softmax over n independent N(0, sigma^2)
+    logits for large n (module docstring). Good when n >> e^(sigma^2); at
+    sigma^2 >= 2 ln n it would reach 0 or less, and the true entropy stays positive
+    (the weights freeze onto a few keys): there it is no estimate."""
     n = _positive_int("n", n)
     sigma = _finite("sigma", sigma)
     return math.log(n) - sigma**2 / 2
@@ -169,22 +170,22 @@ def logn_scale(positions: torch.Tensor, training_length) -> torch.Tensor:
 
 
 def yarn_temperature(factor) -> dict:
-    """YaRN's temperature at factor s (Peng et al. 2023, section 3.4, eq. 22): the logits
-    are multiplied by 1/t, with sqrt(1/t) = 0.1 ln s + 1. Implementations multiply cos
-    and sin (q and k) by m = sqrt(1/t) (transformers' attention_factor), so the logits
-    get m^2 = 1/t. {"attention_factor": m, "logit_multiplier": 1/t, "t": t}; t < 1 for
-    s > 1: the logits grow, attention sharpens."""
+    """YaRN's temperature at factor s (Peng et al. 2023, section 3.4): the
+    logits are multiplied by 1/t, with sqrt(1/t) = 0.1 ln s + 1. Implementations
+    multiply cos and sin (q and k) by m = sqrt(1/t) (transformers' attention_factor), so
+    the logits get m^2 = 1/t. {"attention_factor": m, "logit_multiplier": 1/t, "t": t};
+    t < 1 for s > 1: the logits grow, attention sharpens."""
     m = yarn_get_mscale(_finite("factor", factor, positive=True))
     return {"attention_factor": m, "logit_multiplier": m * m, "t": 1 / (m * m)}
 
 
 def attention_stats(q: torch.Tensor, k: torch.Tensor, points, queries: int) -> dict:
-    """Entropy and logit spread of causal attention, as a function of the number of keys.
+    """Entropy and logit spread of causal attention by the number of keys.
 
     q [batch, H, n, d] and k [batch, G, n, d] as the attention uses them (rotated; G
-    divides H, query head h reads key head h // (H / G)); logits q . k / sqrt(d), query m
-    seeing keys 0..m. For each point p of points (1 <= p <= n), the `queries` queries just
-    before it (m = p - queries .. p - 1, so about p keys each): {"entropy": float64
+    divides H, query head h reads key head h // (H / G)); logits q . k / sqrt(d), query
+    m seeing keys 0..m. For each point p of points (1 <= p <= n), the `queries` queries
+    just before it (m = p - queries .. p - 1, so about p keys each): {"entropy": float64
     [points, H], the mean over those queries and the batch of H in nats (compare ln p),
     "logit_std": the same for the standard deviation of a query's logits over its keys}.
     Only those queries' scores are formed: memory batch x H x queries x p."""

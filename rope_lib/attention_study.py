@@ -2,7 +2,8 @@
 
     python -m rope_lib.attention_study --out DIR      DIR/results.json (about a minute)
 
-Reads what is already measured and adds the cheap parts (attention_entropy has the math):
+Reads what is already measured and adds the cheap parts (attention_entropy has the
+math):
 
 random   softmax entropy of one random query over n random keys (d = 64), per sigma:
          mean and spread over trials against ln n - sigma^2 / 2 and ln n (uniform).
@@ -259,8 +260,8 @@ def temperature_table(results: dict, factor: int) -> dict:
 
 def logn_table(results: dict) -> dict:
     """Log-n scaling on plain RoPE past L, per bucket of the 2 L window: plain, log-n,
-    YaRN x2 and the sliding reference's losses, and the share of the break log-n repairs,
-    (plain - logn) / (plain - reference)."""
+    YaRN x2 and the sliding reference's losses, and the share of the break log-n
+    repairs, (plain - logn) / (plain - reference)."""
     L, bucket = results["settings"]["training_length"], results["settings"]["bucket"]
     first, last = L // bucket, 2 * L // bucket
     if f"logn/x1/{2 * L}/window0" not in results["units"]:

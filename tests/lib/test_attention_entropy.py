@@ -1,7 +1,7 @@
-"""rope_lib.attention_entropy: softmax entropy, its large-n form for Gaussian logits, the
-entropy of real heads by number of keys, log-n scaling, YaRN's temperature, the sweep's
-best multiplier and the length fits; and the SmolLM2 model's hooks (log-n, observing)
-on a tiny random model (no file needed)."""
+"""rope_lib.attention_entropy: softmax entropy, its large-n form for Gaussian logits,
+the entropy of real heads by number of keys, log-n scaling, YaRN's temperature, the
+sweep's best multiplier and the length fits; and the SmolLM2 model's hooks (log-n,
+observing) on a tiny random model (no file needed)."""
 
 from __future__ import annotations
 
@@ -239,16 +239,19 @@ def test_attention_stats_of_a_zero_query_is_ln_of_its_keys():
     assert np.allclose(stats["logit_std"], 0.0)
 
 
+Q4, Q3 = torch.zeros(1, 2, 8, 4), torch.zeros(1, 3, 8, 4)
+
+
 @pytest.mark.parametrize(
     "call,error,name",
     [
-        (lambda: attention_stats(torch.zeros(2, 4, 8), torch.zeros(2, 4, 8), [4], 2), ValueError, "q"),
-        (lambda: attention_stats(torch.zeros(1, 3, 8, 4), torch.zeros(1, 2, 8, 4), [4], 2), ValueError, "k"),
-        (lambda: attention_stats(torch.zeros(1, 2, 8, 4), torch.zeros(1, 2, 8, 4), [9], 2), ValueError, "points"),
-        (lambda: attention_stats(torch.zeros(1, 2, 8, 4), torch.zeros(1, 2, 8, 4), [0], 2), ValueError, "points"),
-        (lambda: attention_stats(torch.zeros(1, 2, 8, 4), torch.zeros(1, 2, 8, 4), [4], 0), ValueError, "queries"),
+        (lambda: attention_stats(Q4[0], Q4[0], [4], 2), ValueError, "q"),
+        (lambda: attention_stats(Q3, Q4, [4], 2), ValueError, "k"),
+        (lambda: attention_stats(Q4, Q4, [9], 2), ValueError, "points"),
+        (lambda: attention_stats(Q4, Q4, [0], 2), ValueError, "points"),
+        (lambda: attention_stats(Q4, Q4, [4], 0), ValueError, "queries"),
     ],
-)  # fmt: skip
+)
 def test_attention_stats_refuses_wrong_input(call, error, name):
     with pytest.raises(error, match=name):
         call()
