@@ -187,9 +187,11 @@ def smollm2_entropy(results: dict) -> dict:
     from its longest pass, and what PI, YaRN and YaRN without its attention factor at x2
     change (method - plain, [layer][point], points up to 2 L)."""
     L = results["settings"]["training_length"]
-    plain = results["units"].get(f"plain/x1/{4 * L}/window0", {})
-    if "entropy" not in plain:
+    passes = [results["units"].get(f"plain/x1/{n}/window0", {}) for n in (4 * L, 2 * L)]
+    measured = [unit for unit in passes if "entropy" in unit]
+    if not measured:
         return None  # not measured yet
+    plain = measured[0]  # the 4L pass's, or a 2L pass's (a run cut short)
     points = plain["entropy"]["points"]
     out = {
         "points": points,
@@ -204,8 +206,8 @@ def smollm2_entropy(results: dict) -> dict:
         unit = results["units"].get(f"{method}/x{factor}/{2 * L}/window0", {})
         if "entropy" not in unit:
             continue
-        n = len(unit["entropy"]["points"])
-        out["change"][method] = _head_mean(unit) - out["plain"][:, :n]
+        n = min(len(unit["entropy"]["points"]), len(points))
+        out["change"][method] = _head_mean(unit)[:, :n] - out["plain"][:, :n]
     return out
 
 

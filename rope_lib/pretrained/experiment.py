@@ -32,6 +32,14 @@ windowed Why plain RoPE breaks past L, tested with plain RoPE whose every offset
          the in-distribution reference, bucket by bucket, on the same text.
 passkey  Passkey retrieval (passkey.py): is the key said back by greedy decoding, by prompt
          length, depth of the key and method.
+study    The attention study, in the loss units (attention_study reads them): the loss
+         units of ENTROPY's methods also measure, on their own forward pass, each
+         layer's and head's attention entropy and logit spread for the 32 queries before
+         each point of settings "entropy" (attention_entropy.attention_stats); the
+         temperature sweep (YaRN's frequencies with other attention factors m, logits
+         times m^2 = 1/t: SWEEP_X2 at x2, SWEEP_X4 at x4 on 2L windows) and log-n scaling
+         ("logn": plain RoPE, query m times max(1, ln(m + 1) / ln L)). They stay out of
+         lesson 11's curves (results.temperature_study).
 pairs    The size of q and k per frequency pair, by layer (pairs.py), on windows of 2,048
          tokens, plain RoPE.
 decay    Mean attention weight by distance, by layer, and sinks: the share of attention on
@@ -51,6 +59,8 @@ results.json (keys sorted; "x2" is the factor, window w the w-th window of that 
                   read from a longer window's forward pass says so, "from": that unit's key,
                   with 0 seconds)
                   (pi_band is the band test, "ntk/x4/<L>/..." static NTK x4 inside L)
+                  a unit of ENTROPY's methods also has "entropy": {"points": [p ...],
+                  "entropy", "logit_std": [layer][point][head]} (its pass's first key)
     summary       loss: {"<method>/x<factor>/<length>": {"windows": count, "mean", "std",
                          "min", "max": [per bucket, over the windows]}}
     windowed      {"units": {"<name>/<length>/window<w>": {"bucket_loss", "seconds",
@@ -224,8 +234,18 @@ StreamingLLM on 2L (a masked forward, ~210 s), the window alone on 1.25L (~90 s)
 sliding reference (6 forwards of L, ~325 s); the decay probe runs again for its fields
 without the first token (~65 s). Masked forwards timed at 8,192 tokens on the busy
 machine (benchmarks/bench_windowed.py, 2 threads, CPU seconds): plain 63, the window
-alone 77, StreamingLLM 82. From scratch about 58 minutes; resuming the committed run
-(make llm-experiments) about 15. Each more window adds about 47 minutes."""
+alone 77, StreamingLLM 82. From scratch about 58 minutes with one two-thread job.
+
+The attention study (attention_study reads it) adds 6 forwards of 2L: the temperature
+sweep (YaRN's frequencies with attention factors 1.14, 1.21 at x2; 1, 1.21, 1.28 at x4,
+on 2L windows: YaRN's own factor comes from the yarn units, 1 at x2 from
+yarn_no_attention_factor) and log-n scaling, about 15 minutes at two threads; the entropy
+probe costs 8.5 % of an 8,192-token forward (5.7 of 67 CPU seconds, one thread) and rides
+on the loss units of ENTROPY. One thread per forward does more per core than two: a 2L
+forward took 194-207 CPU seconds with one thread (busy machine, entropy probe taken off)
+against 267-324 with two, so --jobs 2 (make llm-experiments) runs two one-thread units
+side by side: the whole plan, about 5,600 one-thread CPU seconds, in about 47 minutes on
+two idle cores if each job keeps one-thread speed (estimated, not timed idle)."""
 
 QUICK = {
     "stages": [
