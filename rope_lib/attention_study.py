@@ -162,7 +162,8 @@ def _buckets(losses: torch.Tensor, settings: dict) -> list[float]:
 def excess_fits(loss: dict, L: int, bucket: int) -> dict:
     """Fits of the excess loss (plain minus the reference, per bucket wholly past L,
     mean over the runs) against x = the bucket's middle / L, to every form of FORMS:
-    {"x", "excess": [run][bucket], "mean", form: fit_length_curve's result}."""
+    {"x", "excess": [run][bucket], "mean", form: fit_length_curve's result on the mean,
+    "rmse_per_run": {form: [each run fitted alone]}}."""
     starts = np.asarray(loss["bucket_start"])
     past = starts >= L
     excess = np.asarray(loss["plain"]) - np.asarray(loss["reference"])
@@ -170,7 +171,16 @@ def excess_fits(loss: dict, L: int, bucket: int) -> dict:
     x = (starts[past] + bucket / 2) / L
     mean = excess.mean(0)
     fits = {form: fit_length_curve(x, mean, form) for form in FORMS}
-    return {"x": x.tolist(), "excess": excess.tolist(), "mean": mean.tolist()} | fits
+    each = {
+        form: [fit_length_curve(x, run, form)["rmse"] for run in excess]
+        for form in FORMS
+    }
+    return {
+        "x": x.tolist(),
+        "excess": excess.tolist(),
+        "mean": mean.tolist(),
+        "rmse_per_run": each,
+    } | fits
 
 
 def _unit(results: dict, method: str, factor, length: int, window: int = 0) -> dict:
