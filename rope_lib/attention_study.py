@@ -247,7 +247,9 @@ def sweep_losses(results: dict, factor: int) -> dict:
 def temperature_table(results: dict, factor: int) -> dict:
     """The best logit multiplier 1/t at a factor (best_multiplier over the sweep), for
     the mean loss past L, for each bucket past L (the spread) and inside L, against
-    YaRN's (0.1 ln s + 1)^2. {"attention_factor": swept m, "loss": [m][bucket], ...}."""
+    YaRN's (0.1 ln s + 1)^2; "slope": the k of sqrt(1/t) = k ln s + 1 that the best
+    past L gives (YaRN's: 0.1). {"attention_factor": swept m, "loss": [m][bucket],
+    ...}."""
     bucket = results["settings"]["bucket"]
     first = results["settings"]["training_length"] // bucket  # the first bucket past L
     losses = sweep_losses(results, factor)
@@ -259,10 +261,16 @@ def temperature_table(results: dict, factor: int) -> dict:
     per_bucket = [
         best_multiplier(multipliers, table[:, b]) for b in range(first, len(table[0]))
     ]
+    best = best_multiplier(multipliers, table[:, first:].mean(1))
     return {
         "attention_factor": m,
         "loss": table,
         "first_bucket_past_L": first,
+        # YaRN's rule sqrt(1/t) = k ln s + 1 with k = 0.1; the k the best t gives here
+        "slope": (best["attention_factor"] - 1) / math.log(factor),
+        "slope_by_bucket": [
+            (b["attention_factor"] - 1) / math.log(factor) for b in per_bucket
+        ],
         "best_past_L": best_multiplier(multipliers, table[:, first:].mean(1)),
         "best_inside_L": best_multiplier(multipliers, table[:, :first].mean(1)),
         "best_by_bucket": per_bucket,
