@@ -181,8 +181,9 @@ experiments: $(STAMP)
 # OMP_WAIT_POLICY=PASSIVE: on a shared machine, torch's threads sleep instead of spinning.
 .PHONY: llm-experiments
 llm-experiments: $(STAMP)
-	OMP_WAIT_POLICY=PASSIVE $(BIN)/python -m rope_lib.pretrained --threads 2 --out notebooks/llm_results
+	OMP_WAIT_POLICY=PASSIVE $(BIN)/python -m rope_lib.pretrained --threads 2 --jobs 2 --out notebooks/llm_results
 	$(BIN)/python -m rope_lib.pretrained.figures notebooks/llm_results
+	$(BIN)/python -m rope_lib.attention_study --out notebooks/attention_results
 
 # rope_lib's Chinese words: extract the messages marked in the code, merge them into
 # rope_lib/locale/zh/LC_MESSAGES/rope_lib.po (new ones untranslated), compile rope_lib.mo.

@@ -228,3 +228,32 @@ def pair_sizes(model, tokens: torch.Tensor) -> dict:
         sizes["q"].append(pair_rms(q))
         sizes["k"].append(pair_rms(k))
     return {key: torch.stack(value) for key, value in sizes.items()}
+
+
+@torch.no_grad()
+def entropy_by_length(model, tokens: torch.Tensor, points, queries: int) -> dict:
+    """The attention entropy and logit spread of every layer and head by the number of
+    keys a query sees (attention_entropy.attention_stats at each point of points, the
+    `queries` queries before it), on tokens [batch, n] read as the model reads them (its
+    current RoPE setting): {"entropy", "logit_std": float64 [layers, points, heads]}."""
+    from ..attention_entropy import attention_stats
+
+    stats = [
+        attention_stats(*block.attn.query_key(x), points, queries)
+        for block, x in zip(model.blocks, _layer_inputs(model, tokens))
+    ]
+    return {
+        name: np.stack([layer[name] for layer in stats])
+        for name in ("entropy", "logit_std")
+    }
+
+
+@torch.no_grad()
+def loss_by_position(model, tokens: torch.Tensor) -> torch.Tensor:
+    """The next-token loss at each position m (predicting token m + 1), float64 [n - 1],
+    the mean over the batch of tokens [batch, n]."""
+    logits = model(tokens)[:, :-1]
+    losses = torch.nn.functional.cross_entropy(
+        logits.transpose(1, 2), tokens[:, 1:], reduction="none"
+    )
+    return losses.double().mean(0)

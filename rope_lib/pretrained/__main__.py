@@ -8,11 +8,14 @@ dynamic NTK and YaRN at factor 4 (32,768 tokens); why plain RoPE breaks: PI on a
 pairs only, static NTK x4 inside L, StreamingLLM (attention sinks + recent keys), the
 recent keys alone, and the sliding-window reference; passkey retrieval by length, depth and
 method; the size of q and k per frequency pair, attention by distance and the attention
-sinks, by layer. Writes DIR/results.json after every unit; run it again to continue an
+sinks, by layer; the attention entropy per layer on the loss units of plain RoPE, PI and
+YaRN, a temperature sweep of YaRN at x2 and x4, and log-n scaling (the attention study).
+Writes DIR/results.json after every unit; run it again to continue an
 interrupted run (units already there are skipped). --quick: the same steps at tiny sizes
 (under a minute), for CI. --offset N: read the text from its token N on (other windows,
 same text). --windows N: N text windows per method and factor instead of one (a spread
-between stretches of text; each more window adds about 47 minutes on two idle cores)."""
+between stretches of text; each more window adds about 47 minutes on two idle cores).
+--jobs N: N units side by side in N processes, the threads split between them."""
 
 from __future__ import annotations
 
@@ -52,6 +55,12 @@ def main(argv=None) -> int:
         default=None,
         help="text windows per method and factor (default 1; more: a spread)",
     )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="units side by side in this many processes (threads split between them)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     if args.threads is not None:
@@ -63,6 +72,7 @@ def main(argv=None) -> int:
         quiet=args.quiet,
         offset=args.offset,
         windows=args.windows,
+        jobs=args.jobs,
     )
     seconds = ", ".join(f"{part} {s:.0f} s" for part, s in results["seconds"].items())
     print(

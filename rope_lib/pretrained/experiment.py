@@ -32,6 +32,14 @@ windowed Why plain RoPE breaks past L, tested with plain RoPE whose every offset
          the in-distribution reference, bucket by bucket, on the same text.
 passkey  Passkey retrieval (passkey.py): is the key said back by greedy decoding, by prompt
          length, depth of the key and method.
+study    The attention study, in the loss units (attention_study reads them): the loss
+         units of ENTROPY's methods also measure, on their own forward pass, each
+         layer's and head's attention entropy and logit spread for the 32 queries before
+         each point of settings "entropy" (attention_entropy.attention_stats); the
+         temperature sweep (YaRN's frequencies with other attention factors m, logits
+         times m^2 = 1/t: SWEEP_X2 at x2, SWEEP_X4 at x4 on 2L windows) and log-n scaling
+         ("logn": plain RoPE, query m times max(1, ln(m + 1) / ln L)). They stay out of
+         lesson 11's curves (results.temperature_study).
 pairs    The size of q and k per frequency pair, by layer (pairs.py), on windows of 2,048
          tokens, plain RoPE.
 decay    Mean attention weight by distance, by layer, and sinks: the share of attention on
@@ -51,6 +59,8 @@ results.json (keys sorted; "x2" is the factor, window w the w-th window of that 
                   read from a longer window's forward pass says so, "from": that unit's key,
                   with 0 seconds)
                   (pi_band is the band test, "ntk/x4/<L>/..." static NTK x4 inside L)
+                  a unit of ENTROPY's methods also has "entropy": {"points": [p ...],
+                  "entropy", "logit_std": [layer][point][head]} (its pass's first key)
     summary       loss: {"<method>/x<factor>/<length>": {"windows": count, "mean", "std",
                          "min", "max": [per bucket, over the windows]}}
     windowed      {"units": {"<name>/<length>/window<w>": {"bucket_loss", "seconds",
@@ -105,6 +115,7 @@ import numpy as np
 import torch
 
 from .. import rope_frequencies
+from ..attention_entropy import attention_stats
 from .attention_maps import (
     attention_weights,
     decay_by_distance,
@@ -133,10 +144,45 @@ METHODS = {
     # the band test: plain RoPE but PI on the pairs settings["band"] only
     # (pairs.band_interpolated: not a rope_frequencies type)
     "pi_band": ("band", {}),
+    # the temperature sweep: YaRN's frequencies with another attention factor m (cos and
+    # sin times m, logits times m^2 = 1/t); YaRN's own is 1.0693 at x2, 1.1386 at x4
+    "yarn_af1.14": ("yarn", {"attention_factor": 1.14}),
+    "yarn_af1.21": ("yarn", {"attention_factor": 1.21}),
+    "yarn_af1.28": ("yarn", {"attention_factor": 1.28}),
+    # log-n scaling, no frequency change: plain RoPE, query m times max(1, ln(m+1)/ln L)
+    # (Qwen's use_logn_attn; Model.set_logn)
+    "logn": ("logn", {}),
 }
 
-ALL = list(METHODS)
+FACTORLESS = ("plain", "logn")
+"""Methods whose frequencies have no factor: their units are "x1" at every length."""
+
+SWEEP_X2 = ["yarn_af1.14", "yarn_af1.21"]
+"""The x2 temperature sweep besides YaRN's own factor (1.0693) and 1 (no factor)."""
+ALL = [m for m in METHODS if m not in ("yarn_af1.28",)]
 EXTENDED = ["plain", "dynamic_ntk", "yarn"]
+SWEEP_X4 = ["yarn_no_attention_factor", "yarn_af1.21", "yarn_af1.28"]
+"""The x4 temperature sweep, on windows of 2L (length 2): YaRN's own attention factor
+there is read from yarn/x4's 4L pass (its first 2L positions)."""
+ENTROPY = [
+    "plain",
+    "pi",
+    "yarn/x2",
+    "yarn_no_attention_factor",
+    "yarn_af1.14",
+    "yarn_af1.21",
+    "yarn_af1.28",
+    "logn",
+]
+"""The methods ("name", at every factor, or "name/x<factor>") whose loss units also
+measure the attention entropy (settings "entropy"): YaRN x4's 4L pass does not."""
+
+
+def _measures_entropy(settings: dict, method: str, factor) -> bool:
+    names = settings["entropy"]["methods"]
+    return method in names or f"{method}/x{factor}" in names
+
+
 FULL = {
     "stages": [  # loss: windows of factor * L tokens, how many for each method
         {"factor": 2, "windows": dict.fromkeys(ALL, 1)},
@@ -147,7 +193,14 @@ FULL = {
             # matched control there (dynamic NTK over 4L has NTK's frequencies at 13)
             "inside_L": ["dynamic_ntk", "ntk"],
         },
+        {"factor": 4, "length": 2, "windows": dict.fromkeys(SWEEP_X4, 1)},
     ],
+    "entropy": {  # in the loss units of ENTROPY: query counts p, queries before each
+        "methods": ENTROPY,
+        "points": [1024, 2048, 4096, 6144, 8192, 10240, 12288, 14336, 16384]
+        + [20480, 24576, 28672, 32768],
+        "queries": 32,
+    },
     "band": [20, 26],  # pi_band: pairs 20-25, lambda 8.4k-51k tokens, the largest q, k
     "windowed": {  # plain RoPE, every offset below L; lengths in multiples of L
         "lengths": {"streaming": 2, "window_only": 1.25, "sliding": 4},
@@ -181,8 +234,18 @@ StreamingLLM on 2L (a masked forward, ~210 s), the window alone on 1.25L (~90 s)
 sliding reference (6 forwards of L, ~325 s); the decay probe runs again for its fields
 without the first token (~65 s). Masked forwards timed at 8,192 tokens on the busy
 machine (benchmarks/bench_windowed.py, 2 threads, CPU seconds): plain 63, the window
-alone 77, StreamingLLM 82. From scratch about 58 minutes; resuming the committed run
-(make llm-experiments) about 15. Each more window adds about 47 minutes."""
+alone 77, StreamingLLM 82. From scratch about 58 minutes with one two-thread job.
+
+The attention study (attention_study reads it) adds 6 forwards of 2L: the temperature
+sweep (YaRN's frequencies with attention factors 1.14, 1.21 at x2; 1, 1.21, 1.28 at x4,
+on 2L windows: YaRN's own factor comes from the yarn units, 1 at x2 from
+yarn_no_attention_factor) and log-n scaling, about 15 minutes at two threads; the entropy
+probe costs 8.5 % of an 8,192-token forward (5.7 of 67 CPU seconds, one thread) and rides
+on the loss units of ENTROPY. One thread per forward does more per core than two: a 2L
+forward took 194-207 CPU seconds with one thread (busy machine, entropy probe taken off)
+against 267-324 with two, so --jobs 2 (make llm-experiments) runs two one-thread units
+side by side: the whole plan, about 5,600 one-thread CPU seconds, in about 47 minutes on
+two idle cores if each job keeps one-thread speed (estimated, not timed idle)."""
 
 QUICK = {
     "stages": [
@@ -192,7 +255,13 @@ QUICK = {
             "windows": dict.fromkeys(EXTENDED + ["ntk"], 2),
             "inside_L": ["dynamic_ntk", "ntk"],
         },
+        {"factor": 4, "length": 2, "windows": dict.fromkeys(SWEEP_X4, 2)},
     ],
+    "entropy": {
+        "methods": ENTROPY,
+        "points": [8, 16, 24, 32, 40, 48, 64, 96, 128],
+        "queries": 4,
+    },
     "band": [20, 26],
     "windowed": {
         "lengths": {"streaming": 2, "window_only": 1.25, "sliding": 4},
@@ -237,8 +306,8 @@ def plan(
     settings["units"] = [
         [
             method,
-            1 if method == "plain" else stage["factor"],
-            L if method in stage.get("inside_L", ()) else L * stage["factor"],
+            1 if method in FACTORLESS else stage["factor"],
+            L if method in stage.get("inside_L", ()) else _stage_length(stage, L),
             w,
         ]
         for stage in settings["stages"]
@@ -262,6 +331,11 @@ def plan(
         for t in range(keys["trials"])
     ]
     return settings
+
+
+def _stage_length(stage: dict, L: int) -> int:
+    """A stage's window: its "length" times L (default: its factor times L)."""
+    return round(L * stage.get("length", stage["factor"]))
 
 
 def unit_key(method: str, factor: float, length: int, window: int) -> str:
@@ -342,11 +416,13 @@ def _rope_settings(
     (rope_type "band") needs its band and the model's config (head_dim, rope_base): its
     params are explicit frequencies, {"inv_freq": ...} (Llama.set_rope)."""
     rope_type, params = METHODS[method]
+    if rope_type == "logn":
+        return "default", {"logn_length": L}
     if rope_type == "band":
         inv_freq, _ = rope_frequencies("default", config.head_dim, config.rope_base)
         return "default", {"inv_freq": band_interpolated(inv_freq, band, factor)}
     params = dict(params)
-    if method != "plain":
+    if method not in FACTORLESS:
         params["factor"] = float(factor)
         if rope_type == "dynamic":
             params["max_position_embeddings"] = L
@@ -371,6 +447,7 @@ def method_frequencies(
     )
     if "inv_freq" in params:
         return params["inv_freq"]
+    params.pop("logn_length", None)  # log-n scaling leaves the frequencies alone
     return rope_frequencies(rope_type, head_dim, base, **params)[0]
 
 
@@ -401,17 +478,40 @@ CPU seconds, StreamingLLM 1.30 times, scaled to the plain forward's 54 idle seco
 # --- the parts: each function computes one unit ----------------------------------------------
 
 
-def loss_unit(model, tokens, bucket: int, keys: dict) -> dict:
+def loss_unit(model, tokens, bucket: int, keys: dict, entropy=None) -> dict:
     """{key: {"bucket_loss"}} for keys {length: key}: one forward pass over tokens (the
     longest length), each length's buckets from its first positions. The model is causal
     and a static method's frequencies do not depend on the window's length, so the first
     n positions of a longer window have exactly the losses of a window of n tokens (up to
-    float round-off, tests/lib/test_pretrained.py)."""
-    losses = model.token_losses(tokens.to(model.embedding.weight.device)).cpu()
-    return {
+    float round-off, tests/lib/test_pretrained.py).
+
+    entropy: settings "entropy" ({"points", "queries"}) to measure, on the same forward
+    pass, each layer's attention entropy and logit spread at every point up to the
+    window's length (attention_entropy.attention_stats): the first key's value gets
+    "entropy": {"points", "entropy", "logit_std": [layer][point][head]}."""
+    stats = {}
+    device = model.embedding.weight.device
+    if entropy is None:
+        losses = model.token_losses(tokens.to(device)).cpu()
+    else:
+        points = [p for p in entropy["points"] if p <= len(tokens)]
+
+        def probe(layer, q, k):
+            stats[layer] = attention_stats(q, k, points, entropy["queries"])
+
+        with model.observing(probe):
+            losses = model.token_losses(tokens.to(device)).cpu()
+    values = {
         key: {"bucket_loss": bucket_means(losses[: length - 1], bucket)}
         for length, key in keys.items()
     }
+    if stats:
+        layers = [stats[i] for i in sorted(stats)]
+        values[next(iter(keys.values()))]["entropy"] = {"points": points} | {
+            name: _significant([layer[name].tolist() for layer in layers])
+            for name in ("entropy", "logit_std")
+        }
+    return values
 
 
 def windowed_unit(model, tokens, bucket: int, window: Window) -> dict:
@@ -557,6 +657,7 @@ def _stored(results_path: Path, header: dict, settings: dict) -> dict:
         for u in settings["units"]
         if u[3] not in moved and (kept["band"] or METHODS[u[0]][0] != "band")
     }
+    loss -= _without_entropy(stored.get("units", {}), old.get("entropy"), settings)
     windowed = {
         windowed_key(*u)
         for u in settings["windowed_units"]
@@ -568,6 +669,24 @@ def _stored(results_path: Path, header: dict, settings: dict) -> dict:
         "passkey": {"units": _kept(stored.get("passkey", {}), "units", keys)},
         "windowed": {"units": _kept(stored.get("windowed", {}), "units", windowed)},
     }
+
+
+def _without_entropy(units: dict, before: dict | None, settings: dict) -> set:
+    """The stored loss units of settings "entropy"'s methods that lack the entropy this
+    plan measures (none yet, or other points): they run again, and the units read from
+    the same pass with them."""
+    now = settings["entropy"]
+    same = before is not None and all(
+        before.get(k) == now[k] for k in ("points", "queries")
+    )
+    missing = {
+        key
+        for key, unit in units.items()
+        if _measures_entropy(settings, key.split("/")[0], key.split("/")[1][1:])
+        and "from" not in unit
+        and not (same and "entropy" in unit)
+    }
+    return missing | {k for k, u in units.items() if u.get("from") in missing}
 
 
 def _but_count(windowed: dict | None) -> dict | None:
@@ -634,7 +753,10 @@ def _loss_units(settings, results, model, ids) -> list[Unit]:
         n = max(keys)
         tokens = text_windows(ids, n, count, span=longest)[w]
         keys = dict(sorted(keys.items(), reverse=True))  # the longest first
-        compute = partial(loss_unit, model, tokens, bucket, keys)
+        measure = None
+        if _measures_entropy(settings, method, factor):
+            measure = settings["entropy"]
+        compute = partial(loss_unit, model, tokens, bucket, keys, measure)
         band = settings["band"]
         rope = _rope_settings(method, factor, L, factor * L, band, model.config)
         store = results["units"]
@@ -646,7 +768,7 @@ def _span(settings) -> tuple[int, int]:
     """(span, count): every text window of every length begins where count windows of
     span tokens would (text.window_starts), span the longest length of the plan."""
     L, windowed = settings["training_length"], settings["windowed"]
-    lengths = [L * s["factor"] for s in settings["stages"]]
+    lengths = [_stage_length(s, L) for s in settings["stages"]]
     lengths += [round(L * x) for x in windowed["lengths"].values()]
     counts = [max(s["windows"].values()) for s in settings["stages"]]
     return max(lengths), max(counts + [windowed["windows"]])
@@ -726,18 +848,41 @@ def run(
     quiet: bool = False,
     offset: int = 0,
     windows: int | None = None,
+    jobs: int = 1,
 ) -> dict:
     """Evaluate every unit of plan(quick) not yet in out_dir/results.json; return results.
 
     offset: the text is read from its token `offset` on, wrapping around to its start, so
     that every window is another stretch of the same documentation. windows: that many
-    loss windows per method and factor (plan).
+    loss windows per method and factor (plan). jobs: units run in that many processes
+    side by side, each with torch's threads / jobs threads (a forward pass scales poorly
+    past one thread here: two one-thread jobs do about 1.4 times the work of one
+    two-thread job); the costliest first, so that none is left alone at the end.
     """
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
         raise ValueError(f"offset must be an int >= 0, got {offset!r}")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"jobs must be an int >= 1, got {jobs!r}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     results_path = out / "results.json"
+    basis = (quick, device, offset, windows)
+    model, tokenizer, ids, settings, header = _setup(*basis)
+    results = {"units": {}, "passkey": {"units": {}}, "windowed": {"units": {}}}
+    results.update(_stored(results_path, header, settings) | header)
+    todo = _todo(settings, results, model, tokenizer, ids)
+    start = time.perf_counter()
+    if jobs > 1 and len(todo) > 1:
+        threads = max(1, torch.get_num_threads() // jobs)
+        _evaluate_side_by_side(todo, results, results_path, quiet, jobs, basis, threads)
+    else:
+        _evaluate(todo, model, results, results_path, quiet)
+    results["wall_seconds"] = time.perf_counter() - start
+    return results
+
+
+def _setup(quick: bool, device: str, offset: int, windows):
+    """(model, tokenizer, ids, settings, header) of a run: the same in every job."""
     path = smollm2_path()
     model = Llama.from_gguf(path).to(device)
     tokenizer = load_tokenizer(path)
@@ -752,41 +897,90 @@ def run(
         "settings": {k: v for k, v in settings.items() if not k.endswith("units")},
         "quick": quick,
     }
-    results = {"units": {}, "passkey": {"units": {}}, "windowed": {"units": {}}}
-    results.update(_stored(results_path, header, settings) | header)
-    todo = _todo(settings, results, model, tokenizer, ids)
-    start = time.perf_counter()
-    _evaluate(todo, model, results, results_path, quiet)
-    results["wall_seconds"] = time.perf_counter() - start
-    return results
+    return model, tokenizer, ids, settings, header
 
 
-def _evaluate(todo: list[Unit], model, results, results_path: Path, quiet: bool):
-    """Run the units in order, each with its rope settings, writing results.json after
-    each; a progress bar weighted by the units' costs."""
+def _compute(unit: Unit, model) -> dict:
+    """{key: value} for each of the unit's keys, run with its rope settings; the first
+    key carries the seconds, the others say where they came from."""
+    rope_type, params = unit.rope
+    params = dict(params)
+    model.set_logn(params.pop("logn_length", None))
+    model.set_rope(rope_type, **params)
+    begun, cpu = time.perf_counter(), time.process_time()
+    with torch.inference_mode():
+        values = unit.compute()
+    spent = {
+        "seconds": round(time.perf_counter() - begun, 1),
+        "cpu_seconds": round(time.process_time() - cpu, 1),
+    }
+    stored = {}
+    for key in unit.keys:
+        stored[key] = values[key] | spent
+        spent = {"seconds": 0.0, "cpu_seconds": 0.0, "from": unit.keys[0]}
+    return stored
+
+
+def _bar(todo: list[Unit], quiet: bool):
     from tqdm.auto import tqdm
 
-    bar = tqdm(
+    return tqdm(
         total=sum(unit.cost for unit in todo),
         disable=quiet,
         desc="SmolLM2 experiments",
         bar_format="{l_bar}{bar}| [{elapsed}<{remaining}] {postfix}",
     )
+
+
+def _evaluate(todo: list[Unit], model, results, results_path: Path, quiet: bool):
+    """Run the units in order, each with its rope settings, writing results.json after
+    each; a progress bar weighted by the units' costs."""
+    bar = _bar(todo, quiet)
     for unit in todo:
-        rope_type, params = unit.rope
-        model.set_rope(rope_type, **params)
         bar.set_postfix_str(unit.keys[0])
-        begun, cpu = time.perf_counter(), time.process_time()
-        with torch.inference_mode():
-            values = unit.compute()
-        spent = {
-            "seconds": round(time.perf_counter() - begun, 1),
-            "cpu_seconds": round(time.process_time() - cpu, 1),
-        }
-        for key in unit.keys:
-            unit.store[key] = values[key] | spent
-            spent = {"seconds": 0.0, "cpu_seconds": 0.0, "from": unit.keys[0]}
+        for key, value in _compute(unit, model).items():
+            unit.store[key] = value
         _write(results, results_path)
         bar.update(unit.cost)
+    bar.close()
+    _write(results, results_path)
+
+
+_JOB: dict = {}
+"""A job process's own model and units (_job_start), by their first key."""
+
+
+def _job_start(basis: tuple, threads: int) -> None:
+    torch.set_num_threads(threads)
+    model, tokenizer, ids, settings, _header = _setup(*basis)
+    empty = {"units": {}, "passkey": {"units": {}}, "windowed": {"units": {}}}
+    _JOB["model"] = model
+    _JOB["units"] = {
+        u.keys[0]: u for u in _todo(settings, empty, model, tokenizer, ids)
+    }
+
+
+def _job_unit(key: str) -> dict:
+    return _compute(_JOB["units"][key], _JOB["model"])
+
+
+def _evaluate_side_by_side(todo, results, results_path, quiet, jobs, basis, threads):
+    """_evaluate with the units spread over `jobs` processes (spawned: each loads the
+    model and makes the same plan), the costliest first; results.json is written by
+    this process after each unit, as _evaluate does."""
+    import multiprocessing
+
+    by_key = {unit.keys[0]: unit for unit in todo}
+    order = sorted(by_key, key=lambda k: -by_key[k].cost)
+    bar = _bar(todo, quiet)
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(jobs, _job_start, (basis, threads)) as pool:
+        for stored in pool.imap_unordered(_job_unit, order):
+            unit = by_key[next(iter(stored))]
+            for key, value in stored.items():
+                unit.store[key] = value
+            _write(results, results_path)
+            bar.set_postfix_str(unit.keys[0])
+            bar.update(unit.cost)
     bar.close()
     _write(results, results_path)

@@ -29,6 +29,7 @@ The layout names the row order of W_q and W_k: "interleaved" for the file's orde
 from __future__ import annotations
 
 from contextlib import contextmanager
+from functools import partial
 from typing import NamedTuple
 
 import torch
@@ -181,6 +182,9 @@ class Attention(nn.Module):
         self.wk = nn.Linear(config.dim, config.n_kv_heads * d, bias=False)
         self.wv = nn.Linear(config.dim, config.n_kv_heads * d, bias=False)
         self.wo = nn.Linear(config.n_heads * d, config.dim, bias=False)
+        # set by Llama for one forward pass: a per-position factor on the queries (log-n
+        # scaling, Llama.set_logn) and a probe called with the rotated q, k (Llama.observing)
+        self.query_scale, self.observe = None, None
 
     def projections(self, x):
         """q, k, v before RoPE: [batch, n_heads or n_kv_heads, n, head_dim]."""
@@ -196,12 +200,24 @@ class Attention(nn.Module):
         rope = dict(
             inv_freq=inv_freq, attention_factor=attention_factor, layout=self.layout
         )
-        return apply_rope(q, positions, **rope), apply_rope(k, positions, **rope), v
+        return (
+            self._scaled(apply_rope(q, positions, **rope)),
+            apply_rope(k, positions, **rope),
+            v,
+        )
+
+    def _scaled(self, q):
+        """q times the per-position query_scale [n], if one is set (log-n scaling)."""
+        if self.query_scale is None:
+            return q
+        return q * self.query_scale.to(q.dtype)[:, None]
 
     def forward(self, x, positions, inv_freq, attention_factor, window=None):
         """Causal attention over every earlier key, or over a Window's keys only."""
         if window is None:
             q, k, v = self.rotated_qkv(x, positions, inv_freq, attention_factor)
+            if self.observe is not None:
+                self.observe(q, k)
             out = F.scaled_dot_product_attention(
                 q, k, v, is_causal=True, enable_gqa=True
             )
@@ -212,8 +228,8 @@ class Attention(nn.Module):
             )
             cache = positions.clamp(max=window.sinks + window.recent - 1)
             out = windowed_attention(
-                apply_rope(q, positions, **rope),
-                apply_rope(q, cache, **rope),  # the query at its cache position
+                self._scaled(apply_rope(q, positions, **rope)),
+                self._scaled(apply_rope(q, cache, **rope)),  # at its cache position
                 apply_rope(k, positions, **rope),
                 v,
                 window,
@@ -275,6 +291,51 @@ class Llama(nn.Module):
         )
         self.norm = RMSNorm(config.dim, config.norm_eps)
         self.set_rope("default")
+        self.logn_length = None
+
+    def set_logn(self, training_length: int | None) -> None:
+        """Log-n scaling of the logits from now on (None: off): the query at position m
+        is multiplied by max(1, ln(m + 1) / ln L), L = training_length, as Qwen's
+        use_logn_attn does (attention_entropy.logn_scale; Chiang and Cholak 2022)."""
+        if training_length is not None and (
+            isinstance(training_length, bool)
+            or not isinstance(training_length, int)
+            or training_length < 2
+        ):
+            raise ValueError(
+                _("training_length must be an int >= 2 or None, got {value!r}").format(
+                    value=training_length
+                )
+            )
+        self.logn_length = training_length
+
+    @contextmanager
+    def observing(self, probe):
+        """Within the block, every plain (unwindowed) forward calls probe(layer, q, k)
+        in each layer with q [batch, H, n, d] and k [batch, G, n, d] as its attention
+        uses them (rotated, the attention factor and log-n scaling in), before the
+        attention itself: a probe on the forward pass that makes the losses."""
+        if not callable(probe):
+            raise TypeError(
+                _("probe must be callable, got {probe!r:.60}").format(probe=probe)
+            )
+        for i, layer in enumerate(self.layers):
+            layer.attention.observe = partial(probe, i)
+        try:
+            yield self
+        finally:
+            for layer in self.layers:
+                layer.attention.observe = None
+
+    def _query_scale(self, positions) -> None:
+        """Set (or clear) each layer's query_scale for a pass over these positions."""
+        scale = None
+        if self.logn_length is not None:
+            from ..attention_entropy import logn_scale
+
+            scale = logn_scale(positions, self.logn_length)
+        for layer in self.layers:
+            layer.attention.query_scale = scale
 
     def set_rope(self, rope_type: str = "default", *, inv_freq=None, **params) -> None:
         """Use rope_frequencies(rope_type, head_dim, rope_base, **params) from now on, or
@@ -377,6 +438,7 @@ class Llama(nn.Module):
                 )
             window.checked()
         rope = self._rope(tokens.shape[1], tokens.device)
+        self._query_scale(rope[0])
         h = self.embedding(tokens)
         for layer in self.layers:
             h = layer(h, *rope, window)
@@ -388,6 +450,7 @@ class Llama(nn.Module):
         The forward pass above never keeps them; this runs it once more beside them."""
         tokens = self._checked(tokens)
         rope = self._rope(tokens.shape[1], tokens.device)
+        self._query_scale(rope[0])
         h = self.embedding(tokens)
         for i, layer in enumerate(self.layers):
             q, k, _ = layer.attention.rotated_qkv(layer.attention_norm(h), *rope)

@@ -48,6 +48,19 @@ METHOD_NAMES = {
 PROBES = ("pi_band",)
 
 
+def temperature_study(method: str, factor: str) -> bool:
+    """Is a loss unit ("method", "x<factor>") part of the temperature and log-n study
+    (experiment.SWEEP_X2, SWEEP_X4, "logn"), read by attention_study, not a method's
+    curve of lesson 11's tables and figures?"""
+    from .experiment import SWEEP_X2, SWEEP_X4
+
+    return (
+        method in SWEEP_X2
+        or method == "logn"
+        or (factor == "x4" and method in SWEEP_X4)
+    )
+
+
 def results_folder() -> Path:
     """The folder of results.json the lesson reads: ROPE_LLM_RESULTS (a relative path is
     taken from the current folder, else from notebooks/, as the lesson resolves it from
@@ -78,6 +91,8 @@ def window_losses(results: dict, probes: bool = False) -> dict:
         method, factor, length, window = key.split("/")
         if method in PROBES and not probes:
             continue
+        if temperature_study(method, factor):
+            continue  # the temperature and log-n study (attention_study), not a curve
         factor = int(length) // L if method == "plain" else int(factor[1:])
         window = int(window.removeprefix("window"))
         runs.setdefault((method, factor), {})[window] = unit["bucket_loss"]

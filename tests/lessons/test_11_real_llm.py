@@ -435,12 +435,15 @@ def test_the_slips_are_what_their_messages_say():
 
 def _last_buckets(results: dict) -> dict:
     """Each method's loss in the last bucket at factor 2, the mean over the windows every
-    method ran on, from the windows' units."""
+    method ran on, from the windows' units (not the attention study's: the temperature
+    sweep and log-n scaling are no methods of the lesson's)."""
+    from rope_lib.pretrained.results import temperature_study
+
     L = results["settings"]["training_length"]
     by_method: dict = {}
     for key, unit in results["units"].items():
-        method, _factor, length, window = key.split("/")
-        if int(length) == 2 * L:
+        method, factor, length, window = key.split("/")
+        if int(length) == 2 * L and not temperature_study(method, factor):
             by_method.setdefault(method, {})[window] = unit["bucket_loss"][-1]
     shared = set.intersection(*(set(w) for w in by_method.values()))
     return {m: float(np.mean([w[i] for i in shared])) for m, w in by_method.items()}

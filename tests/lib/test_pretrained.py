@@ -826,20 +826,23 @@ def test_wrong_probe_inputs_raise_naming_the_argument(call, error, name, tokeniz
 
 
 def test_the_full_plan_covers_every_method_past_L_and_passkey_far_and_near():
-    from rope_lib.pretrained.experiment import METHODS, plan
+    from rope_lib.pretrained.experiment import ALL, SWEEP_X4, plan
 
     settings = plan(quick=False, training_length=8192)
     units = {tuple(u) for u in settings["units"]}
     assert len(units) == len(settings["units"])  # no unit twice
     assert settings["training_length"] == 8192 and settings["bucket"] == 2048
-    for method in set(METHODS) - {"plain"}:
+    for method in set(ALL) - {"plain", "logn"}:
         assert (method, 2, 16384, 0) in units
+    assert ("logn", 1, 16384, 0) in units  # log-n scaling: plain RoPE's frequencies
+    for method in SWEEP_X4:  # the x4 temperature sweep, on windows of 2L
+        assert (method, 4, 16384, 0) in units
     for method, factor in (("plain", 1), ("yarn", 4)):  # 4L
         assert (method, factor, 32768, 0) in units
     assert ("dynamic_ntk", 4, 8192, 0) in units  # x4, inside L only
     assert ("ntk", 4, 8192, 0) in units  # its matched control: static NTK x4 inside L
     assert ("pi_band", 2, 16384, 0) in units and settings["band"] == [20, 26]
-    assert len(units) == 7 + 1 + 4  # one window each (2L, plain, 4L)
+    assert len(units) == 10 + 1 + 4 + 3  # one window each (2L, plain, 4L, x4 sweep)
     assert settings["windowed_units"] == [
         ["streaming", 16384, 0],
         ["window_only", 10240, 0],
@@ -858,7 +861,7 @@ def test_the_full_plan_covers_every_method_past_L_and_passkey_far_and_near():
             assert (method, factor, 12288, depth, 0) in passkey
     assert ("plain", 1, 8192, 0.5, 0) in passkey  # within L
     quick = plan(quick=True, training_length=8192)
-    assert {u[2] for u in quick["units"]} == {32, 64, 128} and len(quick["units"]) == 24
+    assert {u[2] for u in quick["units"]} == {32, 64, 128} and len(quick["units"]) == 36
     inside = [u[:3] for u in quick["units"] if u[2] == 32]
     assert inside == [["dynamic_ntk", 4, 32], ["ntk", 4, 32]] * 2
     assert [u[1] for u in quick["windowed_units"]] == [64, 40, 128]
