@@ -264,11 +264,17 @@ def kill_uid(uid: int, seconds: float = 5) -> int:
     return killed
 
 
-def remove_cgroups(cgroups: list[Path]) -> None:
-    """Remove the cgroups, and their parent folder once it is empty."""
+def remove_cgroups(cgroups: list[Path], seconds: float = 2) -> None:
+    """Remove the cgroups (waiting up to `seconds` for processes just killed to leave
+    them), and their parent folder once it is empty."""
+    deadline = time.monotonic() + seconds
     for folder in cgroups:
-        for empty in (folder, folder.parent):
+        while folder.is_dir() and time.monotonic() < deadline:
             try:
-                empty.rmdir()
-            except OSError:  # still in use (processes, or other students' cgroups)
-                break
+                folder.rmdir()
+            except OSError:  # processes still leaving
+                time.sleep(0.05)
+        try:
+            folder.parent.rmdir()
+        except OSError:  # other students' cgroups in it
+            pass

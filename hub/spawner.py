@@ -76,4 +76,4 @@ class ClassSpawner(LocalProcessSpawner):
                 "[rope-hub] %s: %d leftover process(es) ended", self.user.name, killed
             )
         folders = sandbox.cgroup_dirs(self.group, self.user.name).values()
-        sandbox.remove_cgroups(list(folders))
+        await asyncio.to_thread(sandbox.remove_cgroups, list(folders))

@@ -254,9 +254,12 @@ class ClassHub:
                 if folder.is_dir():
                     folder.rmdir()
         for controller in ("memory", "pids", ""):
-            folder = Path("/sys/fs/cgroup", controller, self.group)
-            if folder.is_dir():
-                folder.rmdir()
+            for folder in (
+                Path("/sys/fs/cgroup", controller, self.group),
+                Path("/sys/fs/cgroup", controller, "rope-grading", self.grader),
+            ):
+                if folder.is_dir():
+                    folder.rmdir()
         subprocess.run(["groupdel", self.group], capture_output=True)
         if self.tmp is not None:
             shutil.rmtree(self.tmp, ignore_errors=True)
