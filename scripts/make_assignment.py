@@ -1,7 +1,7 @@
 """A lesson's exercises as an nbgrader assignment: `make assignment LESSON=03 [LANG=zh]`.
 
     python scripts/make_assignment.py 03 [--lang zh] [--course-dir DIR] [--exchange DIR]
-        [--course-id rope-notebooks] [--points 1] [--owner TEACHER] [--no-validate]
+        [--course-id rope-notebooks] [--points 1] [--owner GRADER] [--no-validate]
 
 Writes, in the nbgrader course directory (default /srv/nbgrader/rope-notebooks):
 
@@ -42,7 +42,6 @@ import json
 import os
 import pwd
 import re
-import shutil
 import sys
 from pathlib import Path
 
@@ -358,7 +357,8 @@ def main(argv=None) -> int:
     parser.add_argument("--points", type=int, default=POINTS)
     parser.add_argument("--no-validate", action="store_true")
     parser.add_argument(
-        "--owner", help="the teacher's Unix user: the course folder becomes theirs"
+        "--owner",
+        help="the grading user (made if missing): the course folder becomes theirs",
     )
     args = parser.parse_args(argv)
 
@@ -389,9 +389,11 @@ def main(argv=None) -> int:
     if not args.no_validate and not solutions_pass(source):
         return 1
     if args.owner:  # the grader runs nbgrader there: theirs, gradebook included
-        for folder, _dirs, files in os.walk(course):
-            for item in [folder, *(os.path.join(folder, f) for f in files)]:
-                shutil.chown(item, args.owner, args.owner)
+        owner = pwd.getpwnam(args.owner)
+        for folder, dirs, files in os.walk(course):  # never through a link, as root
+            dirs[:] = [d for d in dirs if d != ".grading"]  # hub/grading.py's, root's
+            for item in [folder, *(os.path.join(folder, n) for n in [*dirs, *files])]:
+                os.chown(item, owner.pw_uid, owner.pw_gid, follow_symlinks=False)
     os.chmod(course, 0o700)  # solutions, gradebook, submissions: the grader's only
     print(
         json.dumps({"assignment": name, "release": str(course / "release" / name)}),
