@@ -55,7 +55,17 @@ def names(hub) -> tuple[str, str]:
 
 
 def run(page, code: str, timeout_s: float = 90) -> str:
-    return hubclass.run_in_kernel(page, code, timeout_s)
+    """Run code in the student's kernel. A kernel that JupyterLab reports shut down
+    before the code ran (seen once on a loaded machine, just after a new page started
+    it) is replaced by a new one, once, and said so."""
+    try:
+        return hubclass.run_in_kernel(page, code, timeout_s)
+    except Exception as e:
+        if "Canceled future" not in str(e):
+            raise
+        print(f"a kernel was shut down before the code ran ({e}); a new one runs it")
+        page.evaluate("() => { window._ropeKernel = undefined; }")
+        return hubclass.run_in_kernel(page, code, timeout_s)
 
 
 def restart_server(hub, page_teacher, name: str) -> None:
