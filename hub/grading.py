@@ -112,10 +112,9 @@ def grading_folder(course: Path, user: pwd.struct_passwd) -> Path:
 
 def run_nbgrader(args: list[str], course: Path, grader: str, exchange: Path) -> int:
     user = ensure_grader(grader)
+    # one run at a time: each run ends every process of the grader's when it is done
     lock = open(course / ".grading.lock", "a")  # noqa: SIM115 (held for the run)
-    fcntl.flock(
-        lock, fcntl.LOCK_EX
-    )  # one run at a time: each ends the grader's processes
+    fcntl.flock(lock, fcntl.LOCK_EX)
     runtime = grading_folder(course, user)
     # the course's own nbgrader_config.py says the same, unless it predates these
     args = [
