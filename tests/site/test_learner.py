@@ -345,11 +345,15 @@ def test_home_table_shows_the_thumbnails(watched, site_url, edition):
     page = watched.page
     rows = page.locator("article table tbody tr")
     assert rows.count() == len(lessons(edition))
+    # The thumbnails load lazily: each is scrolled to, then waited for, as a reader would.
     first_cells = rows.evaluate_all(
-        "(rows) => rows.map((r) => { const img = r.cells[0].querySelector('img');"
-        " return img && img.complete && img.naturalWidth > 0; })"
+        "async (rows) => { const shown = []; for (const r of rows) {"
+        " const img = r.cells[0].querySelector('img');"
+        " if (!img) { shown.push(false); continue; }"
+        " img.scrollIntoView(); try { await img.decode(); } catch (e) {}"
+        " shown.push(img.complete && img.naturalWidth > 0); } return shown; }"
     )
-    assert all(first_cells)
+    assert all(first_cells), first_cells
     headers = page.locator("article table th").evaluate_all(
         "(th) => th.map((h) => h.textContent.trim())"
     )
