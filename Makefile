@@ -85,7 +85,7 @@ test-hub: $(STAMP) $(CHP)
 # Everything: library, reference and property tests; then every lesson, both editions, run
 # once in JupyterLab (test-notebooks); then the website.
 # OMP_NUM_THREADS=1: two workers on two cores, one thread each. With torch's default (a
-# thread per core in every worker and every notebook kernel) lesson 8's live training took
+# thread per core in every worker and every notebook kernel) lesson 9's live training took
 # 44 s instead of 5.5 s under nbval, and the run 161 s instead of 106 s.
 test: $(STAMP)
 	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist loadfile tests --ignore=tests/browser --ignore=tests/hub --ignore=tests/site
@@ -170,7 +170,7 @@ test-site: site
 execute: $(STAMP)
 	$(BIN)/python scripts/execute_notebooks.py
 
-# The extrapolation lab (lesson 8): every scheme trained at L on five seeds, evaluated past L,
+# The extrapolation lab (lesson 9): every scheme trained at L on five seeds, evaluated past L,
 # the RoPE model extended zero-shot and fine-tuned at 4L; writes notebooks/lab_results/
 # (results.json + figures), which the lesson reads. Two jobs side by side, one thread each;
 # resumable (jobs/ and checkpoints/ there, not committed). See README for its time.
@@ -178,7 +178,7 @@ execute: $(STAMP)
 experiments: $(STAMP)
 	OMP_WAIT_POLICY=PASSIVE $(BIN)/python -m rope_lib.lab --seed 0 --seeds 5 --workers 2 --out notebooks/lab_results
 
-# The real LLM (lesson 11): SmolLM2-135M past its training length on Python's documentation
+# The real LLM (lesson 12): SmolLM2-135M past its training length on Python's documentation
 # (loss by position per method, passkey retrieval, pair sizes, attention by distance, sinks)
 # into notebooks/llm_results/ (results.json + figures). Resumable: run it again to continue.
 # OMP_WAIT_POLICY=PASSIVE: on a shared machine, torch's threads sleep instead of spinning.

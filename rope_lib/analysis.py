@@ -1,4 +1,4 @@
-"""What RoPE does over many positions: decay, turns, precision and cost (lesson 03).
+"""What RoPE does over many positions: decay, turns, precision and cost (lesson 3).
 
 - long_term_decay_bound: RoFormer's bound on the relative score against distance (Su et al. 2021,
   arXiv:2104.09864, section 3.4.3, Fig. 2).

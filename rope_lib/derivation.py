@@ -1,4 +1,4 @@
-"""The 2D rotation derivation of RoPE (lesson 02): why rotating q by m*theta and k by n*theta
+"""The 2D rotation derivation of RoPE (lesson 3): why rotating q by m*theta and k by n*theta
 makes their dot product depend on the offset m - n only.
 
 RoFormer (Su et al., 2021, arXiv:2104.09864, section 3.2 and eq. 13-16) rotates a 2D pair

@@ -52,7 +52,7 @@ GENUINE_VALUES = [
         "of two cosines 1e-6 apart, stable to far more digits than printed",
     ),
     (
-        "09_todays_models.ipynb",
+        "10_todays_models.ipynb",
         "1.241e-06",
         "the slowest frequency of a partial-rotary model, b^(-(r-2)/r): a value",
     ),

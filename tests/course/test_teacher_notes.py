@@ -259,7 +259,7 @@ SETTING = re.compile(r"`([^`=]+?) = ([^`]+)`")
 
 
 def _lab_results() -> dict:
-    """The results lesson 8 reads: the folder in ROPE_LAB_RESULTS, as the notebook."""
+    """The results lesson 9 reads: the folder in ROPE_LAB_RESULTS, as the notebook."""
     import os
 
     folder = Path(os.environ.get("ROPE_LAB_RESULTS", NOTEBOOKS / "lab_results"))
@@ -269,14 +269,14 @@ def _lab_results() -> dict:
 
 
 def _earlier_values(lesson: str) -> dict:
-    """Values a widget cell takes from earlier cells other than imports: lessons 8's and
+    """Values a widget cell takes from earlier cells other than imports: lessons 9's and
     11's results, read from the folder the notebook reads."""
-    if _stem(lesson) == "11_real_llm":
+    if _stem(lesson) == "12_real_llm":
         from rope_lib.exercises.real_llm import load_results
 
         return {"results": load_results()}
     return (
-        {"results": _lab_results()} if _stem(lesson) == "08_extrapolation_lab" else {}
+        {"results": _lab_results()} if _stem(lesson) == "09_extrapolation_lab" else {}
     )
 
 
@@ -484,7 +484,7 @@ def _wrong_answers():
     yarn = context_extension.yarn_by_hand
     mscale16 = 0.1 * math.log(16) + 1
 
-    # lesson 8: passkey scorers (rows are keys, columns digits), PI's frequencies
+    # lesson 9: passkey scorers (rows are keys, columns digits), PI's frequencies
     def digit_fraction(predicted, expected):
         return (predicted == expected).double().mean()
 
@@ -495,7 +495,7 @@ def _wrong_answers():
         return (predicted == expected).all(dim=1).sum()
 
     lab_theta = 10000.0 ** (-torch.arange(0, 32, 2, dtype=f64) / 32)
-    # lesson 9: p-RoPE for d = 64, b = 10000, p = 0.5; Llama 4 at m = 16383; Gemma 3's
+    # lesson 10: p-RoPE for d = 64, b = 10000, p = 0.5; Llama 4 at m = 16383; Gemma 3's
     # local layers (d = 256, window 1024); DeepSeek-V3's cache (512 + 64, 128 heads)
     p_rope = torch.cat([inv_frequencies(64, 10000.0)[:16].to(f64), torch.zeros(16)])
     neox_32 = inv_frequencies(32, 10000.0).to(f64)
@@ -503,7 +503,7 @@ def _wrong_answers():
     local_slow = int((2 * math.pi / inv_frequencies(256, 10000.0).to(f64) > 1024).sum())
     global_slow = int((2 * math.pi / inv_frequencies(256, 1e6).to(f64) > 1024).sum())
     no_two_pi = int((1 / inv_frequencies(256, 10000.0).to(f64) > 1024).sum())
-    # lesson 10: "I see" + a 2 x 3 image + ". ok" (exercise 1), the right ids
+    # lesson 11: "I see" + a 2 x 3 image + ". ok" (exercise 1), the right ids
     ids = torch.tensor(
         [
             [0, 1, 2, 2, 2, 2, 2, 2, 5, 6],
@@ -700,7 +700,7 @@ def _wrong_answers():
                 },
             ),
         ],
-        "08_extrapolation_lab": [
+        "09_extrapolation_lab": [
             (lab, "check_exact_match", digit_fraction),
             (lab, "check_exact_match", over_keys),
             (lab, "check_exact_match", key_count),
@@ -710,7 +710,7 @@ def _wrong_answers():
             (lab, "check_best_extension", "default"),
             (lab, "check_best_extension", "T5 bias"),
         ],
-        "09_todays_models": [
+        "10_todays_models": [
             (todays_models, "check_proportional_frequencies", neox_32),
             (todays_models, "check_proportional_frequencies", p_rope[:16]),
             (
@@ -736,7 +736,7 @@ def _wrong_answers():
             (todays_models, "check_mla_cache_size", 512 + 128 * 64),
             (todays_models, "check_mla_cache_size", 128 * (128 + 64 + 128)),
         ],
-        "10_multimodal_rope": [
+        "11_multimodal_rope": [
             (multimodal, "check_position_ids", text_counted),
             (multimodal, "check_position_ids", image_from_zero),
             (multimodal, "check_position_ids", torch.arange(10).expand(3, -1)),
@@ -747,12 +747,12 @@ def _wrong_answers():
             (multimodal, "check_resized_offsets", (3, 0.375)),
             (multimodal, "check_resized_offsets", (6, 6 / 32)),
         ],
-        "11_real_llm": _real_llm_wrong_answers(real_llm),
+        "12_real_llm": _real_llm_wrong_answers(real_llm),
     }
 
 
 def _real_llm_wrong_answers(real_llm):
-    """Lesson 11: layer 0's W_k of the model file unchanged, permuted llama.cpp's way
+    """Lesson 12: layer 0's W_k of the model file unchanged, permuted llama.cpp's way
     and as one block; YaRN's pair counts by Llama 3's cutoffs, swapped, without 2 pi; the
     best method inside L, and one that is not the best past it."""
     from rope_lib import half_to_interleaved, interleaved_to_half

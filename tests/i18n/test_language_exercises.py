@@ -6,7 +6,7 @@ English word for word.
 The numbers the tests look for are computed here from the exercises' formulas (or by
 torch), not taken from the checkers.
 
-The checkers of lessons 6-10 (alibi, context_extension, lab, todays_models,
+The checkers of lessons 6-11 (alibi, context_extension, lab, todays_models,
 multimodal) speak Chinese after set_language("zh"): every message is translated, keeps
 its numbers, and set_language("en") gives back the English word for word.
 
@@ -385,7 +385,7 @@ def test_the_numbers_of_lessons_6_to_11_survive_the_translation():
         assert f"{kept} 个维度对" in feedback.message
         assert f"0..{kept - 1}" in feedback.message
         assert f"{64 - interpolated}..63" in feedback.message
-        # lesson 8: the scorer's slip is quoted with both fractions
+        # lesson 9: the scorer's slip is quoted with both fractions
         message = lab.check_exact_match(lambda p, e: (p == e).double().mean()).message
         assert "0.833" in message and "0.5" in message
         assert "[[1,2,3],[4,5,7]]" in message and "精确匹配" in message
@@ -395,11 +395,11 @@ def test_the_numbers_of_lessons_6_to_11_survive_the_translation():
         feedback = lab.check_best_extension(best)
         assert feedback.ok, feedback.message
         assert f"{_extension_accuracy(results)[best]:.2f}" in feedback.message
-        # lesson 9: MLA caches 512 + 64 numbers against 128 * (192 + 128)
+        # lesson 10: MLA caches 512 + 64 numbers against 128 * (192 + 128)
         feedback = todays_models.check_mla_cache_size(576)
         assert feedback.ok
         assert "576" in feedback.message and str(128 * (192 + 128)) in feedback.message
-        # lesson 10: the text after a 14 x 20 grid goes on at 10 + 20
+        # lesson 11: the text after a 14 x 20 grid goes on at 10 + 20
         feedback = multimodal.check_next_text_position(30)
         assert feedback.ok and "30" in feedback.message
         message = multimodal.check_next_text_position(7).message
@@ -446,7 +446,7 @@ def test_an_extension_may_be_named_by_its_chinese_label():
     assert "got" in lab.check_best_extension(label).message
 
 
-# --- lesson 8's checkers on hand-made results: every slip named, in both languages -----
+# --- lesson 9's checkers on hand-made results: every slip named, in both languages -----
 
 LAB_SCHEMES = ["none", "sinusoidal", "learned", "rope", "alibi"]
 LAB_METHODS = ["linear", "ntk", "dynamic", "yarn", "llama3"]

@@ -2,7 +2,7 @@
 ALiBi lessons in Chinese: Chinese control descriptions, readouts and figure words with their numbers, no
 missing glyph, no word outside its figure, and English again after set_language("en").
 
-The widgets of lessons 7-10 and the lab's figures in Chinese (set_language("zh")).
+The widgets of lessons 7-11 and the lab's figures in Chinese (set_language("zh")).
 
 - every control a teacher's demo names has a Chinese description (math symbols such as L,
   alpha, beta and "RoPE +" stay), and the English comes back with set_language("en");
@@ -287,7 +287,7 @@ STATIC = {
     "yarn ramp": lambda: context_extension_figures.ramp_figure(
         torch.linspace(1, 0, 64), torch.linspace(1, 0, 64), 20, 46
     ),
-    # lesson 9's still figure
+    # lesson 10's still figure
     "two partials": lambda: todays_models_figures.partial_frequencies_figure(
         torch.cat([torch.logspace(0, -1.5, 64), torch.zeros(192)]),
         torch.logspace(0, -6, 64),

@@ -211,7 +211,7 @@ def _exact_match():
 
 
 def _lab_results_folder():
-    """The folder lesson 8 reads: ROPE_LAB_RESULTS (relative: from here, else from
+    """The folder lesson 9 reads: ROPE_LAB_RESULTS (relative: from here, else from
     notebooks/), or the committed notebooks/lab_results."""
     import os
     from pathlib import Path
@@ -253,13 +253,13 @@ def _lab_best_extension() -> str:
     return max(accuracy, key=accuracy.get)
 
 
-#: How lesson 8 names the extensions that LAB_LABELS (lesson 11's names) has not.
+#: How lesson 9 names the extensions that LAB_LABELS (lesson 12's names) has not.
 LAB_METHOD_LABELS = {"linear": "PI", "dynamic": "dynamic NTK"}
 
 
 def _names_a_best_extension(answer) -> bool:
     """Whether a string answer names one of the tied best extensions (any case, spaces,
-    hyphens or underscores; its label or lesson 11's key for it)."""
+    hyphens or underscores; its label or lesson 12's key for it)."""
     if not isinstance(answer, (str, np.str_)):
         return False
     squeeze = "".join(c for c in str(answer).lower() if c not in " -_.+")
@@ -279,7 +279,7 @@ LAB_LABELS = {
     "learned": "Learned",
     "rope": "RoPE",
     "alibi": "ALiBi",
-    # lesson 11's methods (check_best_method), by the names its lesson shows
+    # lesson 12's methods (check_best_method), by the names its lesson shows
     "plain": "plain RoPE",
     "pi": "PI",
     "ntk": "NTK",
@@ -314,7 +314,7 @@ def _llm_yarn_counts():
 def _llm_best_method():
     """The method whose loss in the last bucket at 2L, averaged over the windows every
     method ran on (from the windows' own numbers, not the stored summary), is lowest, in
-    the results lesson 11 reads."""
+    the results lesson 12 reads."""
     from rope_lib.exercises.real_llm import load_results
 
     results = load_results()
@@ -393,7 +393,7 @@ RIGHT = {
     "multimodal.check_interleaved_pair_axes": ("tensor", [0, 1, 2] * 4 + [0] * 4),
     # Pixtral counts columns (3 -> 6); DINOv3's centres in [-1, 1]: 2 * 3/16 = 2 * 6/32
     "multimodal.check_resized_offsets": ("tensor", [6.0, 0.375]),
-    # lesson 8: the share of keys with every digit right; PI: theta_i / 4 for d = 32,
+    # lesson 9: the share of keys with every digit right; PI: theta_i / 4 for d = 32,
     # b = 1e4; in the results the lesson reads, the zero-shot extension with the best
     # passkey accuracy at 4L
     "lab.check_exact_match": ("function", _exact_match),
@@ -402,7 +402,7 @@ RIGHT = {
         lambda: [1e4 ** (-2 * i / 32) / 4 for i in range(16)],
     ),
     "lab.check_best_extension": ("name", _lab_best_extension),
-    # lesson 11: the file's W_k in transformers' row order; YaRN's pairs on SmolLM2; the
+    # lesson 12: the file's W_k in transformers' row order; YaRN's pairs on SmolLM2; the
     # method with the lowest loss in the last bucket at 2L in the results the lesson reads
     "real_llm.check_half_layout_wk": ("tensor", _llm_half_wk),
     "real_llm.check_yarn_pair_counts": ("counts", _llm_yarn_counts),
@@ -732,7 +732,7 @@ CORRUPTED_CASES = [
     pytest.param(key, label, answer, id=f"{key}-{label}")
     for key in RIGHT
     for label, answer in corrupted(*right_value(key))
-    # lesson 8's best extension may tie (dynamic NTK gives NTK's numbers): a tied
+    # lesson 9's best extension may tie (dynamic NTK gives NTK's numbers): a tied
     # method's name is no corruption
     if not (key == "lab.check_best_extension" and _names_a_best_extension(answer))
 ]

@@ -1,4 +1,4 @@
-"""Lesson 9 (RoPE in today's models): its claims against transformers' own code, the
+"""Lesson 10 (RoPE in today's models): its claims against transformers' own code, the
 model
 table read by read_rope_config, the exercise checkers' answers and slips, and the
 widget.

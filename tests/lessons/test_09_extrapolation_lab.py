@@ -1,4 +1,4 @@
-"""Lesson 8 (the extrapolation lab): its claims hold on the results it reads, on results it
+"""Lesson 9 (the extrapolation lab): its claims hold on the results it reads, on results it
 was not written with, and fail where they should.
 
 The lesson states each claim, then asserts it in the next cell, on results.json and on
@@ -45,8 +45,8 @@ from rope_lib.language import get_language, set_language  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = [
-    ROOT / "notebooks" / "08_extrapolation_lab.ipynb",
-    ROOT / "notebooks" / "zh" / "08_extrapolation_lab.ipynb",
+    ROOT / "notebooks" / "09_extrapolation_lab.ipynb",
+    ROOT / "notebooks" / "zh" / "09_extrapolation_lab.ipynb",
 ]
 #: The results the lesson reads (ROPE_LAB_RESULTS at collection, else the committed
 #: notebooks/lab_results/), with their checkpoints/.

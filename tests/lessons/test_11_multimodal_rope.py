@@ -1,4 +1,4 @@
-"""Lesson 10 (notebooks/10_multimodal_rope.ipynb): the lesson's own claims and numbers
+"""Lesson 11 (notebooks/11_multimodal_rope.ipynb): the lesson's own claims and numbers
 against Hugging Face transformers (tiny random Qwen2-VL, Qwen2.5-VL and Qwen3-VL models,
 Pixtral's and DINOv3's rotary embeddings; nothing downloaded), its two widgets, its
 checkers and its teacher notes. tests/lib/test_multimodal.py and tests/lib/test_vision.py
@@ -47,8 +47,8 @@ from rope_lib.widgets.multimodal import (  # noqa: E402
 )
 
 ROOT = Path(__file__).resolve().parents[2]
-NOTEBOOK = ROOT / "notebooks" / "10_multimodal_rope.ipynb"
-NOTES = ROOT / "notebooks" / "teacher_notes" / "10_multimodal_rope.md"
+NOTEBOOK = ROOT / "notebooks" / "11_multimodal_rope.ipynb"
+NOTES = ROOT / "notebooks" / "teacher_notes" / "11_multimodal_rope.md"
 F64 = torch.float64
 
 # --------------------------------------------------------------------- tiny transformer

@@ -1,4 +1,4 @@
-"""Lesson 11 (a real LLM past its training length): its claims on results it was not written
+"""Lesson 12 (a real LLM past its training length): its claims on results it was not written
 with, its checkers, its widgets, and both in Chinese.
 
 - The lesson's claims: every code cell from section 4 on that reads results.json (not the
@@ -46,7 +46,7 @@ ROOT = Path(__file__).resolve().parents[2]
 #: The committed replication on another stretch of the text and other keys
 #: (python -m rope_lib.pretrained --offset 50000), which the claims were not written with.
 OTHER_WINDOW = ROOT / "notebooks" / "llm_results" / "offset50000"
-NOTEBOOK = ROOT / "notebooks" / "11_real_llm.ipynb"
+NOTEBOOK = ROOT / "notebooks" / "12_real_llm.ipynb"
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
