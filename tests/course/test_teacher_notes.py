@@ -658,7 +658,7 @@ def _wrong_answers():
                 (-0.5 * (5 - keys)).masked_fill(keys > 5, float("-inf")),
             ),
         ],
-        "07_context_extension": [
+        "07_interpolation": [
             (context_extension, "check_first_long_pair", 45),
             (context_extension, "check_first_long_pair", 92),
             (
