@@ -7,7 +7,11 @@ STAMP  := $(VENV)/.installed
 # JupyterLab refuses to run as root unless told to; CI and these machines run as root.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: nbgrader hub hub-needs-root test-hub benchmark-hub lab lab-zh zh-font smollm2 translations new-lesson assignment test test-notebooks test-lib test-nbval test-portable test-browser test-slides test-site site site-serve execute experiments images benchmark benchmark-browser clean
+.PHONY: help check nbgrader hub hub-needs-root test-hub benchmark-hub lab lab-zh zh-font smollm2 translations new-lesson assignment test test-notebooks test-lib test-nbval test-portable test-browser test-slides test-site site site-serve execute experiments images benchmark benchmark-browser clean
+
+# `make` alone, or `make help`: the targets, one line each.
+help: ## this list
+	@awk -F':[^#]*## ' '/^[a-z-]+:.*## / {printf "  make %-18s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 $(STAMP): pyproject.toml constraints.txt
 	rm -rf $(VENV)
@@ -41,12 +45,12 @@ smollm2:
 
 # jupyter-config/ holds the course's JupyterLab defaults (no "official Jupyter news" prompt);
 # a user's own settings still win.
-lab: $(STAMP)
+lab: $(STAMP) ## open the lessons in JupyterLab (makes .venv first if needed)
 	JUPYTER_CONFIG_PATH=$(CURDIR)/jupyter-config $(BIN)/jupyter lab $(ROOT_FLAG) --notebook-dir=notebooks
 
 # The Chinese edition: JupyterLab's menus in Chinese (its zh-CN language pack; a choice made in
 # Settings > Language still wins), opened on notebooks/zh/.
-lab-zh: $(STAMP)
+lab-zh: $(STAMP) ## the Chinese edition, with JupyterLab in Chinese
 	JUPYTER_CONFIG_PATH=$(CURDIR)/jupyter-config/zh $(BIN)/jupyter lab $(ROOT_FLAG) --notebook-dir=notebooks --LabApp.default_url=/lab/tree/zh
 
 # A class on this machine (README, "Teaching a class"): JupyterHub with one JupyterLab per
@@ -72,14 +76,14 @@ $(CHP): hub/package.json hub/package-lock.json
 hub-needs-root:
 	@[ "$$(id -u)" = 0 ] || { echo "make hub runs every student as a Unix user of their own, which needs root: sudo make hub"; exit 1; }
 
-hub: hub-needs-root $(STAMP) $(CHP)
+hub: hub-needs-root $(STAMP) $(CHP) ## a class on this machine: JupyterHub, one sandboxed JupyterLab per student (root)
 	ROPE_HUB_ROSTER=$(abspath $(ROSTER)) ROPE_HUB_TEACHER=$(TEACHER) ROPE_HUB_IP=$(HUB_IP) ROPE_HUB_PORT=$(HUB_PORT) ROPE_HUB_DOMAIN=$(HUB_DOMAIN) ROPE_HUB_EXCHANGE=$(EXCHANGE) ROPE_HUB_IDLE_TIMEOUT=$(IDLE_TIMEOUT) ROPE_HUB_MEMORY_GB=$(MEMORY_GB) ROPE_HUB_PROCESSES=$(PROCESSES) \
 	  $(BIN)/jupyterhub -f hub/jupyterhub_config.py
 
 # The class test (tests/hub/, about 4 minutes): a hub on a free port, four students in four
 # browser contexts at once, a fifth refused, isolation, a killed kernel; then it removes its
 # Unix users. Needs root, chromium and npm.
-test-hub: $(STAMP) $(CHP)
+test-hub: $(STAMP) $(CHP) ## the class hub: attacks and the class flow (as root)
 	OMP_NUM_THREADS=1 $(BIN)/python -m pytest tests/hub
 
 # Everything: library, reference and property tests; then every lesson, both editions, run
@@ -87,7 +91,7 @@ test-hub: $(STAMP) $(CHP)
 # OMP_NUM_THREADS=1: two workers on two cores, one thread each. With torch's default (a
 # thread per core in every worker and every notebook kernel) lesson 9's live training took
 # 44 s instead of 5.5 s under nbval, and the run 161 s instead of 106 s.
-test: $(STAMP)
+test: $(STAMP) ## every test: library, every lesson in JupyterLab, the website
 	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist loadfile tests --ignore=tests/browser --ignore=tests/hub --ignore=tests/site
 	@$(MAKE) --no-print-directory test-notebooks
 	@$(MAKE) --no-print-directory test-site
@@ -101,7 +105,7 @@ test: $(STAMP)
 # Where chromium cannot run (and ROPE_BROWSER_REQUIRED does not say it must), nbval runs
 # the lessons the same two ways instead, and the browser's checks are reported as skipped.
 BROWSER_CANNOT_RUN := $(BIN)/python -c "import sys; sys.path[:0] = ['tests/browser']; from lab import skip_reason; print(skip_reason() or '')"
-test-notebooks: $(STAMP)
+test-notebooks: $(STAMP) ## every lesson once in JupyterLab (nbval where chromium cannot run)
 	@reason="$$($(BROWSER_CANNOT_RUN))"; \
 	if [ -z "$$reason" ] || [ "$${ROPE_BROWSER_REQUIRED:-0}" != 0 ]; then \
 	  echo "OMP_NUM_THREADS=1 $(BIN)/python -m pytest tests/browser"; \
@@ -113,21 +117,32 @@ test-notebooks: $(STAMP)
 	  && OMP_NUM_THREADS=1 $(BIN)/python -m pytest tests/browser; \
 	fi
 
+# One lesson, everything about it, in about a minute (CONTRIBUTING.md): its own tests, the
+# course's and the Chinese edition's checks of it, ruff on everything, and the lesson under nbval in both
+# editions. `make check LESSON=03`.
+check: $(STAMP) ## everything about one lesson, in about a minute: make check LESSON=03
+	@stem=$$(cd notebooks && ls $(LESSON)_*.ipynb 2>/dev/null | sed 's/\.ipynb$$//'); \
+	if [ -z "$(LESSON)" ] || [ -z "$$stem" ]; then \
+	  echo "make check LESSON=NN, NN one of: $$(cd notebooks && ls [0-9][0-9]_*.ipynb | cut -c1-2 | tr '\n' ' ')"; exit 2; fi; \
+	set -x; \
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q -n 2 --dist loadfile tests/lessons/test_$$stem.py tests/course/test_style.py tests/course tests/i18n -k "$$stem or ruff" && \
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q -n 2 --dist loadfile notebooks/$$stem.ipynb notebooks/zh/$$stem.ipynb --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
+
 # Parts, for teachers and maintainers. The browser tests need Debian's chromium
 # (apt-get install -y chromium); without it they are reported as skipped, with that hint.
-test-lib: $(STAMP)
+test-lib: $(STAMP) ## library, reference, course and i18n tests (no browser)
 	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist loadfile tests --ignore=tests/browser --ignore=tests/hub --ignore=tests/site
 
-test-browser: $(STAMP)
+test-browser: $(STAMP) ## the browser tests alone
 	OMP_NUM_THREADS=1 $(BIN)/python -m pytest tests/browser
 
 # Every slide of every lesson, in both editions, at the projector's size (1280x720 at 150%
 # zoom): each cell whole on the screen, each widget live on its slide. `make test` walks the
 # English lessons' slideshows; the teacher notes name this one.
-test-slides: $(STAMP)
+test-slides: $(STAMP) ## every slide of both editions at the projector's size
 	OMP_NUM_THREADS=1 ROPE_BROWSER_SLIDES=all $(BIN)/python -m pytest tests/browser/test_slideshow.py
 
-test-nbval: $(STAMP)
+test-nbval: $(STAMP) ## every lesson, both editions, under nbval
 	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist loadfile notebooks --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
 
 # The stored outputs must not depend on the machine (README, "Outputs on any machine"): the
@@ -136,7 +151,7 @@ test-nbval: $(STAMP)
 # that round-off printed as digits fails here and not on the next learner's laptop. `make
 # test` checks this in JupyterLab (test-notebooks), or here where chromium cannot run.
 # One worker: two threads each on two cores (two workers took as long, 114 s against 112).
-test-portable: $(STAMP)
+test-portable: $(STAMP) ## the Chinese lessons on plain kernels and two threads
 	ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=2 $(BIN)/python -m pytest notebooks/zh --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
 
 # The course as a static website in _site/ (README, "The course as a website"): both
@@ -151,23 +166,23 @@ $(SITE_NPM): site/package.json site/package-lock.json
 
 # SITE_REPOSITORY: the repository's public address, for the lessons' Binder and
 # repository links (site/settings.py; a placeholder when unset).
-site: $(STAMP) $(SITE_NPM)
+site: $(STAMP) $(SITE_NPM) ## build the website, both editions, into _site/
 	$(if $(SITE_REPOSITORY),ROPE_SITE_REPOSITORY=$(SITE_REPOSITORY) )OMP_NUM_THREADS=1 $(BIN)/python site/build.py
 
 # Open it on http://127.0.0.1:8000/ (or open _site/index.html straight from the files).
 SITE_PORT ?= 8000
-site-serve: site
+site-serve: site ## build the website and serve it on 127.0.0.1:8000
 	$(BIN)/python -m http.server --bind 127.0.0.1 --directory _site $(SITE_PORT)
 
 # Every page of both editions in chromium: loads offline and whole, math typeset, images,
 # flipbooks that move, the language switch, search, decks that fit 1280x720, axe-core.
 # Two workers, each with its own chromium and server: 112 s against 133 s one after the other
 # (idle, 125 tests).
-test-site: site
+test-site: site ## build the website and test it in chromium
 	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 tests/site
 
 # Re-execute every notebook in place, in order, each from a fresh kernel (outputs are committed).
-execute: $(STAMP)
+execute: $(STAMP) ## re-execute every lesson in place (outputs are committed)
 	$(BIN)/python scripts/execute_notebooks.py
 
 # The extrapolation lab (lesson 9): every scheme trained at L on five seeds, evaluated past L,
@@ -175,7 +190,7 @@ execute: $(STAMP)
 # (results.json + figures), which the lesson reads. Two jobs side by side, one thread each;
 # resumable (jobs/ and checkpoints/ there, not committed). See README for its time.
 # OMP_WAIT_POLICY=PASSIVE: on a shared machine, torch's threads sleep instead of spinning.
-experiments: $(STAMP)
+experiments: $(STAMP) ## the extrapolation lab's training runs (lesson 9; hours)
 	OMP_WAIT_POLICY=PASSIVE $(BIN)/python -m rope_lib.lab --seed 0 --seeds 5 --workers 2 --out notebooks/lab_results
 
 # The real LLM (lesson 12): SmolLM2-135M past its training length on Python's documentation
@@ -183,24 +198,24 @@ experiments: $(STAMP)
 # into notebooks/llm_results/ (results.json + figures). Resumable: run it again to continue.
 # OMP_WAIT_POLICY=PASSIVE: on a shared machine, torch's threads sleep instead of spinning.
 .PHONY: llm-experiments
-llm-experiments: $(STAMP)
+llm-experiments: $(STAMP) ## the real-LLM measurements on SmolLM2 (lesson 12; about an hour)
 	OMP_WAIT_POLICY=PASSIVE $(BIN)/python -m rope_lib.pretrained --threads 2 --jobs 2 --out notebooks/llm_results
 	$(BIN)/python -m rope_lib.pretrained.figures notebooks/llm_results
 	$(BIN)/python -m rope_lib.attention_study --out notebooks/attention_results
 
 # rope_lib's Chinese words: extract the messages marked in the code, merge them into
 # rope_lib/locale/zh/LC_MESSAGES/rope_lib.po (new ones untranslated), compile rope_lib.mo.
-translations: $(STAMP)
+translations: $(STAMP) ## rope_lib's Chinese messages: extract, merge, compile
 	$(BIN)/python scripts/translations.py
 
-images: $(STAMP)
+images: $(STAMP) ## the README's pictures and thumbnails
 	$(BIN)/python scripts/make_images.py
 
 # A new lesson's skeleton, numbered after the last lesson (CONTRIBUTING.md walks through it):
 # both notebooks (executed), teacher notes, exercises, widget, figures, tests, README rows,
 # thumbnails and the catalog's Chinese for its messages. make new-lesson NAME=rope_vs_alibi
 # TITLE="RoPE against ALiBi" [TITLE_ZH="..."] [SUMMARY="..."] [SUMMARY_ZH="..."]
-new-lesson: $(STAMP)
+new-lesson: $(STAMP) ## a new lesson's skeleton: make new-lesson NAME=<topic> TITLE="..."
 	@test -n "$(NAME)" || { echo 'make new-lesson NAME=<topic> [TITLE="..."] [TITLE_ZH="..."] [SUMMARY="..."] [SUMMARY_ZH="..."]'; exit 2; }
 	$(BIN)/python scripts/new_lesson.py $(NAME) --title "$(TITLE)" --title-zh "$(TITLE_ZH)" --summary "$(SUMMARY)" --summary-zh "$(SUMMARY_ZH)"
 
@@ -215,30 +230,30 @@ COURSE_DIR ?= /srv/nbgrader/rope-notebooks
 EXCHANGE ?= /srv/nbgrader/exchange
 GRADER ?= rope-grader
 OWNER := $(if $(filter 0,$(shell id -u)),$(GRADER),)
-assignment: $(STAMP)
+assignment: $(STAMP) ## a lesson's exercises as an nbgrader assignment: make assignment LESSON=03
 	@test -n "$(LESSON)" || { echo 'make assignment LESSON=NN [LANG=zh] [COURSE_DIR=$(COURSE_DIR)] [EXCHANGE=$(EXCHANGE)] [GRADER=$(GRADER)]'; exit 2; }
 	$(BIN)/python scripts/make_assignment.py $(LESSON) --lang $(if $(filter command line,$(origin LANG)),$(LANG),en) --course-dir $(COURSE_DIR) --exchange $(EXCHANGE) $(if $(OWNER),--owner $(OWNER))
 
 # The teacher's nbgrader commands, as the grading user in a sandbox (hub/grading.py; as
 # root): make nbgrader CMD="release_assignment lesson03" (collect, autograde, ...)
-nbgrader: $(STAMP)
+nbgrader: $(STAMP) ## nbgrader as the grading user, sandboxed: make nbgrader CMD="autograde lesson03"
 	@test -n "$(CMD)" || { echo 'make nbgrader CMD="autograde lesson03" [COURSE_DIR=...] [EXCHANGE=...] [GRADER=...]'; exit 2; }
 	$(BIN)/python hub/grading.py --as $(GRADER) --course-dir $(COURSE_DIR) --exchange $(EXCHANGE) -- $(CMD)
 
-benchmark: $(STAMP)
+benchmark: $(STAMP) ## rope_lib, widgets, notebooks, lab and LLM speed against their references
 	$(BIN)/python benchmarks/bench_rope.py
 	$(BIN)/python benchmarks/bench_widgets.py
 	$(BIN)/python benchmarks/bench_notebooks.py
 	$(BIN)/python benchmarks/bench_lab.py
 	$(BIN)/python benchmarks/bench_pretrained.py
 
-benchmark-browser: $(STAMP)
+benchmark-browser: $(STAMP) ## key press to changed pixels in JupyterLab
 	$(BIN)/python benchmarks/bench_browser.py
 
 # The class hub's sizing (README, "A class on one server"): memory and CPU per student,
 # key-to-pixels with 1, 2, 4 and 8 students at once. As root; about 15 minutes.
-benchmark-hub: $(STAMP) $(CHP)
+benchmark-hub: $(STAMP) $(CHP) ## the hub's memory and latency with 1-8 students (root)
 	OMP_NUM_THREADS=1 $(BIN)/python benchmarks/bench_hub.py
 
-clean:
+clean: ## remove .venv and caches
 	rm -rf $(VENV) .pytest_cache .hypothesis
