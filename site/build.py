@@ -545,7 +545,7 @@ _SEARCH_SCRIPTS = re.compile(
 )
 #: The theme's hints to fetch its deferred scripts first: on a slow link they took the
 #: bandwidth the page's text and formulas need; the scripts load, later, all the same.
-_SCRIPT_PRELOADS = re.compile(r'\s*<link rel="preload" as="script" href="[^"]*">')
+_SCRIPT_PRELOADS = re.compile(r'\s*<link rel="preload" as="script" href="[^"]*"\s*/?>')
 _MATHJAX = re.compile(
     r"\s*<script>window\.MathJax = [^<]*</script>"
     r'\s*<script defer="defer" src="[^"]*mathjax/tex-svg-full\.js[^"]*"></script>'
