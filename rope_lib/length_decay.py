@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from .attention_entropy import FORMS, fit_length_curve
+from .language import _
 from .results import NOTEBOOKS, results_folder
 
 COMMITTED = NOTEBOOKS / "attention_results"
@@ -60,7 +61,9 @@ def length_study(which: str, study: dict | None = None) -> dict:
      "mean_fits": {form: fit of the mean}, "runs": how many}.
     """
     if which not in ("lab", "smollm2"):
-        raise ValueError(f"which must be 'lab' or 'smollm2', got {which!r}")
+        raise ValueError(
+            _("which must be 'lab' or 'smollm2', got {which!r}").format(which=which)
+        )
     study = study if study is not None else load_study()
     part = study[which]
     fits = part["fits"] if which == "lab" else part["length"]
