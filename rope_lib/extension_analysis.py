@@ -435,3 +435,30 @@ def base_pass_scan(
         "share": float(passes.double().mean()),
         "all_pass_from": all_pass_from,
     }
+
+
+def arc_reach(
+    inv_freq: torch.Tensor,
+    scaled_inv_freq: torch.Tensor,
+    original_length: float,
+    factor: float,
+) -> torch.Tensor:
+    """How far past its trained arc pair i turns at the new length s L, as a ratio:
+
+        reach_i = min(s L theta'_i, 2 pi) / min(L theta_i, 2 pi)
+
+    L theta_i is the largest angle pair i reached in training (capped at a full turn: a
+    pair that went all the way round has seen every angle), s L theta'_i the largest it
+    reaches over s L positions with the scaled frequencies. 1: nothing new; above 1: the
+    pair meets angles it never saw. PI gives exactly 1 for every slow pair; NTK-aware
+    scaling, theta'_i = theta_i s^(-2i/(d-2)), gives s^(1 - 2i/(d-2)) > 1 for every slow
+    pair but the last (capped at the circle): YaRN's critique of it (Peng et al. 2023,
+    arXiv:2309.00071, section 3.2). float64 [head_dim/2]."""
+    inv_freq, scaled_inv_freq, factor = _check_scaled(inv_freq, scaled_inv_freq, factor)
+    original_length = require_positive_float("original_length", original_length)
+    turn = 2 * math.pi
+    trained = torch.clamp(original_length * inv_freq.to(torch.float64), max=turn)
+    new = torch.clamp(
+        factor * original_length * scaled_inv_freq.to(torch.float64), max=turn
+    )
+    return new / trained

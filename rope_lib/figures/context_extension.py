@@ -161,3 +161,45 @@ def cutoff_legend(figure, slot, method_lines):
         labelspacing=0.25,
         borderaxespad=0.0,
     )
+
+
+FORM_STYLES = {
+    "exponential": ("#d62728", "-"),
+    "power": ("#9467bd", "--"),
+    "logarithmic": ("#8c564b", ":"),
+    "linear": ("#7f7f7f", "-."),
+}
+
+
+def length_figure(smollm2: dict, lab: dict):
+    """Plain RoPE's excess loss past L (its loss minus an in-distribution reference that
+    never looks further back than L: the zero line) against the length in units of L,
+    run by run (dots), with each form of attention_entropy.FORMS fitted to the mean
+    (lines). Left SmolLM2-135M (two windows of text), right the lab (five seeds); the
+    arguments are rope_lib.length_decay.length_study's results."""
+    from matplotlib.figure import Figure
+
+    from ..length_decay import curve
+
+    fig = Figure(figsize=(6.4, 3.0), dpi=100)
+    axes = fig.subplots(1, 2)
+    titles = (
+        _fig("SmolLM2-135M, 2 windows of text"),
+        _fig("the lab, 5 seeds (L = 64)"),
+    )
+    for ax, study, title in zip(axes, (smollm2, lab), titles):
+        x = np.asarray(study["x"])
+        for run in study["excess"]:
+            ax.plot(x, run, "o", ms=2.5, color="#1f77b4", alpha=0.6)
+        dense = np.linspace(x.min(), x.max(), 200)
+        for form, (color, ls) in FORM_STYLES.items():
+            ax.plot(dense, curve(study["mean_fits"][form], dense), ls=ls,
+                    color=color, lw=1.3, label=_fig(form))  # fmt: skip
+        ax.axhline(0, color="black", lw=1)
+        ax.set_title(title, fontsize=10)
+        ax.set_xlabel(_fig("position / L"))
+    axes[0].set_ylabel(_fig("loss above the reference (nats)"))
+    axes[0].text(1.05, 0.25, _fig("reference"), fontsize=8)
+    axes[1].legend(fontsize=8, loc="lower right", frameon=False)
+    fig.tight_layout()
+    return fig

@@ -481,8 +481,8 @@ def _wrong_answers():
     causal = (-0.25 * (m5 - n5)).to(f64).masked_fill(n5 > m5, float("-inf"))
     keys = torch.arange(8, dtype=f64)
     symmetric = torch.exp(-0.5 * (5 - keys).abs())
-    yarn = context_extension.yarn_by_hand
-    mscale16 = 0.1 * math.log(16) + 1
+    yarn = context_extension.yarn_by_hand  # noqa: F841  (lesson 8's entries)
+    mscale16 = 0.1 * math.log(16) + 1  # noqa: F841  (lesson 8's entries)
 
     # lesson 9: passkey scorers (rows are keys, columns digits), PI's frequencies
     def digit_fraction(predicted, expected):
@@ -668,37 +668,20 @@ def _wrong_answers():
             ),
             (context_extension, "check_ntk_base", 80000.0),
             (context_extension, "check_ntk_base", 10000 * 8 ** (126 / 128)),
-            (
-                context_extension,
-                "check_yarn_frequencies",
-                yarn(64, 10000.0, 8.0, 2048, invert=True),
-            ),
-            (
-                context_extension,
-                "check_yarn_frequencies",
-                inv_frequencies(64, 10000.0) / 8,
-            ),
-            (
-                context_extension,
-                "check_yarn_frequencies",
-                yarn(64, 10000.0, 8.0, 2048, truncate=False),
-            ),
-            (context_extension, "check_logit_multiplier", mscale16),
-            (
-                context_extension,
-                "check_logit_multiplier",
-                (0.1 * math.log10(16) + 1) ** 2,
-            ),
-            (context_extension, "check_llama3_pair_counts", (29, 0, 35)),
-            (
-                context_extension,
-                "check_llama3_pair_counts",
-                {
-                    "kept": range(35, 64),
-                    "blended": range(29, 35),
-                    "interpolated": range(0, 29),
-                },
-            ),
+            (context_extension, "check_ntk_past_arc", []),
+            (context_extension, "check_ntk_past_arc", range(46, 64)),
+            (context_extension, "check_ntk_past_arc", range(0, 63)),
+            (context_extension, "check_ntk_past_arc", range(92, 126, 2)),
+            (context_extension, "check_ntk_past_arc", range(58, 63)),
+            (context_extension, "check_neighbour_angles", (4.0, 1.0)),
+            (context_extension, "check_neighbour_angles", (1.0, 0.25)),
+            (context_extension, "check_neighbour_angles", (0.25, 0.25)),
+            (context_extension, "check_neighbour_angles", (1.0, 1.0)),
+            (context_extension, "check_dynamic_factor", 4.0),
+            (context_extension, "check_dynamic_factor", 2.0),
+            (context_extension, "check_dynamic_factor", 8.0),
+            (context_extension, "check_dynamic_factor", 6.0),
+            (context_extension, "check_dynamic_factor", 3.0),
         ],
         "09_extrapolation_lab": [
             (lab, "check_exact_match", digit_fraction),

@@ -366,6 +366,13 @@ RIGHT = {
         lambda: (0.1 * math.log(16) + 1) ** 2,
     ),
     "context_extension.check_llama3_pair_counts": ("counts", _llama3_pair_counts),
+    # lesson 7 (the wall and interpolation): predictions and decisions
+    "context_extension.check_ntk_past_arc": ("tensor", lambda: list(range(46, 63))),
+    "context_extension.check_ntk_past_arc_small": (
+        "tensor",
+        lambda: list(range(21, 31)),
+    ),
+    "context_extension.check_neighbour_angles": ("tensor", lambda: [0.25, 1.0]),
     # d = 64, b = 1e4, p = 0.5: the first 16 pairs keep the whole head's frequencies
     "todays_models.check_proportional_frequencies": (
         "tensor",
