@@ -105,7 +105,9 @@ def cap_probe(model, config: dict, seed) -> dict:
 def _probe_scores(model, config: dict, seed) -> dict:
     L, seed = config["train_length"], int(seed)
     source = MarkovSource(seed)
-    text = evaluate_text(model, source, seed, [8 * L], config["text_sequences"], None, L)
+    text = evaluate_text(
+        model, source, seed, [8 * L], config["text_sequences"], None, L
+    )
     copy = evaluate_copy(
         model,
         source,

@@ -487,7 +487,9 @@ DOCTORED = [
     ),
     (
         lambda r: [
-            r["schemes"]["rope"][s]["copy_at_start"][str(4 * _L(r))].update({"248": 0.5})
+            r["schemes"]["rope"][s]["copy_at_start"][str(4 * _L(r))].update(
+                {"248": 0.5}
+            )
             for s in _seeds(r)[:1]
         ],
         "at_start=True).values()) > 0.9",
@@ -506,9 +508,9 @@ DOCTORED = [
         'probe["key_near"][1][k] > probe["key_near"][0][k] + 0.2',
     ),
     (
-        lambda r: r["schemes"]["rope"][_seeds(r)[0]]["text"]["loss_by_chunk"].__setitem__(
-            -1, 1.3
-        ),
+        lambda r: r["schemes"]["rope"][_seeds(r)[0]]["text"][
+            "loss_by_chunk"
+        ].__setitem__(-1, 1.3),
         "min(back.values()) > 2 / 3",
     ),
     (
@@ -670,3 +672,29 @@ def test_every_claim_is_doctored_at_least_once():
         assert any(w in statement for statement in statements), (
             f"{w!r} is in no assert of the lesson"
         )
+
+
+def test_the_cap_changes_only_the_offsets_past_it():
+    """probes.capped(model, cap): the model as it is while no offset passes cap (and
+    after the block), another model once one does; a non-RoPE model is refused."""
+    import torch
+
+    config = _committed()["config"]
+    seed, L = _seeds(_committed())[0], _L(_committed())
+    model = trained_model(COMMITTED, seed)
+    tokens = probes.text_tokens(config, seed, 2 * L)[:2]
+    with torch.no_grad():
+        plain = model(tokens)
+        with probes.capped(model, L - 1):
+            inside = model(tokens[:, :L])
+            past = model(tokens)
+        assert torch.equal(model(tokens), plain)
+    assert (inside - plain[:, :L]).abs().max() < 1e-4
+    assert (past[:, L:] - plain[:, L:]).abs().max() > 0.1
+    with pytest.raises(ValueError, match="RoPE"):
+        with probes.capped(_NoRope(), L - 1):
+            pass
+
+
+class _NoRope:
+    position = "alibi"
