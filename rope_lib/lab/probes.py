@@ -4,6 +4,8 @@
     banded(model, window)                          # a context manager: keys <= window back
     scores_by_offset(model, tokens)                # q.k / sqrt(d) by the offset m - n
     band_probe(model, config, seed)                # results.json's scores, keys <= L back
+    capped(model, cap)                             # a context manager: offsets > cap at cap
+    cap_probe(model, config, seed)                 # the same scores, every key, offsets < L
     pi_on_pairs(model, config, seed, pairs)        # PI on a band of pairs only
     pair_sizes(model, tokens)                      # |q_i|, |k_i| per layer and pair
 
@@ -16,13 +18,16 @@ token that matters is near. The probes: hide the keys more than L back (a band, 
 if the loss returns to its value at L, the far keys were the trouble; the scores by offset,
 seen (< L) against unseen (>= L); and which pairs carry the size of q and k (a pair whose
 |q_i| |k_i| is small cannot matter, whatever its angle). The band hides both the unseen
-offsets and the number of far keys; the scores by offset point at the offsets, the band
-alone cannot tell the two apart.
+offsets and the number of far keys; the cap (`capped`, ReRoPE's clipped offsets, Su 2023;
+LM-Infinite's distance ceiling) keeps every key but scores a key more than L - 1 back as if
+it were L - 1 back, so no pair meets an angle it did not meet in training: what the cap
+brings back, the unseen angles broke; what it leaves, the number of keys.
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 from pathlib import Path
 
 import numpy as np
@@ -82,28 +87,38 @@ def band_probe(model, config: dict, seed) -> dict:
     data the lab scores it on (the same sequences as results.json's): {"text": loss by
     chunk of L in the 8L window, "copy": {distance: loss} in 4L windows, "passkey":
     [exact match per depth] at 2L}."""
+    with banded(model, config["train_length"]):
+        return _probe_scores(model, config, seed)
+
+
+@torch.no_grad()
+def cap_probe(model, config: dict, seed) -> dict:
+    """band_probe's scores with every key kept and every offset beyond L - 1 scored at
+    L - 1 (capped(model, L - 1)): the same data, the same keys as plain RoPE, and only
+    the angles training showed."""
+    L = config["train_length"]
+    with capped(model, L - 1):
+        return _probe_scores(model, config, seed)
+
+
+@torch.no_grad()
+def _probe_scores(model, config: dict, seed) -> dict:
     L, seed = config["train_length"], int(seed)
     source = MarkovSource(seed)
-    with banded(model, L):
-        text = evaluate_text(
-            model, source, seed, [8 * L], config["text_sequences"], None, L
-        )
-        copy = evaluate_copy(
-            model,
-            source,
-            seed,
-            4 * L,
-            config["copy_distances"][str(4 * L)],
-            config["copy_sequences"],
-        )
-        keys = evaluate_passkey(
-            model,
-            source,
-            seed,
-            [2 * L],
-            config["passkey_depths"],
-            config["passkey_keys"],
-        )
+    text = evaluate_text(
+        model, source, seed, [8 * L], config["text_sequences"], None, L
+    )
+    copy = evaluate_copy(
+        model,
+        source,
+        seed,
+        4 * L,
+        config["copy_distances"][str(4 * L)],
+        config["copy_sequences"],
+    )
+    keys = evaluate_passkey(
+        model, source, seed, [2 * L], config["passkey_depths"], config["passkey_keys"]
+    )
     return {"text": text["loss_by_chunk"], "copy": copy, "passkey": keys[str(2 * L)]}
 
 
@@ -116,17 +131,17 @@ MEASURES = {
 """band_summary's measures, as a table names them."""
 
 
-def band_summary(results: dict, bands: dict) -> dict:
-    """{measure of MEASURES: ({seed: with all keys}, {seed: with the band})}: the last
-    chunk of L of the text at 8L, the copy 8 tokens back at 4L, the passkey at 2L at the
-    first and the last depth; all keys from results.json, the band from bands[seed]
-    (band_probe)."""
+def band_summary(results: dict, bands: dict, *others: dict) -> dict:
+    """{measure of MEASURES: ({seed: with all keys}, {seed: with the band}, ...)}: the
+    last chunk of L of the text at 8L, the copy 8 tokens back at 4L, the passkey at 2L at
+    the first and the last depth; all keys from results.json, the band from bands[seed]
+    (band_probe), then one column per probe in `others` (e.g. cap_probe's, per seed)."""
     rope, L = results["schemes"]["rope"], results["config"]["train_length"]
 
     def pair(read_all, read_band):
         return (
             {k: read_all(rope[k]) for k in bands},
-            {k: read_band(bands[k]) for k in bands},
+            *({k: read_band(probe[k]) for k in bands} for probe in (bands, *others)),
         )
 
     return {
@@ -178,6 +193,49 @@ def banded(model, window: int | None):
         yield model
     finally:
         model.set_window(None)
+
+
+@contextlib.contextmanager
+def capped(model, cap: int):
+    """Within the block, every attention layer of the RoPE `model` keeps every key but
+    scores a key more than `cap` back as if it were `cap` back: q_m . R((m - n) theta) k_n
+    for m - n <= cap, q_m . R(cap theta) k_n beyond (Su 2023's ReRoPE without its
+    interpolation; the distance ceiling of Han et al. 2024, LM-Infinite). With cap = L - 1
+    no pair meets an angle it did not meet in training, and no key is hidden."""
+    if model.position != "rope":
+        raise ValueError(
+            _("capped needs a RoPE model, this one has position={position!r}").format(
+                position=model.position
+            )
+        )
+    for block in model.blocks:
+        block.attn.forward = _capped_forward(block.attn, int(cap))
+    try:
+        yield model
+    finally:
+        for block in model.blocks:
+            del block.attn.forward
+
+
+def _capped_forward(attn, cap: int):
+    """attn's forward with the offsets beyond `cap` scored at `cap` (see capped)."""
+
+    def forward(x, positions=None, return_weights=False):
+        batch, seq, d_model = x.shape
+        q, k, v = attn._qkv(x, None)
+        at_cap = torch.full((seq,), cap, device=x.device)
+        q_far = attn._qkv(x, at_cap)[0]  # every query rotated at cap
+        k_far = attn._qkv(x, torch.zeros_like(at_cap))[1]  # every key at 0
+        offset = torch.arange(seq, device=x.device)
+        offset = offset[:, None] - offset[None, :]
+        scores = torch.where(
+            offset <= cap, q @ k.transpose(-1, -2), q_far @ k_far.transpose(-1, -2)
+        ) / math.sqrt(attn.head_dim)
+        weights = scores.masked_fill(offset < 0, float("-inf")).softmax(-1)
+        out = attn.out((weights @ v).transpose(1, 2).reshape(batch, seq, d_model))
+        return (out, weights) if return_weights else out
+
+    return forward
 
 
 def _layer_inputs(model, tokens: torch.Tensor) -> list[torch.Tensor]:

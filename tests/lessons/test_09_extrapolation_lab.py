@@ -105,6 +105,7 @@ REAL = {
     for name in (
         "trained_model",
         "band_probe",
+        "cap_probe",
         "scores_by_offset",
         "pair_sizes",
         "pi_on_pairs",
@@ -164,6 +165,9 @@ CACHED = {
     "trained_model": trained_model,
     "band_probe": _memoized(
         "band_probe", lambda config, seed: (_config_key(config), str(seed))
+    ),
+    "cap_probe": _memoized(
+        "cap_probe", lambda config, seed: (_config_key(config), str(seed))
     ),
     "scores_by_offset": _memoized("scores_by_offset", _tokens_key),
     "pair_sizes": _memoized("pair_sizes", _tokens_key),
@@ -468,12 +472,12 @@ DOCTORED = [
     (lambda r: _passkey(r, "rope", 8 * _L(r), 0.5), "by[s][-1][0] < 0.2"),
     (
         lambda r: _passkey(r, "alibi", 8 * _L(r), 0.0, _seeds(r)[:1]),
-        'low > 0.95 for _, low, _ in by["alibi"]',
+        'low >= 0.9 for _, low, _ in by["alibi"]',
     ),
     (lambda r: _passkey(r, "none", 2 * _L(r), 0.0), 'by["none"][1][0] > max(0.9'),
     (
         lambda r: _passkey(r, "none", 8 * _L(r), 1.0, _seeds(r)[:1]),
-        "nope[-1][k] < nope[1][k] - 0.1",
+        "nope[-1][k] < nope[1][k] - 0.05",
     ),
     # 4. copies
     (lambda r: _copy(r, "learned", _L(r), 24, 0.5), "len(bad) <= 2"),
@@ -481,14 +485,37 @@ DOCTORED = [
         lambda r: _copy(r, "rope", 4 * _L(r), 8, 0.2),
         'v > 0.5 for v in copies[("rope",)]',
     ),
+    (
+        lambda r: [
+            r["schemes"]["rope"][s]["copy_at_start"][str(4 * _L(r))].update(
+                {"248": 0.5}
+            )
+            for s in _seeds(r)[:1]
+        ],
+        "at_start=True).values()) > 0.9",
+    ),
     (lambda r: _copy(r, "rope", 4 * _L(r), 248, 2.0, "yarn"), '"yarn")][1:]'),
     (lambda r: _copy(r, "alibi", 4 * _L(r), 248, 2.0), 'max(copies[("alibi",)])'),
     # 5. why RoPE breaks: the results.json side of the comparisons with the probes
-    (lambda r: _text(r, "rope", _L(r), 0.5), 'bands[k]["text"][0] + 0.1 < at_L[k]'),
+    (lambda r: _text(r, "rope", _L(r), 0.5), 'max(bands[k]["text"][1:]) < at_L[k]'),
     (lambda r: _copy(r, "rope", 4 * _L(r), 8, 1.0), 'probe["copy"][1][k] < 0.3'),
     (
         lambda r: _passkey(r, "rope", 2 * _L(r), 0.0, depth=2),
         'mean(probe["key_near"][0]) < middle',
+    ),
+    (
+        lambda r: _passkey(r, "rope", 2 * _L(r), 0.85, _seeds(r)[:1], depth=4),
+        'probe["key_near"][1][k] > probe["key_near"][0][k] + 0.2',
+    ),
+    (
+        lambda r: r["schemes"]["rope"][_seeds(r)[0]]["text"][
+            "loss_by_chunk"
+        ].__setitem__(-1, 1.3),
+        "min(back.values()) > 2 / 3",
+    ),
+    (
+        lambda r: _passkey(r, "rope", 2 * _L(r), 1.0, depth=0),
+        "spread(far[0])[0] + 0.3",
     ),
     # 6. zero-shot extension
     (
@@ -542,7 +569,7 @@ DOCTORED = [
         "min(share.values()) > 0.8",
     ),
     (_slow_pairs_cost_more_inside_L, 'cost["PI, pairs 5-15"][0] <'),
-    (_plain_beats_slow_pairs_at_8L, 'zip(cost["PI, pairs 5-15"][1:], ext["default"]'),
+    (_plain_beats_slow_pairs_at_8L, "removed[0] > 0.75 and removed[1] > 0.5"),
     # 7. fine-tuning
     (
         lambda r: _finetune(r, "yarn", 0, text=_ft_text(r, "default", 0)),
@@ -616,6 +643,8 @@ NOT_RESULTS = (
     "slopes",  # ALiBi's slopes, exact
     'probe["key_near"][1]',  # the band probe, live from the checkpoints
     'probe["key_far"][1]',  # the same
+    "text8[2][k] > text8[1][k]",  # the cap against the band, both live
+    "max(copy8[1].values())",  # the same
     "unseen > seen",  # the scores by offset, live from the checkpoints
     "reach[",  # the pairs' reach, from the frequencies alone
     "size[",  # the pair sizes, live from the checkpoints
@@ -643,3 +672,29 @@ def test_every_claim_is_doctored_at_least_once():
         assert any(w in statement for statement in statements), (
             f"{w!r} is in no assert of the lesson"
         )
+
+
+def test_the_cap_changes_only_the_offsets_past_it():
+    """probes.capped(model, cap): the model as it is while no offset passes cap (and
+    after the block), another model once one does; a non-RoPE model is refused."""
+    import torch
+
+    config = _committed()["config"]
+    seed, L = _seeds(_committed())[0], _L(_committed())
+    model = trained_model(COMMITTED, seed)
+    tokens = probes.text_tokens(config, seed, 2 * L)[:2]
+    with torch.no_grad():
+        plain = model(tokens)
+        with probes.capped(model, L - 1):
+            inside = model(tokens[:, :L])
+            past = model(tokens)
+        assert torch.equal(model(tokens), plain)
+    assert (inside - plain[:, :L]).abs().max() < 1e-4
+    assert (past[:, L:] - plain[:, L:]).abs().max() > 0.1
+    with pytest.raises(ValueError, match="RoPE"):
+        with probes.capped(_NoRope(), L - 1):
+            pass
+
+
+class _NoRope:
+    position = "alibi"
