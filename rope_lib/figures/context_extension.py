@@ -169,6 +169,13 @@ FORM_STYLES = {
     "logarithmic": ("#8c564b", ":"),
     "linear": ("#7f7f7f", "-."),
 }
+#: The forms' names in a figure's legend (marked for translation; the keys are code).
+FORM_LABELS = {
+    "exponential": N_("exponential"),
+    "power": N_("power"),
+    "logarithmic": N_("logarithmic"),
+    "linear": N_("linear"),
+}
 
 
 def length_figure(smollm2: dict, lab: dict):
@@ -194,7 +201,7 @@ def length_figure(smollm2: dict, lab: dict):
         dense = np.linspace(x.min(), x.max(), 200)
         for form, (color, ls) in FORM_STYLES.items():
             ax.plot(dense, curve(study["mean_fits"][form], dense), ls=ls,
-                    color=color, lw=1.3, label=_fig(form))  # fmt: skip
+                    color=color, lw=1.3, label=_fig(FORM_LABELS[form]))  # fmt: skip
         ax.axhline(0, color="black", lw=1)
         ax.set_title(title, fontsize=10)
         ax.set_xlabel(_fig("position / L"))

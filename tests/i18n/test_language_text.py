@@ -62,11 +62,13 @@ def spaces_between_chinese(text: str) -> list[str]:
 
 def _filled(template: str, word: str) -> str:
     """The template with every field filled: `word` where the field takes text, a
-    number where it has a format spec (.4f, :,)."""
+    number where it has a format spec (.4f, :,); an indexed field ({value[0]:.4g}) gets a
+    list of them."""
     fields = {}
     for _literal, name, spec, _conversion in string.Formatter().parse(template):
         if name is not None:
-            fields[re.split(r"[.\[]", name)[0]] = 12.5 if spec else word
+            value = 12.5 if spec else word
+            fields[re.split(r"[.\[]", name)[0]] = [value] * 4 if "[" in name else value
     return template.format(**fields)
 
 

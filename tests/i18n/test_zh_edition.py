@@ -335,7 +335,7 @@ ALLOWED_WORDS = frozenset(
     # Python's and torch's values as they print
     "True False None nan inf tensor dtype "
     # units and their abbreviations (tqdm's it/s too)
-    "rad nats fps it FLOPs "
+    "rad nat nats fps it FLOPs "
     # mathematics written in ASCII: functions, Greek letters spelled out, the terms of
     # art Chinese papers leave in English (softmax, logit)
     "max min sqrt cos sin exp ln log Re Im conj sum softmax logit logits Attn PE id ids "
