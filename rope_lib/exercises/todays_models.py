@@ -326,8 +326,7 @@ def _read_diagnosis(answer, name):
     read=_read_diagnosis,
     name=Word(N_("the diagnosis")),
     placeholder=N_(
-        'replace `None` with a pair: ("faster" or "slower", the number of pairs whose '
-        "frequency changes)"
+        'replace `None` with ("faster" or "slower", pairs whose frequency changes)'
     ),
     expected=("faster", CHANGED),
     same=lambda a, b: tuple(a) == tuple(b),
