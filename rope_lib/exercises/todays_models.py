@@ -1,6 +1,7 @@
 """Checkers for lesson 10 (RoPE in today's models). Each returns a Feedback naming the
 likely slip: the NeoX denominator in p-RoPE, a forgotten +1 in Llama 4's temperature,
-the wrong base for local layers, a per-head rotated key in MLA."""
+the wrong base for local layers, a per-head rotated key in MLA, a config that lost its
+original_max_position_embeddings."""
 
 from __future__ import annotations
 
@@ -9,19 +10,23 @@ from functools import partial
 
 import torch
 
-from ..language import N_
-from ..models import llama4_attention_scale
+from ..configs import read_rope_config
+from ..language import N_, _
+from ..models import MODELS, llama4_attention_scale
 from ..rotary import inv_frequencies
 from ..scaling import rope_frequencies
 from . import Mistake, Word, close, compare_tensor, either, exercise
-from .answers import as_count, as_number, as_tensor
+from .answers import as_count, as_number, as_tensor, describe
+from .feedback import NotYet
 
 F64 = torch.float64
 
 # The settings each exercise uses (the notebook prints them).
 EX1 = {"head_dim": 64, "base": 10000.0, "partial_rotary_factor": 0.5}
 EX2 = {"position": 16383, "floor_scale": 8192, "attn_scale": 0.1}
-EX3 = {"head_dim": 256, "local_base": 10000.0, "global_base": 1000000.0, "window": 1024}
+# Gemma 3 1B's local layers: Gemma 3 4B's (d 256, base 10,000) with a 512-token window
+EX3 = {"head_dim": 256, "local_base": 10000.0, "global_base": 1000000.0, "window": 512}
+EX3_4B_WINDOW = 1024
 EX4 = {
     "kv_lora_rank": 512,
     "qk_rope_head_dim": 64,
@@ -153,10 +158,10 @@ def check_nope_query_scale(answer):
 D3, W3 = EX3["head_dim"], EX3["window"]
 
 
-def _longer(base: float, two_pi: bool = True) -> int:
+def _longer(base: float, two_pi: bool = True, window: int = W3) -> int:
     """How many pairs have a wavelength longer than the window."""
     theta = inv_frequencies(D3, base).double()
-    return int(((2 * math.pi if two_pi else 1.0) / theta > W3).sum())
+    return int(((2 * math.pi if two_pi else 1.0) / theta > window).sum())
 
 
 LOCAL_SLOW = _longer(EX3["local_base"])
@@ -168,6 +173,13 @@ LOCAL_SLOW = _longer(EX3["local_base"])
     options={"what": N_("a number of pairs")},
     expected=LOCAL_SLOW,
     mistakes=[
+        Mistake(
+            _longer(EX3["local_base"], window=EX3_4B_WINDOW),
+            N_(
+                "that is Gemma 3 4B's count for its 1024-token window; with {w} tokens "
+                "the window is shorter, so more pairs are slower than it"
+            ),
+        ),
         Mistake(
             _longer(EX3["global_base"]),
             N_("that count uses the global base 1,000,000; local layers use 10,000"),
@@ -193,18 +205,19 @@ LOCAL_SLOW = _longer(EX3["local_base"])
         "d": D3,
         "w": W3,
         "global_count": _longer(EX3["global_base"]),
+        "count_4b": _longer(EX3["local_base"], window=EX3_4B_WINDOW),
     },
     otherwise=N_(
         "count the pairs i < {pairs} with 2 pi * 10000^(2i/{d}) > {w}; got {value}"
     ),
     right=N_(
-        "{expected} of the {pairs} pairs never finish a turn inside the window: within "
-        "the {w} tokens a local layer sees, they barely move. With the global base "
-        "1,000,000 it would be {global_count}."
+        "{expected} of the {pairs} pairs never finish a turn inside the {w}-token "
+        "window, against {count_4b} in Gemma 3 4B's 1024: halving the window leaves more "
+        "pairs that measure distance across it without wrapping."
     ),
 )
 def check_local_slow_pairs(answer):
-    """Gemma 3's local layers (d = 256, base 10,000, window 1024 tokens): how many pairs
+    """Gemma 3 1B's local layers (d = 256, base 10,000, window 512 tokens): how many pairs
     have a wavelength 2 pi / theta_i longer than the window?"""
 
 
@@ -263,3 +276,109 @@ FULL = H4 * (N4 + R4 + V4)
 def check_mla_cache_size(answer):
     """Numbers DeepSeek-V3 caches per token and layer: the latent c (kv_lora_rank = 512)
     plus the one shared rotated key (qk_rope_head_dim = 64)."""
+
+
+# Exercise 4: Llama 3.1 8B's config without original_max_position_embeddings.
+PUBLISHED = MODELS["Llama 3.1 8B"].config
+BROKEN = {
+    **PUBLISHED,
+    "rope_scaling": {
+        k: v
+        for k, v in PUBLISHED["rope_scaling"].items()
+        if k != "original_max_position_embeddings"
+    },
+}
+RIGHT5 = read_rope_config(PUBLISHED)[0].inv_freq.double()
+WRONG5 = read_rope_config(BROKEN)[0].inv_freq.double()
+CHANGED = int((~torch.isclose(RIGHT5, WRONG5)).sum())
+PLAIN5 = inv_frequencies(RIGHT5.numel() * 2, PUBLISHED["rope_theta"]).double()
+DIVIDED = {
+    "right": int((PLAIN5 / RIGHT5 > 7.999).sum()),
+    "wrong": int((PLAIN5 / WRONG5 > 7.999).sum()),
+}
+DIRECTIONS = ("faster", "slower", "same")
+
+
+def _read_diagnosis(answer, name):
+    """A pair (a direction, a count): ("faster" or "slower" or "same", whole number)."""
+    if not (
+        isinstance(answer, (tuple, list))
+        and len(answer) == 2
+        and isinstance(answer[0], str)
+    ):
+        raise NotYet(
+            _(
+                '{name} should be a pair like ("slower", 10): a direction, then a '
+                "number of pairs; got {got}"
+            ).format(name=name, got=describe(answer))
+        )
+    direction = answer[0].strip().lower()
+    if direction not in DIRECTIONS:
+        raise NotYet(
+            _("the direction should be one of {choices}, got {got}").format(
+                choices=", ".join(DIRECTIONS), got=repr(answer[0])
+            )
+        )
+    return direction, as_count(answer[1], _("the count"), what=N_("a number of pairs"))
+
+
+@exercise(
+    read=_read_diagnosis,
+    name=Word(N_("the diagnosis")),
+    placeholder=N_(
+        'replace `None` with ("faster" or "slower", pairs whose frequency changes)'
+    ),
+    expected=("faster", CHANGED),
+    same=lambda a, b: tuple(a) == tuple(b),
+    mistakes=[
+        Mistake(
+            lambda a: a[0] == "slower",
+            N_(
+                "the other way round: L moves up from 8,192 to 131,072, so the cuts "
+                "L / low_freq_factor and L / high_freq_factor move up 16 times and fewer "
+                "pairs are divided by 8; those pairs now turn faster than in training"
+            ),
+        ),
+        Mistake(
+            lambda a: a[0] == "same",
+            N_(
+                "transformers does not refuse the config: it takes L from "
+                "max_position_embeddings = 131,072 (and warns), and the cuts move"
+            ),
+        ),
+        Mistake(
+            lambda a: a[1] in (DIVIDED["right"], DIVIDED["wrong"]),
+            N_(
+                "the direction is right; {value[1]} is how many pairs one of the two "
+                "configs divides by 8 ({right} published, {wrong} broken): count the "
+                "pairs whose frequency differs between them"
+            ),
+        ),
+        Mistake(
+            lambda a: a[1] == RIGHT5.numel() - CHANGED,
+            N_("the direction is right; {value[1]} pairs keep their frequency"),
+        ),
+        Mistake(
+            lambda a: a[1] == DIVIDED["right"] - DIVIDED["wrong"],
+            N_(
+                "the direction is right; the pairs that leave the x8 group are not the "
+                "only ones: pairs in the smooth ramp between the cuts change too"
+            ),
+        ),
+    ],
+    facts={"right": DIVIDED["right"], "wrong": DIVIDED["wrong"], "pairs": 64},
+    otherwise=N_(
+        "the direction is right; compare read_rope_config(published) with "
+        "read_rope_config(broken), pair by pair (torch.isclose); got {value[1]}"
+    ),
+    right=N_(
+        "Without it transformers takes L = max_position_embeddings = 131,072: only "
+        "{wrong} pairs instead of {right} are divided by 8, and {expected[1]} of the "
+        "{pairs} pairs turn faster than the model was trained with. Nothing fails; the "
+        "slow pairs meet angles they never saw."
+    ),
+)
+def check_broken_llama3_config(answer):
+    """Llama 3.1 8B's config with original_max_position_embeddings deleted from
+    rope_scaling: do its slow pairs turn faster or slower than the published model's,
+    and how many of the 64 pairs change frequency? A pair ("faster", 20)."""

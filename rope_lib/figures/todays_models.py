@@ -44,7 +44,7 @@ def draw_model(ax, name: str, lines=None):
             "L": ax.axhline(1.0, color="black", lw=1.3),
             "L2": ax.axhline(1.0, color="black", lw=1.0, ls="--"),
         }
-    slow = []
+    slow, slow_long = [], []
     for k in range(2):
         line, inf_line = lines["curves"][k], lines["infinite"][k]
         if k >= len(curves):
@@ -60,13 +60,27 @@ def draw_model(ax, name: str, lines=None):
         line.set_label(c["label"])
         if c["kind"] == "rope":
             slow.append(int((y > entry.trained_length).sum()))
+            slow_long.append(int((y > entry.context_length).sum()))
     lines["L"].set_ydata([entry.trained_length] * 2)
     lines["L2"].set_ydata([entry.context_length] * 2)
-    return lines, _model_readout(name, curves, nope, slow)
+    return lines, _model_readout(name, curves, nope, slow, slow_long)
 
 
-def _model_readout(name: str, curves: list, nope: list, slow: list) -> str:
-    """The short readout of draw_model: ALiBi's 1/mu_h, or the pairs slower than L."""
+def _counts(slow: list) -> str:
+    """One count per kind of RoPE layer: "57 and 100", or "32"."""
+    if len(slow) == 2:
+        return _("{first} and {second}").format(first=slow[0], second=slow[1])
+    return " and ".join(str(s) for s in slow)
+
+
+def _model_readout(
+    name: str, curves: list, nope: list, slow: list, slow_long: list
+) -> str:
+    """The short readout of draw_model: ALiBi's 1/mu_h, or the pairs of the drawn
+    (scaled) frequencies slower than L (where the settings start) and than L' (the
+    claimed context; for a model trained further with these frequencies, the pairs that
+    never finished a turn in training are the ones slower than its last training
+    length, not than L)."""
     entry = MODELS[name]
     if curves and curves[0]["kind"] == "alibi":
         return _("{name}: 1/mu_h from {low:.2f} to {high:.1f} tokens; L = {L}").format(
@@ -75,22 +89,21 @@ def _model_readout(name: str, curves: list, nope: list, slow: list) -> str:
             high=float(curves[0]["y"].max()),
             L=entry.trained_length,
         )
-    counts = (
-        _("{first} and {second}").format(first=slow[0], second=slow[1])
-        if len(slow) == 2
-        else " and ".join(str(s) for s in slow)
-    )
     numbers = dict(
-        name=name, L=entry.trained_length, L2=entry.context_length, counts=counts
+        name=name,
+        L=entry.trained_length,
+        L2=entry.context_length,
+        counts=_counts(slow),
+        long=_counts(slow_long),
     )
     if nope:
         return _(
-            "{name}: L = {L:,}, L' = {L2:,}; pairs slower than L: {counts}; "
-            "NoPE layers: {layers}"
+            "{name}: L = {L:,}, L' = {L2:,}; pairs slower than L: {counts}, "
+            "than L': {long}; NoPE layers: {layers}"
         ).format(layers=nope[0]["layers"], **numbers)
-    return _("{name}: L = {L:,}, L' = {L2:,}; pairs slower than L: {counts}").format(
-        **numbers
-    )
+    return _(
+        "{name}: L = {L:,}, L' = {L2:,}; pairs slower than L: {counts}, than L': {long}"
+    ).format(**numbers)
 
 
 def style_axes(ax):
@@ -115,7 +128,7 @@ def static_figure(name: str = DEFAULT_MODEL):
     handles = [h for h in lines["curves"] if h.get_label() != "_none"]
     handles += [lines["L"], lines["L2"]]
     lines["L"].set_label(
-        _fig("L = {L:,} (trained)").format(L=MODELS[name].trained_length)
+        _fig("L = {L:,} (settings start here)").format(L=MODELS[name].trained_length)
     )
     lines["L2"].set_label(
         _fig("L' = {L2:,} (claimed)").format(L2=MODELS[name].context_length)

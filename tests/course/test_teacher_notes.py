@@ -500,9 +500,10 @@ def _wrong_answers():
     p_rope = torch.cat([inv_frequencies(64, 10000.0)[:16].to(f64), torch.zeros(16)])
     neox_32 = inv_frequencies(32, 10000.0).to(f64)
     llama4 = 1 + 0.1 * math.log(1 + (16383 + 1) // 8192)
-    local_slow = int((2 * math.pi / inv_frequencies(256, 10000.0).to(f64) > 1024).sum())
-    global_slow = int((2 * math.pi / inv_frequencies(256, 1e6).to(f64) > 1024).sum())
-    no_two_pi = int((1 / inv_frequencies(256, 10000.0).to(f64) > 1024).sum())
+    local_slow = int((2 * math.pi / inv_frequencies(256, 10000.0).to(f64) > 512).sum())
+    global_slow = int((2 * math.pi / inv_frequencies(256, 1e6).to(f64) > 512).sum())
+    no_two_pi = int((1 / inv_frequencies(256, 10000.0).to(f64) > 512).sum())
+    gemma3_4b = int((2 * math.pi / inv_frequencies(256, 10000.0).to(f64) > 1024).sum())
     # lesson 11: "I see" + a 2 x 3 image + ". ok" (exercise 1), the right ids
     ids = torch.tensor(
         [
@@ -715,9 +716,12 @@ def _wrong_answers():
             (todays_models, "check_local_slow_pairs", no_two_pi),
             (todays_models, "check_local_slow_pairs", 128 - local_slow),
             (todays_models, "check_local_slow_pairs", 2 * local_slow),
-            (todays_models, "check_mla_cache_size", 512),
-            (todays_models, "check_mla_cache_size", 512 + 128 * 64),
-            (todays_models, "check_mla_cache_size", 128 * (128 + 64 + 128)),
+            (todays_models, "check_local_slow_pairs", gemma3_4b),
+            (todays_models, "check_broken_llama3_config", ("slower", 20)),
+            (todays_models, "check_broken_llama3_config", ("same", 0)),
+            (todays_models, "check_broken_llama3_config", ("faster", 29)),
+            (todays_models, "check_broken_llama3_config", ("faster", 44)),
+            (todays_models, "check_broken_llama3_config", ("faster", 14)),
         ],
         "11_multimodal_rope": [
             (multimodal, "check_position_ids", text_counted),

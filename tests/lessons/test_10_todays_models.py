@@ -469,10 +469,29 @@ def test_checkers_accept_the_right_answers():
     assert ex.check_nope_query_scale(1 + 0.1 * math.log(3)).ok
     assert ex.check_nope_query_scale(np.float32(1 + 0.1 * math.log(3))).ok
     assert (
-        ex.check_local_slow_pairs(57).ok
-        and ex.check_local_slow_pairs(torch.tensor(57)).ok
+        ex.check_local_slow_pairs(66).ok
+        and ex.check_local_slow_pairs(torch.tensor(66)).ok
     )
+    assert ex.check_broken_llama3_config(("faster", 20)).ok
+    assert ex.check_broken_llama3_config([" Faster", np.int64(20)]).ok
     assert ex.check_mla_cache_size(576).ok and ex.check_mla_cache_size(576.0).ok
+
+
+def test_broken_llama3_config_as_the_exercise_says():
+    # deleting original_max_position_embeddings: transformers takes L from
+    # max_position_embeddings, and the exercise's numbers are transformers' own
+    from transformers import LlamaConfig
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+
+    keys = {k: v for k, v in ex.BROKEN.items() if k != "model_type"}
+    theirs, _ = ROPE_INIT_FUNCTIONS["llama3"](LlamaConfig(**keys))
+    assert torch.equal(theirs.double(), ex.WRONG5)
+    assert ex.CHANGED == 20 and ex.DIVIDED == {"right": 29, "wrong": 15}
+    assert (ex.WRONG5 >= ex.RIGHT5).all()  # every changed pair turns faster
+
+
+GLOBAL_512 = int((2 * math.pi / inv_frequencies(256, 1e6).double() > 512).sum())
+NO_TWO_PI_512 = int((1 / inv_frequencies(256, 1e4).double() > 512).sum())
 
 
 @pytest.mark.parametrize(
@@ -501,9 +520,14 @@ def test_checkers_accept_the_right_answers():
         (ex.check_nope_query_scale, lambda: 1 + 0.1 * math.log(2), "floor"),
         (ex.check_nope_query_scale, lambda: (1 + 0.1 * math.log(3)) ** 2, "square"),
         (ex.check_nope_query_scale, lambda: 1 + 0.1 * math.log10(3), "log10"),
-        (ex.check_local_slow_pairs, lambda: 80, "global base"),
-        (ex.check_local_slow_pairs, lambda: 31, "2 pi"),
-        (ex.check_local_slow_pairs, lambda: 71, "fast ones"),
+        (ex.check_local_slow_pairs, lambda: GLOBAL_512, "global base"),
+        (ex.check_local_slow_pairs, lambda: NO_TWO_PI_512, "2 pi"),
+        (ex.check_local_slow_pairs, lambda: 62, "fast ones"),
+        (ex.check_local_slow_pairs, lambda: 57, "Gemma 3 4B"),
+        (ex.check_broken_llama3_config, lambda: ("slower", 20), "other way round"),
+        (ex.check_broken_llama3_config, lambda: ("faster", 29), "divides by 8"),
+        (ex.check_broken_llama3_config, lambda: ("faster", 44), "keep their"),
+        (ex.check_broken_llama3_config, lambda: ("faster", 14), "smooth ramp"),
         (ex.check_mla_cache_size, lambda: 512, "rotated key"),
         (ex.check_mla_cache_size, lambda: 512 + 128 * 64, "shared"),
         (ex.check_mla_cache_size, lambda: 128 * (192 + 128), "plain multi-head"),

@@ -329,7 +329,8 @@ def _llm_best_method():
 
 
 # kind: "yesno", "choices", "count", "number", "pair", "counts", "tensor", "complex_pair",
-# "function" (a function of the exercise's inputs), "name" (a string naming one choice)
+# "function" (a function of the exercise's inputs), "name" (a string naming one choice),
+# "diagnosis" (a pair: a direction word, then a count)
 RIGHT = {
     "why_position.check_swap_last_token": ("yesno", False),
     "why_position.check_where_position_goes": (
@@ -380,10 +381,12 @@ RIGHT = {
     ),
     # 1 + 0.1 ln(1 + floor((16383 + 1) / 8192))
     "todays_models.check_nope_query_scale": ("number", lambda: 1 + 0.1 * math.log(3)),
-    # 2 pi 1e4^(2i/256) > 1024  <=>  i > 128 log(1024 / 2 pi) / log(1e4) = 70.8: i = 71 .. 127
-    "todays_models.check_local_slow_pairs": ("count", 57),
+    # 2 pi 1e4^(2i/256) > 512  <=>  i > 128 log(512 / 2 pi) / log(1e4) = 61.2: i = 62 .. 127
+    "todays_models.check_local_slow_pairs": ("count", 66),
     # the latent (512) and the one shared rotated key (64)
     "todays_models.check_mla_cache_size": ("count", 512 + 64),
+    # Llama 3.1 without original_max_position_embeddings: L = 131,072, 20 pairs faster
+    "todays_models.check_broken_llama3_config": ("diagnosis", ("faster", 20)),
     # text 0, 1; a 2 x 3 grid at s = 2: t = 2, h = 2 + row, w = 2 + column; text again at
     # s + max(H, W) = 5
     "multimodal.check_position_ids": (
@@ -530,6 +533,16 @@ def right_variants(kind, value):
             ("np 0-d", np.array(value)),
             ("Fraction", Fraction(value)),
         ]
+    if kind == "diagnosis":
+        word, count = value
+        return [
+            ("tuple", (word, count)),
+            ("list", [word, count]),
+            ("np types", (np.str_(word), np.int64(count))),
+            ("upper, spaces", (f" {word.upper()} ", count)),
+            ("float count", (word, float(count))),
+            ("0-d tensor count", (word, torch.tensor(count))),
+        ]
     if kind == "pair":
         a, b = value
         return [
@@ -596,6 +609,21 @@ def test_the_right_answer_in_any_type_is_correct(key, label, answer):
 def corrupted(kind, value):
     """Answers near the right one that must never be called correct: (label, answer)."""
     out = []
+    if kind == "diagnosis":
+        word, count = value
+        other = "slower" if word == "faster" else "faster"
+        return [
+            ("other direction", (other, count)),
+            ("count + 1", (word, count + 1)),
+            ("count - 1", (word, count - 1)),
+            ("count + 0.5", (word, count + 0.5)),
+            ("nan count", (word, NAN)),
+            ("swapped", (count, word)),
+            ("word only", (word,)),
+            ("count only", count),
+            ("one string", f"{word} {count}"),
+            ("dict", {word: count}),
+        ]
     if kind in ("count", "number"):
         out += [
             ("complex", complex(value, 1.0)),
@@ -754,7 +782,7 @@ def test_a_corrupted_right_answer_is_never_correct(key, label, answer):
 META_CASES = [
     pytest.param(key, id=key)
     for key in RIGHT
-    if RIGHT[key][0] not in ("choices", "function", "name")
+    if RIGHT[key][0] not in ("choices", "function", "name", "diagnosis")
 ]
 
 
