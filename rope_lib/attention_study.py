@@ -25,7 +25,7 @@ Reading the tables (what the lessons do; nothing is recomputed):
     load(folder=None)            results.json: the folder named by ROPE_ATTENTION_RESULTS,
                                  else the committed notebooks/attention_results
     read(topic, folder=None)     one topic, its lists as float numpy arrays: "random",
-                                 "lab", "smollm2.entropy", "smollm2.temperature",
+                                 "lab", "smollm2", "smollm2.entropy", "smollm2.temperature",
                                  "smollm2.logn", "smollm2.length"
 """
 
@@ -67,6 +67,7 @@ COMMITTED = Path(__file__).resolve().parent.parent / "notebooks"
 TOPICS = (
     "random",
     "lab",
+    "smollm2",
     "smollm2.entropy",
     "smollm2.temperature",
     "smollm2.logn",
