@@ -139,7 +139,7 @@ def _pair_mistakes() -> list:
         ),
         Mistake(
             lambda v: _close_pair(v, (yarn, yarn)),
-            N_(
+            lambda f: _(
                 "the second number is SmolLM2's own rule: sqrt(1/t) = k ln s + 1 with "
                 "the slope k fitted to its sweep (about {k:.3f}), not YaRN's 0.1"
             ).format(k=k),

@@ -28,9 +28,9 @@ COLORS = {
     "logn": "#2ca02c",
 }
 METHOD_LABELS = {
-    "pi": N_("PI"),
+    "pi": "PI",
     "yarn_no_attention_factor": N_("YaRN without its factor"),
-    "yarn": N_("YaRN"),
+    "yarn": "YaRN",
     "logn": N_("log-n scaling"),
 }
 
