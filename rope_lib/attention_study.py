@@ -83,7 +83,9 @@ def load(folder=None) -> dict:
     from .results import results_folder
 
     if folder is None:
-        folder = results_folder("ROPE_ATTENTION_RESULTS", COMMITTED / "attention_results")
+        folder = results_folder(
+            "ROPE_ATTENTION_RESULTS", COMMITTED / "attention_results"
+        )
     return _load_cached(str(Path(folder).resolve()))
 
 

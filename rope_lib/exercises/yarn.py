@@ -130,8 +130,10 @@ def _pair_mistakes() -> list:
             ),
         ),
         Mistake(
-            lambda v: _close_pair(v, (1 / yarn, 1 / fit))
-            or _close_pair(v, (1 / math.sqrt(yarn), 1 / math.sqrt(fit))),
+            lambda v: (
+                _close_pair(v, (1 / yarn, 1 / fit))
+                or _close_pair(v, (1 / math.sqrt(yarn), 1 / math.sqrt(fit)))
+            ),
             N_(
                 "inverted: the temperature t is below 1, so the logits' multiplier 1/t "
                 "is above 1"
@@ -145,8 +147,9 @@ def _pair_mistakes() -> list:
             ).format(k=k),
         ),
         Mistake(
-            lambda v: math.isclose(v[0], (0.1 * math.log10(NEW_FACTOR) + 1) ** 2,
-                                   rel_tol=0.01),  # fmt: skip
+            lambda v: math.isclose(
+                v[0], (0.1 * math.log10(NEW_FACTOR) + 1) ** 2, rel_tol=0.01
+            ),  # fmt: skip
             N_("use the natural logarithm ln s (math.log), not log10"),
         ),
     ]
@@ -231,6 +234,7 @@ def check_rope_scaling_entry(answer):
 
 
 # ------------------------------------------------------------------ YaRN by hand
+
 
 def yarn_by_hand(
     head_dim,

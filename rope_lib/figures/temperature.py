@@ -78,7 +78,9 @@ def entropy_length_figure(random: dict, smollm2: dict, L: int):
         random["sigma"], random["mean"], random["analytic"]
     ):
         (dots,) = left.plot(n, mean, "o", ms=4)
-        left.plot(n, analytic, "-", lw=1, color=dots.get_color(), label=f"σ = {sigma:g}")
+        left.plot(
+            n, analytic, "-", lw=1, color=dots.get_color(), label=f"σ = {sigma:g}"
+        )
     left.plot(n, random["uniform"], "k--", lw=1, label="ln n")
     left.set_title(_fig("random q, k"))
     left.set_ylabel(_fig("entropy (nats)"))
@@ -123,7 +125,9 @@ def spread_figure(smollm2: dict, random_n, random_std, sigma: float, L: int):
     return fig
 
 
-def entropy_change_figure(change: dict, methods=("pi", "yarn_no_attention_factor", "yarn")):
+def entropy_change_figure(
+    change: dict, methods=("pi", "yarn_no_attention_factor", "yarn")
+):
     """What each method changes in SmolLM2's entropy at factor 2, per layer: the mean
     over the lengths inside L (method minus plain RoPE, nats), zero marked."""
     fig = _figure((6.4, 2.8))
@@ -142,8 +146,9 @@ def entropy_change_figure(change: dict, methods=("pi", "yarn_no_attention_factor
 
 def sweep_figure(sweeps: dict):
     """The temperature sweep, one panel per factor ("x2", "x4"): the text loss in each
-    2,048-token bucket past L (thin) and their mean (bold), each less its lowest, against
-    the logit multiplier 1/t; YaRN's 1/t (red) and the best one past L (black)."""
+    2,048-token bucket past L (gray dots) and their mean (black dots), each less its
+    lowest, against the logit multiplier 1/t; the parabola in ln(1/t) fitted to the mean
+    (best_multiplier's), YaRN's 1/t (red) and the parabola's lowest (dashed)."""
     fig = _figure((6.4, 2.9))
     axes = fig.subplots(1, len(sweeps), sharey=True)
     for ax, (name, sweep) in zip(np.atleast_1d(axes), sweeps.items()):
@@ -151,9 +156,15 @@ def sweep_figure(sweeps: dict):
         first = int(sweep["first_bucket_past_L"])
         past = sweep["loss"][:, first:]
         for column in past.T:
-            ax.plot(multipliers, column - column.min(), color="0.6", lw=0.8)
+            ax.plot(multipliers, column - column.min(), "o", color="0.6", ms=3)
         mean = past.mean(1)
-        ax.plot(multipliers, mean - mean.min(), "o-", color="black", lw=2)
+        # the parabola in ln(1/t) that best_multiplier fits to the mean, and its points
+        u = np.log(multipliers)
+        fitted = np.poly1d(np.polyfit(u, mean, 2))
+        grid = np.linspace(u.min(), u.max(), 100)
+        ax.plot(np.exp(grid), fitted(grid) - mean.min(), color="black", lw=1.5,
+                label=_fig("parabola fit"))  # fmt: skip
+        ax.plot(multipliers, mean - mean.min(), "o", color="black", ms=6)
         ax.axvline(sweep["yarn"]["logit_multiplier"], color="#d62728", lw=1.5,
                    label=_fig("YaRN's 1/t"))  # fmt: skip
         ax.axvline(sweep["best_past_L"]["logit_multiplier"], color="black", lw=1,
@@ -161,7 +172,7 @@ def sweep_figure(sweeps: dict):
         ax.set_title(_fig("factor s = {s}").format(s=name.lstrip("x")))
         ax.set_xlabel(_fig("logit multiplier 1/t"))
     np.atleast_1d(axes)[0].set_ylabel(_fig("loss above its lowest"))
-    np.atleast_1d(axes)[0].legend(fontsize=9, frameon=False, loc="upper center")
+    np.atleast_1d(axes)[0].legend(fontsize=8.5, frameon=False, loc="upper center")
     fig.tight_layout()
     return fig
 
