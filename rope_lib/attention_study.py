@@ -49,6 +49,7 @@ from .attention_entropy import (
     random_qk_entropy,
     yarn_temperature,
 )
+from .language import _
 
 RANDOM = {
     "n": [16, 64, 256, 1024, 4096, 16384, 65536],
@@ -101,7 +102,11 @@ def read(topic: str, folder=None) -> dict:
     becomes a float numpy array ([seed][layer][point][head] for the lab, [layer][point]
     for SmolLM2's entropy, ...; None stays None), other values as stored."""
     if topic not in TOPICS:
-        raise ValueError(f"topic must be one of {TOPICS}, got {topic!r}")
+        raise ValueError(
+            _("topic must be one of {topics}, got {topic!r}").format(
+                topics=TOPICS, topic=topic
+            )
+        )
     part = load(folder)
     for key in topic.split("."):
         part = part[key]

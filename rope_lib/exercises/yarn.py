@@ -189,10 +189,7 @@ ENTRY_S = ENTRY["factor"]
     name=Word(N_("the answer")),
     expected=(float(ENTRY_L), ENTRY_S),
     same=lambda got, want: tuple(got) == tuple(want),
-    placeholder=N_(
-        "replace `None` with two numbers: (the trained length L, what the slow pairs' "
-        "frequencies are divided by at 2L)"
-    ),
+    placeholder=N_("replace `None` with two numbers: (L, the divisor at 2L)"),
     mistakes=[
         Mistake(
             lambda v: v[0] == ENTRY_S * ENTRY_L,
