@@ -3,10 +3,14 @@
     softmax_entropy(logits, mask=None)            H = -sum_j p_j ln p_j, nats
     gaussian_logit_entropy(n, sigma)              ln n - sigma^2 / 2 (large n)
     random_qk_entropy(n, head_dim, sigma)         the same, simulated: random q, k
+    random_logit_std(n, head_dim, sigma)          their logits' spread: sigma at every n
+    gaussian_logits(n, seed)                      n fixed N(0, 1) logits (the widget's)
     attention_stats(q, k, points, queries)        entropy and logit spread of real heads
     logn_scale(positions, training_length)        max(1, ln(m + 1) / ln L)
     yarn_temperature(factor)                      YaRN's t: 1 / sqrt(t) = 0.1 ln s + 1
     best_multiplier(multipliers, losses)          the logit multiplier of least loss
+    temperature_slope(factors, attention_factors) k of sqrt(1/t) = k ln s + 1, fitted
+    slope_multiplier(slope, factor)               (k ln s + 1)^2, the logits' multiplier
     fit_length_curve(x, y, form)                  loss against length: exp, power, ...
 
 Attention gives query m the weights p_j = exp(x_j) / Z over its n keys, x_j the
@@ -148,6 +152,63 @@ def random_qk_entropy(
         k = torch.randn(n, d, generator=generator, dtype=torch.float64)
         entropies.append(float(softmax_entropy(k @ q / math.sqrt(d))))
     return np.array(entropies)
+
+
+def random_logit_std(
+    n, head_dim, sigma=1.0, trials: int = 16, seed: int = 0
+) -> np.ndarray:
+    """The standard deviation over its n keys of one random query's logits q . k / sqrt(d)
+    (float64 [trials], drawn as random_qk_entropy draws them): about sigma for every n,
+    since each logit's spread is set by q and k alone, not by how many keys there are."""
+    n = _positive_int("n", n, 2)
+    d = _positive_int("head_dim", head_dim)
+    trials = _positive_int("trials", trials)
+    sigma = _finite("sigma", sigma)
+    generator = torch.Generator().manual_seed(_positive_int("seed", seed, 0))
+    spreads = []
+    for _trial in range(trials):
+        q = sigma * torch.randn(d, generator=generator, dtype=torch.float64)
+        k = torch.randn(n, d, generator=generator, dtype=torch.float64)
+        spreads.append(float((k @ q / math.sqrt(d)).std()))
+    return np.array(spreads)
+
+
+def gaussian_logits(n, seed: int = 0) -> torch.Tensor:
+    """n independent N(0, 1) logits (float64 [n]), the same for a seed whatever n: the
+    first n of one fixed draw. sigma * gaussian_logits(n) are one query's logits of
+    spread sigma over n keys (the module docstring's model of random q and k)."""
+    n = _positive_int("n", n)
+    generator = torch.Generator().manual_seed(_positive_int("seed", seed, 0))
+    chunks = -(-n // 4096)  # drawn 4096 at a time: a longer draw extends a shorter one
+    draws = [
+        torch.randn(4096, generator=generator, dtype=torch.float64)
+        for _chunk in range(chunks)
+    ]
+    return torch.cat(draws)[:n]
+
+
+def temperature_slope(factors, attention_factors) -> float:
+    """The k of YaRN's form sqrt(1/t) = k ln s + 1 (YaRN's fit on LLaMA: k = 0.1) that
+    best fits measured best attention factors sqrt(1/t) at the factors s (least squares
+    through (s = 1, sqrt(1/t) = 1)): k = sum (m_s - 1) ln s / sum (ln s)^2."""
+    s = np.asarray(factors, dtype=float)
+    m = np.asarray(attention_factors, dtype=float)
+    if s.ndim != 1 or m.shape != s.shape or len(s) < 1 or not (s > 1).all():
+        raise ValueError(
+            _(
+                "factors must be > 1 and match attention_factors, got {s} and {m}"
+            ).format(s=s.tolist(), m=m.tolist())
+        )
+    x = np.log(s)
+    return float(np.sum((m - 1) * x) / np.sum(x * x))
+
+
+def slope_multiplier(slope, factor) -> float:
+    """The logits' multiplier 1/t = (k ln s + 1)^2 that the rule sqrt(1/t) = k ln s + 1
+    gives at factor s (k = 0.1: YaRN's yarn_temperature(s)["logit_multiplier"])."""
+    k = _finite("slope", slope)
+    s = _finite("factor", factor, positive=True)
+    return (k * math.log(s) + 1) ** 2
 
 
 def logn_scale(positions: torch.Tensor, training_length) -> torch.Tensor:

@@ -19,11 +19,20 @@ smollm2  from the real-LLM run's results.json (python -m rope_lib.pretrained, wh
          of plain RoPE's excess loss past L (over the sliding reference) per window.
 
 Every number is rounded to 4 significant digits; the file has no timings or paths.
+
+Reading the tables (what the lessons do; nothing is recomputed):
+
+    load(folder=None)            results.json: the folder named by ROPE_ATTENTION_RESULTS,
+                                 else the committed notebooks/attention_results
+    read(topic, folder=None)     one topic, its lists as float numpy arrays: "random",
+                                 "lab", "smollm2", "smollm2.entropy", "smollm2.temperature",
+                                 "smollm2.logn", "smollm2.length"
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 from pathlib import Path
@@ -40,6 +49,7 @@ from .attention_entropy import (
     random_qk_entropy,
     yarn_temperature,
 )
+from .language import _
 
 RANDOM = {
     "n": [16, 64, 256, 1024, 4096, 16384, 65536],
@@ -55,6 +65,65 @@ LAB = {
     "bucket": 16,
 }
 COMMITTED = Path(__file__).resolve().parent.parent / "notebooks"
+TOPICS = (
+    "random",
+    "lab",
+    "smollm2",
+    "smollm2.entropy",
+    "smollm2.temperature",
+    "smollm2.logn",
+    "smollm2.length",
+)
+"""The topics read() gives: a top-level key of results.json, or key.subkey."""
+
+
+def load(folder=None) -> dict:
+    """results.json of `python -m rope_lib.attention_study` as a dict: from `folder`, else
+    the folder named by the environment variable ROPE_ATTENTION_RESULTS, else the
+    committed notebooks/attention_results."""
+    from .results import results_folder
+
+    if folder is None:
+        folder = results_folder(
+            "ROPE_ATTENTION_RESULTS", COMMITTED / "attention_results"
+        )
+    return _load_cached(str(Path(folder).resolve()))
+
+
+@functools.cache
+def _load_cached(folder: str) -> dict:
+    from .results import load_results
+
+    return load_results(folder)
+
+
+def read(topic: str, folder=None) -> dict:
+    """One topic of the results (TOPICS), a new dict each call: every list of numbers
+    becomes a float numpy array ([seed][layer][point][head] for the lab, [layer][point]
+    for SmolLM2's entropy, ...; None stays None), other values as stored."""
+    if topic not in TOPICS:
+        raise ValueError(
+            _("topic must be one of {topics}, got {topic!r}").format(
+                topics=TOPICS, topic=topic
+            )
+        )
+    part = load(folder)
+    for key in topic.split("."):
+        part = part[key]
+    return _arrays(part)
+
+
+def _arrays(values):
+    if isinstance(values, dict):
+        return {k: _arrays(v) for k, v in values.items()}
+    if isinstance(values, list):
+        if values and all(isinstance(v, dict) for v in values):
+            return [_arrays(v) for v in values]
+        try:
+            return np.asarray(values, dtype=float)
+        except (TypeError, ValueError):
+            return [_arrays(v) for v in values]
+    return values
 
 
 def _round(values, digits: int = 4):

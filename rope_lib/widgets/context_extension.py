@@ -1,9 +1,9 @@
-"""Lesson 7's live widget: the wavelength-cutoff explorer.
+"""Lesson 8's live widget: the wavelength-cutoff explorer.
 
 For a head of `head_dim` dimensions, RoPE base `base` and a trained length L, it shows
 - each pair's wavelength lambda_i = 2 pi / theta_i against L (log scale), with the cutoffs
-  L/alpha and L/beta, each pair colored by what the chosen method does to it: kept
-  (extrapolated), divided by s (interpolated) or blended;
+  L/alpha and L/beta, each pair colored by what the chosen method does to it: kept,
+  divided by s or blended (rope_lib.figures.temperature.PAIR_NAMES);
 - the fraction of its frequency each pair keeps (implied_ramp: the ramp gamma_i of YaRN and
   Llama 3, where Llama 3 calls it the smooth factor; NTK's curve; PI's zero);
 - old against new frequencies for PI, NTK, YaRN and Llama 3 overlaid, the chosen one in bold.
@@ -13,13 +13,15 @@ interpolated, more than beta times kept. They are YaRN's beta_slow and beta_fast
 low_freq_factor and high_freq_factor (Llama 3.1 ships 1 and 4, YaRN's paper 1 and 32).
 All numbers come from rope_lib.scaling.
 
-The lesson's still figures are in rope_lib.figures.context_extension.
+The lesson's still figures are in rope_lib.figures.context_extension and
+rope_lib.figures.temperature.
 """
 
 from __future__ import annotations
 
 import matplotlib.colors
 import numpy as np
+from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 from matplotlib.transforms import offset_copy
 
@@ -29,8 +31,9 @@ from ..extension_analysis import (
     pair_regimes,
     wavelengths,
 )
-from ..figures.context_extension import REGIME_COLORS, cutoff_legend
+from ..figures.context_extension import REGIME_COLORS
 from ..figures.style import integer_ticks
+from ..figures.temperature import PAIR_NAMES
 from ..language import N_, _, _fig, get_language
 from ..scaling import rope_frequencies, yarn_correction_range
 from .base import TIGHT_LINES, Control, LiveWidget, plain_text
@@ -83,6 +86,36 @@ def method_frequencies(
     return rope_frequencies(rope_type, head_dim, base, factor=factor, **extra)
 
 
+def cutoff_legend(figure, slot, method_lines):
+    """One legend for the explorer's whole figure, centred in its grid slot: what each
+    pair gets (kept, blended, divided by s), the guide lines of the wavelength panel,
+    and the methods."""
+    regime_handles = [
+        Line2D([], [], ls="", marker="o", color=c, label=_fig(name))
+        for name, c in zip(PAIR_NAMES, REGIME_COLORS)
+    ]
+    guide_handles = [
+        Line2D([], [], color="black", lw=1.5, label="L"),
+        Line2D([], [], color="gray", lw=1, ls="--", label="L/α, L/β"),
+        Line2D([], [], color="black", lw=1, ls=":", label="sL"),
+    ]
+    handles = regime_handles + guide_handles + list(method_lines)
+    box = slot.get_position(figure)
+    return figure.legend(
+        handles=handles,
+        loc="center",
+        bbox_to_anchor=(box.x0 + box.width / 2 - 0.03, box.y0 + box.height / 2),
+        ncol=2,
+        frameon=False,
+        fontsize=9.5,
+        handlelength=1.2,
+        columnspacing=0.7,
+        handletextpad=0.3,
+        labelspacing=0.25,
+        borderaxespad=0.0,
+    )
+
+
 def _band(method: str, state: dict) -> str:
     """What the chosen method blends, in words."""
     if method == "YaRN":
@@ -133,10 +166,10 @@ class WavelengthCutoffExplorer(LiveWidget):
             2,
             left=0.13,
             right=0.975,
-            bottom=0.12,
+            bottom=0.155,
             top=0.92,
             wspace=0.42,
-            hspace=0.66,
+            hspace=0.9,
         )
         self.ax_wave, self.ax_keep, self.ax_freq = (
             fig.add_subplot(gs[i // 2, i % 2]) for i in range(3)
@@ -145,7 +178,7 @@ class WavelengthCutoffExplorer(LiveWidget):
         # Fixed positions for the axis labels, few ticks: matplotlib then skips measuring
         # every tick label on every draw (most of a redraw's cost). Pairs tick at integers.
         # (a CJK font's taller tick labels need the label a little lower)
-        label_y = -0.2 if get_language() == "en" else -0.23
+        label_y = -0.3 if get_language() == "en" else -0.33
         for ax in (self.ax_wave, self.ax_keep, self.ax_freq):
             ax.xaxis.set_label_coords(0.5, label_y)
             integer_ticks(ax.xaxis, nbins=4)
@@ -181,8 +214,10 @@ class WavelengthCutoffExplorer(LiveWidget):
         ax.set_ylim(*WAVE_YLIM)
         self.wave_points = ax.scatter([], [], s=14, zorder=3)
         self.line_L = ax.axhline(1.0, color="black", lw=1.5)  # L
-        self.line_alpha = ax.axhline(1.0, color="gray", lw=1, ls="--")  # L / alpha
-        self.line_beta = ax.axhline(1.0, color="gray", lw=1, ls="--")  # L / beta
+        # the cutoffs drawn over L (L / alpha = L at YaRN's alpha = 1): dashes on black
+        cutoff = dict(color="0.6", lw=1.2, ls="--", zorder=2.5)
+        self.line_alpha = ax.axhline(1.0, **cutoff)  # L / alpha
+        self.line_beta = ax.axhline(1.0, **cutoff)  # L / beta
         self.line_new = ax.axhline(1.0, color="black", lw=1, ls=":")  # s L
         ax.set_title(_fig("wavelength (tokens)"))
         # the changing part as a short moving label on the L line (text is the costly part
@@ -301,7 +336,7 @@ class WavelengthCutoffExplorer(LiveWidget):
 
     # --- the readout ------------------------------------------------------------------------
     def _counts(self) -> list[int]:
-        """How many pairs are extrapolated, blended, interpolated."""
+        """How many pairs are kept, blended, divided by s."""
         return [int((self.state["regimes"] == k).sum()) for k in range(3)]
 
     def readout_html(self) -> str:
@@ -316,9 +351,9 @@ class WavelengthCutoffExplorer(LiveWidget):
                 sL=float(v["scale s"]) * int(v["L"]),
                 factor=st["attention_factor"],
             ),
-            _(
-                "extrapolated {extrapolated}, blended {blended}, interpolated {interpolated}"
-            ).format(extrapolated=counts[0], blended=counts[1], interpolated=counts[2]),
+            _("kept {kept}, blended {blended}, divided by s {divided}").format(
+                kept=counts[0], blended=counts[1], divided=counts[2]
+            ),
             _band(v["method"], self.state),
             _("first pair with wavelength &gt; L: {first}").format(
                 first=first_pair_longer_than(st["inv_freq"], int(v["L"]))
@@ -339,13 +374,12 @@ class WavelengthCutoffExplorer(LiveWidget):
             method=v["method"], s=s, L=L, sL=s * L, factor=factor, logits=factor**2
         )
         line2 = _(
-            "extrapolated = {extrapolated}, blended = {blended}, "
-            "interpolated = {interpolated}; {band}; "
+            "kept = {kept}, blended = {blended}, divided by s = {divided}; {band}; "
             "first pair with wavelength &gt; L = {first}"
         ).format(
-            extrapolated=counts[0],
+            kept=counts[0],
             blended=counts[1],
-            interpolated=counts[2],
+            divided=counts[2],
             band=_band(v["method"], st),
             first=first_pair_longer_than(st["inv_freq"], L),
         )

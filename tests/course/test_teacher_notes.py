@@ -459,6 +459,7 @@ def _wrong_answers():
         todays_models,
         why_position,
     )
+    from rope_lib.exercises import yarn as yarn_exercises
     from rope_lib.sinusoidal import sinusoidal_shift_matrix, train_offset_head
 
     f64 = torch.float64
@@ -481,8 +482,10 @@ def _wrong_answers():
     causal = (-0.25 * (m5 - n5)).to(f64).masked_fill(n5 > m5, float("-inf"))
     keys = torch.arange(8, dtype=f64)
     symmetric = torch.exp(-0.5 * (5 - keys).abs())
-    yarn = context_extension.yarn_by_hand  # noqa: F841  (lesson 8's entries)
-    mscale16 = 0.1 * math.log(16) + 1  # noqa: F841  (lesson 8's entries)
+    yarn = yarn_exercises.yarn_by_hand
+    mscale16 = 0.1 * math.log(16) + 1
+    # lesson 8: the logit multipliers at s = 8, YaRN's and SmolLM2's fitted slope's
+    yarn8, fit8 = yarn_exercises._new_factor()[:2]
 
     # lesson 9: passkey scorers (rows are keys, columns digits), PI's frequencies
     def digit_fraction(predicted, expected):
@@ -683,6 +686,47 @@ def _wrong_answers():
             (context_extension, "check_dynamic_factor", 8.0),
             (context_extension, "check_dynamic_factor", 6.0),
             (context_extension, "check_dynamic_factor", 3.0),
+        ],
+        # lesson 8 (rope_lib.exercises.yarn)
+        "08_yarn": [
+            (yarn_exercises, "check_entropy_direction", "up"),
+            (yarn_exercises, "check_entropy_direction", "unchanged"),
+            (yarn_exercises, "check_new_factor_multiplier", (yarn8**0.5, fit8**0.5)),
+            (yarn_exercises, "check_new_factor_multiplier", (yarn8, yarn8)),
+            (yarn_exercises, "check_new_factor_multiplier", (fit8, yarn8)),
+            (yarn_exercises, "check_rope_scaling_entry", (32768, 4)),
+            (yarn_exercises, "check_rope_scaling_entry", (8192, 2)),
+            (
+                yarn_exercises,
+                "check_yarn_frequencies",
+                yarn(64, 10000.0, 8.0, 2048, invert=True),
+            ),
+            (
+                yarn_exercises,
+                "check_yarn_frequencies",
+                inv_frequencies(64, 10000.0) / 8,
+            ),
+            (
+                yarn_exercises,
+                "check_yarn_frequencies",
+                yarn(64, 10000.0, 8.0, 2048, truncate=False),
+            ),
+            (yarn_exercises, "check_logit_multiplier", mscale16),
+            (
+                yarn_exercises,
+                "check_logit_multiplier",
+                (0.1 * math.log10(16) + 1) ** 2,
+            ),
+            (yarn_exercises, "check_llama3_pair_counts", (29, 0, 35)),
+            (
+                yarn_exercises,
+                "check_llama3_pair_counts",
+                {
+                    "kept": range(35, 64),
+                    "blended": range(29, 35),
+                    "interpolated": range(0, 29),
+                },
+            ),
         ],
         "09_extrapolation_lab": [
             (lab, "check_exact_match", digit_fraction),

@@ -6,7 +6,7 @@ English word for word.
 The numbers the tests look for are computed here from the exercises' formulas (or by
 torch), not taken from the checkers.
 
-The checkers of lessons 6-11 (alibi, context_extension, lab, todays_models,
+The checkers of lessons 6-11 (alibi, context_extension, yarn, lab, todays_models,
 multimodal) speak Chinese after set_language("zh"): every message is translated, keeps
 its numbers, and set_language("en") gives back the English word for word.
 
@@ -37,6 +37,7 @@ from rope_lib.exercises import (
     todays_models,
     why_position,
 )
+from rope_lib.exercises import yarn as yarn_exercises
 from rope_lib.lab.results import load_results
 from rope_lib.language import language
 
@@ -172,7 +173,7 @@ def _cases() -> list:
         keys <= 5, torch.exp(-0.5 * (5 - keys)), torch.zeros(8, dtype=f64)
     )
     symmetric = torch.exp(-0.5 * (5 - keys).abs())
-    yarn = context_extension.yarn_by_hand
+    yarn = yarn_exercises.yarn_by_hand
     mscale = 0.1 * math.log(16) + 1
     lab_theta = _theta(32, 10000.0)
     p_rope = torch.cat([_theta(64, 10000.0)[:16], torch.zeros(16, dtype=f64)])
@@ -239,15 +240,15 @@ def _cases() -> list:
             10000 * 8 ** (126 / 128),
             3.0,
         ],
-        context_extension.check_yarn_frequencies: [
+        yarn_exercises.check_yarn_frequencies: [
             yarn(64, 10000.0, 8.0, 2048),
             yarn(64, 10000.0, 8.0, 2048, invert=True),
             yarn(64, 10000.0, 8.0, 2048, truncate=False),
             _theta(64, 10000.0) / 8,
             torch.ones(3),
         ],
-        context_extension.check_logit_multiplier: [mscale**2, mscale, 1 / mscale, 7.0],
-        context_extension.check_llama3_pair_counts: [
+        yarn_exercises.check_logit_multiplier: [mscale**2, mscale, 1 / mscale, 7.0],
+        yarn_exercises.check_llama3_pair_counts: [
             (29, 6, 29),
             (35, 0, 29),
             (1, 2, 3),
@@ -271,6 +272,14 @@ def _cases() -> list:
             },
             {"kept": 29},
         ],
+        # lesson 8's new checkers
+        yarn_exercises.check_entropy_direction: ["down", "up", "unchanged", "sideways"],
+        yarn_exercises.check_new_factor_multiplier: [
+            ((0.1 * math.log(8) + 1) ** 2, (0.1 * math.log(8) + 1) ** 2),
+            (0.1 * math.log(8) + 1, 1.1),
+            (1.5, 1.2),
+        ],
+        yarn_exercises.check_rope_scaling_entry: [(8192, 4), (32768, 4), (8192, 2)],
         lab.check_exact_match: [
             exact_match,
             digit_fraction,
@@ -381,7 +390,7 @@ def test_the_numbers_of_lessons_6_to_11_survive_the_translation():
         feedback = context_extension.check_ntk_base(base)
         assert feedback.ok and f"{base:.2f}" in feedback.message
         mscale = 0.1 * math.log(16) + 1
-        feedback = context_extension.check_logit_multiplier(mscale**2)
+        feedback = yarn_exercises.check_logit_multiplier(mscale**2)
         assert f"{mscale**2:.4f}" in feedback.message
         assert f"{mscale:.4f}" in feedback.message
         # Llama 3.1: kept = wavelength under 8192 / 4, interpolated = over 8192
@@ -389,7 +398,7 @@ def test_the_numbers_of_lessons_6_to_11_survive_the_translation():
         kept = int((wavelengths < 2048).sum())
         interpolated = int((wavelengths > 8192).sum())
         blended = 64 - kept - interpolated
-        feedback = context_extension.check_llama3_pair_counts(
+        feedback = yarn_exercises.check_llama3_pair_counts(
             (kept, blended, interpolated)
         )
         assert feedback.ok, feedback.message

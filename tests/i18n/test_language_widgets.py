@@ -421,6 +421,14 @@ SYMBOL_CONTROLS = {
 }
 
 
+# lesson 8's temperature widget (rope_lib.widgets.temperature)
+from rope_lib.widgets import temperature as temperature_widgets  # noqa: E402
+
+LATER_WIDGETS["temperature"] = (temperature_widgets.TemperatureWidget, None)
+CHINESE_CONTROLS["temperature"] = ("n",)
+SYMBOL_CONTROLS["temperature"] = ("multiplier", "sigma")
+
+
 def _plain(html: str) -> str:
     return re.sub(r"<[^>]+>|&[a-z]+;|&#\d+;", " ", html)
 

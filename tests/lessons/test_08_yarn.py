@@ -1,6 +1,7 @@
-"""Context extension (lesson 7): the scaling helpers appended to rope_lib.scaling, the exercise
-checkers and the wavelength-cutoff widget. Expected values come from formulas written out here,
-from hand-derived numbers, or from transformers."""
+"""YaRN, its temperature and today's scalings (lesson 8): the ramp helpers, the exercise
+checkers (rope_lib.exercises.yarn), the wavelength-cutoff explorer, the temperature widget and
+figures, and the lesson's claims on the committed attention results. Expected values come from
+formulas written out here, from hand-derived numbers, or from transformers."""
 
 import math
 
@@ -13,16 +14,11 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 from rope_lib import inv_frequencies, rope_frequencies  # noqa: E402
-from rope_lib.exercises import context_extension as ex  # noqa: E402
+from rope_lib.exercises import yarn as ex  # noqa: E402
 from rope_lib.extension_analysis import (  # noqa: E402
-    angle_coverage,
-    first_pair_longer_than,
-    fit_relative_score,
     implied_ramp,
-    interpolation_error_bound,
     pair_regimes,
     ramp_by_turns,
-    relative_score,
 )
 
 
@@ -31,22 +27,6 @@ def theta64(d=128, b=10000.0):
 
 
 # --- library: angles, cut-offs, regimes ------------------------------------------------------
-
-
-def test_angle_coverage_by_hand():
-    theta = torch.tensor([1.0, 2 * math.pi / 100, 2 * math.pi / 1000])
-    cov = angle_coverage(theta, 51)  # 50 steps
-    # pair 0: 50 rad > 2 pi -> 1; pair 1: 50 * 2pi/100 / 2pi = 0.5; pair 2: 0.05
-    assert torch.allclose(cov, torch.tensor([1.0, 0.5, 0.05], dtype=torch.float64))
-    with pytest.raises(ValueError, match="length"):
-        angle_coverage(theta, 0)
-
-
-def test_first_pair_longer_than_llama_numbers():
-    # 2 pi 10000^(i/64) > 4096  <=>  i > 64 ln(4096 / 2pi) / ln 10000 = 45.03
-    assert first_pair_longer_than(inv_frequencies(128, 10000.0), 4096) == 46
-    assert first_pair_longer_than(inv_frequencies(128, 10000.0), 1e9) == 64
-    assert first_pair_longer_than(inv_frequencies(128, 10000.0), 1.0) == 0
 
 
 def test_implied_ramp_pi_ntk_yarn():
@@ -117,112 +97,7 @@ def test_ramp_by_turns_is_llama3_smooth():
         ramp_by_turns(theta, L, 2.0, 2.0)
 
 
-# --- library: the Position Interpolation argument --------------------------------------------
-
-
-def test_relative_score_is_the_rope_dot_product():
-    # a(m - n) = q'_m . k'_n for RoPE with interleaved pairs, h_j = q_j conj(k_j)
-    torch.manual_seed(0)
-    d = 16
-    q, k = torch.randn(d, dtype=torch.float64), torch.randn(d, dtype=torch.float64)
-    theta = theta64(d)
-    qc, kc = torch.complex(q[0::2], q[1::2]), torch.complex(k[0::2], k[1::2])
-    m, n = 37.0, 11.0
-    from rope_lib import apply_rope
-
-    dot = (
-        apply_rope(q[None], torch.tensor([m]), inv_freq=theta)
-        * apply_rope(k[None], torch.tensor([n]), inv_freq=theta)
-    ).sum()
-    assert torch.allclose(
-        relative_score(qc * kc.conj(), torch.tensor([m - n]), theta), dot[None]
-    )
-
-
-def test_fit_relative_score_recovers_exact_coefficients():
-    theta = theta64(
-        16, 100.0
-    )  # the slowest pair turns ~3 times over the 1000 distances: well posed
-    h_true = torch.complex(
-        torch.linspace(-1, 1, 8, dtype=torch.float64),
-        torch.linspace(0.5, -0.5, 8, dtype=torch.float64),
-    )
-    s = torch.arange(0, 1000, dtype=torch.float64)
-    h = fit_relative_score(s, relative_score(h_true, s, theta), theta, ridge=0.0)
-    assert torch.allclose(h, h_true, atol=1e-6)
-
-
-def test_interpolation_error_bound_holds_and_is_tight_in_shape():
-    theta = theta64(128)
-    gen = torch.Generator().manual_seed(3)
-    h = torch.complex(
-        torch.randn(64, generator=gen, dtype=torch.float64),
-        torch.randn(64, generator=gen, dtype=torch.float64),
-    )
-    s = torch.linspace(0, 50, 5001, dtype=torch.float64)
-    s1 = torch.floor(s)
-    w = s - s1
-    gap = (
-        relative_score(h, s, theta)
-        - (
-            (1 - w) * relative_score(h, s1, theta)
-            + w * relative_score(h, s1 + 1, theta)
-        )
-    ).abs()
-    bound = interpolation_error_bound(h, theta, s)
-    assert (gap <= bound + 1e-12).all()
-    # written out at a midpoint: (1/2)(1/2)/2 * sum |h_j| theta_j^2
-    mid = interpolation_error_bound(h, theta, torch.tensor([3.5]))
-    assert math.isclose(mid.item(), (h.abs() * theta**2).sum().item() / 8)
-    assert interpolation_error_bound(h, theta, torch.tensor([4.0])).item() == 0.0
-
-
-def test_extrapolation_blows_up_where_interpolation_does_not():
-    theta = theta64(128)
-    gen = torch.Generator().manual_seed(0)
-    L = 2048
-    s = torch.arange(0, L + 1, dtype=torch.float64)
-    h = fit_relative_score(
-        s, torch.rand(L + 1, generator=gen, dtype=torch.float64) * 2 - 1, theta
-    )
-    inside = (
-        relative_score(h, torch.linspace(0, L, 8001, dtype=torch.float64), theta)
-        .abs()
-        .max()
-    )
-    beyond = (
-        relative_score(h, torch.linspace(L, 2 * L, 8001, dtype=torch.float64), theta)
-        .abs()
-        .max()
-    )
-    assert inside < 2 and beyond > 100 * inside
-
-
 # --- exercises --------------------------------------------------------------------------------
-
-
-def test_check_1():
-    theta = inv_frequencies(128, 10000.0)
-    solution = int((2 * math.pi / theta > 4096).nonzero()[0])
-    assert ex.check_first_long_pair(solution).ok
-    assert "last pair" in ex.check_first_long_pair(45).message
-    assert "dimension index" in ex.check_first_long_pair(92).message
-    assert (
-        "2 pi" in ex.check_first_long_pair(58).message
-    )  # wavelength taken as 1/theta: 10000^(i/64) > 4096 -> i = 58
-    assert "whole number" in ex.check_first_long_pair(46.5).message
-    assert (
-        "number" in ex.check_first_long_pair(None).message
-        and not ex.check_first_long_pair(None).ok
-    )
-
-
-def test_check_2():
-    assert ex.check_ntk_base(10000.0 * 8.0 ** (128 / 126)).ok
-    assert "multiplied the base by s" in ex.check_ntk_base(80000.0).message
-    assert "upside down" in ex.check_ntk_base(10000.0 * 8.0 ** (126 / 128)).message
-    assert "multiplier" in ex.check_ntk_base(8.0 ** (128 / 126)).message
-    assert not ex.check_ntk_base(None).ok
 
 
 def test_check_3():
@@ -300,7 +175,7 @@ def test_widget_defaults_readout_and_artists():
     text = w.readout_text()
     assert "attention factor = 1.1386" in text  # 0.1 ln 4 + 1
     assert "correction range = 20..46" in text
-    assert "extrapolated = 21, blended = 25, interpolated = 18" in text
+    assert "kept = 21, blended = 25, divided by s = 18" in text
     assert "rope-readout" in w.readout._dom_classes
     assert all(c.description for c in w.controls.values())
     assert set(w.controls) == {
@@ -362,7 +237,7 @@ def test_widget_update_in_place_with_new_head_dim_and_method():
         rtol=1e-5,
     )
     assert "attention factor = 1.0000" in w.readout_text()
-    # colors: extrapolated pairs (lam < L/4) blue
+    # colors: kept pairs (lam < L/4) blue
     colors = w.wave_points.get_facecolors()
     blue = matplotlib.colors.to_rgba("#1f77b4")
     assert all(np.allclose(colors[i], blue) for i in np.nonzero(lam < L / 4)[0])
@@ -561,18 +436,253 @@ def test_check_5_kept_and_interpolated_do_not_pass_swapped_silently():
         assert not ex.check_llama3_pair_counts(wrong).ok, wrong
 
 
-def test_checkers_read_numbers_by_value_and_say_no_seed():
-    for right in (46, np.int64(46), np.array(46), torch.tensor([46.0])):
-        assert ex.check_first_long_pair(right).ok, right
-    for wrong in (46.5, float("inf"), float("nan"), complex(46, 0), True):
-        assert not ex.check_first_long_pair(wrong).ok, wrong
-    base = 10000.0 * 8.0 ** (128 / 126)
-    assert (
-        ex.check_ntk_base(np.float64(base)).ok
-        and ex.check_ntk_base(torch.tensor(base, dtype=torch.float64)).ok
+# --- lesson 8's new checkers ------------------------------------------------------------
+
+
+def test_check_entropy_direction():
+    assert ex.check_entropy_direction("down").ok
+    assert ex.check_entropy_direction("Sharper").ok
+    up = ex.check_entropy_direction("up")
+    assert not up.ok and "DIVIDING" in up.message and "t < 1" in up.message
+    assert "ADDED" in ex.check_entropy_direction("unchanged").message
+    assert not ex.check_entropy_direction(None).ok
+    assert not ex.check_entropy_direction(1.3).ok
+
+
+def test_check_new_factor_multiplier():
+    from rope_lib.attention_study import read
+
+    sweeps = read("smollm2.temperature")
+    best = [sweeps[x]["best_past_L"]["attention_factor"] for x in ("x2", "x4")]
+    # k of sqrt(1/t) = k ln s + 1 by least squares through s = 1
+    k = sum((m - 1) * math.log(s) for m, s in zip(best, (2, 4))) / sum(
+        math.log(s) ** 2 for s in (2, 4)
     )
+    yarn, fit = (0.1 * math.log(8) + 1) ** 2, (k * math.log(8) + 1) ** 2
+    assert 0.06 < k < 0.08 and fit < yarn
+    assert ex.check_new_factor_multiplier((yarn, fit)).ok
+    assert ex.check_new_factor_multiplier(np.array([yarn * 1.005, fit])).ok
+    assert "swapped" in ex.check_new_factor_multiplier((fit, yarn)).message
     assert (
-        not ex.check_ntk_base(complex(base, 0)).ok
-        and not ex.check_ntk_base(float("inf")).ok
+        "squares"
+        in ex.check_new_factor_multiplier((math.sqrt(yarn), math.sqrt(fit))).message
     )
-    assert "seed" not in ex.check_first_long_pair.__doc__.lower()
+    assert "inverted" in ex.check_new_factor_multiplier((1 / yarn, 1 / fit)).message
+    assert "0.1" in ex.check_new_factor_multiplier((yarn, yarn)).message
+    log10 = (0.1 * math.log10(8) + 1) ** 2
+    assert "log10" in ex.check_new_factor_multiplier((log10, fit)).message
+    assert not ex.check_new_factor_multiplier((1.5, 1.2)).ok
+    assert not ex.check_new_factor_multiplier(None).ok
+
+
+def test_check_rope_scaling_entry():
+    assert ex.check_rope_scaling_entry((8192, 4)).ok
+    assert "stretches" in ex.check_rope_scaling_entry((32768, 4)).message
+    assert "EVERY" in ex.check_rope_scaling_entry((8192, 2)).message
+    assert "every length" in ex.check_rope_scaling_entry((8192, 1)).message
+    assert not ex.check_rope_scaling_entry((2048, 4)).ok
+    assert not ex.check_rope_scaling_entry(None).ok
+
+
+def test_moved_checkers_left_lesson_7s_module():
+    from rope_lib.exercises import context_extension
+
+    for name in (
+        "check_yarn_frequencies",
+        "check_logit_multiplier",
+        "check_llama3_pair_counts",
+        "yarn_by_hand",
+    ):
+        assert not hasattr(context_extension, name), name
+        assert hasattr(ex, name), name
+
+
+# --- the temperature: the lesson's claims on the committed results -----------------------
+
+
+@pytest.fixture(scope="module")
+def smol():
+    from rope_lib.attention_study import read
+
+    return read("smollm2.entropy")
+
+
+def test_yarn_temperature_sharpens():
+    from rope_lib.attention_entropy import (
+        gaussian_logits,
+        softmax_entropy,
+        yarn_temperature,
+    )
+
+    for s in (2.0, 4.0, 16.0, 40.0):
+        t = yarn_temperature(s)
+        assert t["t"] < 1 < t["logit_multiplier"]
+        assert math.isclose(t["logit_multiplier"], (0.1 * math.log(s) + 1) ** 2)
+        x = 1.5 * gaussian_logits(1024)
+        assert softmax_entropy(t["logit_multiplier"] * x) < softmax_entropy(x)
+        assert softmax_entropy(x / t["attention_factor"]) > softmax_entropy(x)
+
+
+def test_random_logits_entropy_follows_ln_n_and_spread_does_not_grow():
+    from rope_lib.attention_entropy import random_logit_std
+    from rope_lib.attention_study import read
+
+    rnd = read("random")
+    checked = 0
+    for i, sigma in enumerate(rnd["sigma"]):
+        usable = rnd["n"] >= 16 * math.exp(sigma**2)
+        gap = np.abs(rnd["mean"][i] - rnd["analytic"][i])[usable]
+        assert (gap <= 3 * rnd["std"][i][usable] / math.sqrt(rnd["trials"])).all()
+        checked += usable.sum()
+    assert checked >= 15
+    spreads = [random_logit_std(n, 64, sigma=2.5) for n in (64, 1024, 16384)]
+    means = [s.mean() for s in spreads]
+    error = max(s.std() for s in spreads) / math.sqrt(len(spreads[0]))
+    assert max(means) - min(means) < 3 * math.sqrt(2) * error
+
+
+def test_smollm2_spread_grows_but_attention_does_not_collapse(smol):
+    std, ent = smol["logit_std"], smol["plain"]
+    assert (std[:, 4] / std[:, 0] > 1.2).all() and (std[:, 8] / std[:, 4] > 1.15).all()
+    assert ent[:, 8].min() > 2.5 and (ent[:, 8] > ent[:, 4]).sum() >= 25
+    assert (ent[:, 4] - ent[:, 0]).max() < math.log(8) - 0.5
+
+
+def test_interpolation_flattens_and_yarns_factor_cancels_it(smol):
+    inside = smol["points"] <= 8192
+    change = {m: v[:, inside] for m, v in smol["change"].items()}
+    assert (change["pi"].mean(1) > 0.1).all() and (change["pi"] > 0).sum() >= 145
+    assert (change["yarn_no_attention_factor"] > 0).all()
+    assert (np.abs(change["yarn"].mean(1)) < 0.2).all()
+    assert (smol["change"]["logn"][:, ~inside] < 0).all()
+
+
+def test_lab_models_agree(smol):
+    from rope_lib.attention_study import read
+
+    lab = read("lab")
+    plain = lab["entropy"]["plain"].mean(-1)
+    assert (
+        (plain[:, :, 8] - plain[:, :, 2]) / 3 > (plain[:, :, 2] - plain[:, :, 0]) / 2
+    ).all()
+    shift = {
+        m: (lab["entropy"][m].mean(-1)[:, :, :3] - plain[:, :, :3]).mean((1, 2))
+        for m in ("pi", "yarn_no_temperature", "yarn")
+    }
+    assert (shift["pi"] > 0.3).all() and (shift["yarn_no_temperature"] > 0.1).all()
+    assert (np.abs(shift["yarn"]) < 0.15).all()
+
+
+def test_temperature_sweep_and_logn_claims():
+    from rope_lib.attention_study import read
+
+    for name, sw in read("smollm2.temperature").items():
+        buckets = [b["logit_multiplier"] for b in sw["best_by_bucket"]]
+        assert all(b["inside"] for b in sw["best_by_bucket"])
+        assert sw["yarn"]["logit_multiplier"] > max(buckets), name
+        past = sw["loss"][:, sw["first_bucket_past_L"] :].mean(1)
+        row = np.argmin(np.abs(sw["attention_factor"] - sw["yarn"]["attention_factor"]))
+        assert (
+            past[row] - sw["best_past_L"]["loss"]
+            < 0.02
+            < past[0] - sw["best_past_L"]["loss"]
+        )
+    logn = read("smollm2.logn")
+    broken = logn["plain"] - logn["reference"] > 0.5
+    assert broken.sum() == 3
+    assert (np.abs(logn["repaired"]["logn"][broken]) < 0.05).all()
+    assert (logn["repaired"]["yarn"][broken] > 0.95).all()
+
+
+def test_reader_topics_and_no_committed_change():
+    import json
+    from pathlib import Path
+
+    from rope_lib.attention_study import TOPICS, read
+
+    for topic in TOPICS:
+        assert read(topic)
+    with pytest.raises(ValueError, match="topic"):
+        read("nothing")
+    raw = json.loads(
+        (
+            Path(__file__).parents[2] / "notebooks/attention_results/results.json"
+        ).read_text()
+    )
+    assert read("smollm2.logn")["buckets"].tolist() == raw["smollm2"]["logn"]["buckets"]
+
+
+# --- the temperature widget and figures ----------------------------------------------------
+
+
+def test_temperature_widget_numbers_and_in_place_redraw():
+    from rope_lib.attention_entropy import gaussian_logits, softmax_entropy
+    from rope_lib.widgets import registry
+    from rope_lib.widgets.temperature import KEYS, TemperatureWidget
+
+    assert "TemperatureWidget" in registry()
+    w = TemperatureWidget()
+    assert w.figure.get_size_inches()[0] <= 6.4
+    for values in ({"multiplier": 1.3}, {"n": 16384, "sigma": 3.0}, {"n": 16}):
+        w.update(**values)
+        spread = w.values["sigma"] * w.values["multiplier"]
+        n = w.values["n"]
+        want = float(softmax_entropy(spread * gaussian_logits(n)))
+        assert math.isclose(w.state["entropy"], want, rel_tol=1e-12)
+        assert len(w.state["curve"]) == len(KEYS)
+        assert f"{want:.2f}" in w.readout_line()
+        assert "\n" not in w.readout_line()
+    # larger 1/t, lower entropy at every n
+    w.update(n=1024, sigma=1.5, multiplier=1.0)
+    flat = w.state["curve"].copy()
+    w.update(multiplier=1.3)
+    assert (w.state["curve"] < flat).all()
+    # the limits hold every setting: the axes never change
+    limits = [ax.get_ylim() for ax in w.figure.axes]
+    for step in w.sweep():
+        w.update(**step)
+        assert max(w.state["curve"]) < 10.2
+    assert limits == [ax.get_ylim() for ax in w.figure.axes]
+
+
+def test_temperature_figures_draw():
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from rope_lib.attention_entropy import random_logit_std
+    from rope_lib.attention_study import read
+    from rope_lib.figures import temperature as tfig
+
+    smol = read("smollm2.entropy")
+    figs = [
+        tfig.thumbnail(),
+        tfig.entropy_length_figure(read("random"), smol, 8192),
+        tfig.spread_figure(
+            smol, [64, 1024], [random_logit_std(n, 64) for n in (64, 1024)], 1.0, 8192
+        ),
+        tfig.entropy_change_figure({m: v.mean(1) for m, v in smol["change"].items()}),
+        tfig.sweep_figure(read("smollm2.temperature")),
+    ]
+    for fig in figs:
+        FigureCanvasAgg(fig).draw()  # a bare Figure: draw it with Agg
+        assert fig.axes
+
+
+def test_notebook_imports_the_temperature_figures_first():
+    import json
+    import re
+    from pathlib import Path
+
+    nb = Path(__file__).parents[2] / "notebooks/08_yarn.ipynb"
+    source = "\n".join(
+        "".join(c["source"]) for c in json.loads(nb.read_text())["cells"]
+    )
+    topics = re.findall(
+        r"rope_lib\.(?:widgets|figures)(?:\.| import )([a-z_]+)", source
+    )
+    import importlib.util
+
+    topics = [  # as scripts/make_images.py reads them: topics with a figures module
+        t for t in topics if importlib.util.find_spec(f"rope_lib.figures.{t}")
+    ]
+    assert topics[0] == "temperature", topics[:3]
+    assert "extrapolated" not in source.lower()

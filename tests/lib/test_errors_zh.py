@@ -301,7 +301,7 @@ ENGLISH_ONLY = {
 INTERNAL = {
     ("exercises/lab.py", "KeyError"),  # caught and turned into a translated NotYet
     ("exercises/real_llm.py", "KeyError"),  # the same
-    ("exercises/context_extension.py", "AssertionError"),  # unreachable
+    ("exercises/yarn.py", "AssertionError"),  # unreachable
     (
         "widgets/base.py",
         "TypeError",

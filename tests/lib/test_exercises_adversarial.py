@@ -328,6 +328,17 @@ def _llm_best_method():
     return min(last, key=lambda m: sum(last[m][w] for w in shared) / len(shared))
 
 
+def _new_factor_multipliers():
+    from rope_lib.attention_study import read
+
+    sweeps = read("smollm2.temperature")
+    best = [sweeps[x]["best_past_L"]["attention_factor"] for x in ("x2", "x4")]
+    k = sum((m - 1) * math.log(s) for m, s in zip(best, (2, 4))) / (
+        math.log(2) ** 2 + math.log(4) ** 2
+    )
+    return [(0.1 * math.log(8) + 1) ** 2, (k * math.log(8) + 1) ** 2]
+
+
 # kind: "yesno", "choices", "count", "number", "pair", "counts", "tensor", "complex_pair",
 # "function" (a function of the exercise's inputs), "name" (a string naming one choice),
 # "diagnosis" (a pair: a direction word, then a count)
@@ -361,12 +372,6 @@ RIGHT = {
         "number",
         lambda: 10000.0 * 8.0 ** (128 / 126),
     ),
-    "context_extension.check_yarn_frequencies": ("tensor", _yarn_frequencies),
-    "context_extension.check_logit_multiplier": (
-        "number",
-        lambda: (0.1 * math.log(16) + 1) ** 2,
-    ),
-    "context_extension.check_llama3_pair_counts": ("counts", _llama3_pair_counts),
     # lesson 7 (the wall and interpolation): predictions and decisions
     "context_extension.check_ntk_past_arc": ("tensor", lambda: list(range(46, 63))),
     "context_extension.check_ntk_past_arc_small": (
@@ -418,6 +423,18 @@ RIGHT = {
     "real_llm.check_yarn_pair_counts": ("counts", _llm_yarn_counts),
     "real_llm.check_best_method": ("name", _llm_best_method),
 }
+
+# lesson 8 (rope_lib.exercises.yarn): YaRN, its temperature, Llama 3
+RIGHT |= {
+    "yarn.check_yarn_frequencies": ("tensor", _yarn_frequencies),
+    "yarn.check_logit_multiplier": ("number", lambda: (0.1 * math.log(16) + 1) ** 2),
+    "yarn.check_llama3_pair_counts": ("counts", _llama3_pair_counts),
+    "yarn.check_entropy_direction": ("name", "down"),
+    # (YaRN's 1/t at s = 8, SmolLM2's): squares of k ln 8 + 1, k = 0.1 and its fit
+    "yarn.check_new_factor_multiplier": ("tensor", _new_factor_multipliers),
+    "yarn.check_rope_scaling_entry": ("pair", lambda: (8192, 4)),
+}
+LAB_METHOD_LABELS |= {"down": "sharper"}  # lesson 8: another word the checker reads
 
 
 def declared_right_answers() -> dict:
