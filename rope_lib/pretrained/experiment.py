@@ -22,6 +22,9 @@ loss     For each method (METHODS) at factor s, windows of s * L tokens of Pytho
          The band test ("pi_band", x2): plain RoPE but for the pairs settings "band"
          (20-25: the largest q and k in the pair probe, wavelengths 8.4k-51k tokens, 1 to
          6 rad within L), whose frequencies are divided by 2: PI on those pairs only.
+         Its negative control ("pi_band_control", x2): the same on settings
+         "control_band" (26-31: as many pairs, a quarter of the size of q and k, at most
+         0.7 rad of new angle at 2L). add_units (--only) adds it to an older run.
 windowed Why plain RoPE breaks past L, tested with plain RoPE whose every offset stays
          below L: "streaming" (StreamingLLM, Xiao et al. 2024: each query sees the first
          `sinks` = 4 tokens and the most recent L - 4 keys, at cache positions < L) on
@@ -1006,6 +1009,11 @@ def _evaluate_side_by_side(todo, results, results_path, quiet, jobs, basis, thre
     _write(results, results_path)
 
 
+def _same_stage(a: dict, b: dict) -> bool:
+    """Do two stages of a plan read the same windows (factor and length)?"""
+    return (a["factor"], a.get("length")) == (b["factor"], b.get("length"))
+
+
 def add_units(out_dir, methods, device: str = "cpu", quiet: bool = False) -> dict:
     """Run only the loss units of `methods` (e.g. ["pi_band_control"]) that
     out_dir/results.json lacks, on the windows, offset and text it was made with, and add
@@ -1038,9 +1046,10 @@ def add_units(out_dir, methods, device: str = "cpu", quiet: bool = False) -> dic
         name = band_setting(method)
         if name is not None:
             old[name] = settings[name]
-        for before, now in zip(old["stages"], settings["stages"], strict=True):
-            if method in now["windows"]:
-                before["windows"][method] = now["windows"][method]
+        for before in old["stages"]:  # the stored run's stages (an older plan: fewer)
+            now = [s for s in settings["stages"] if _same_stage(s, before)]
+            if now and method in now[0]["windows"]:
+                before["windows"][method] = now[0]["windows"][method]
     results["summary"] = summarize(results)
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")

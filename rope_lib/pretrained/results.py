@@ -46,7 +46,7 @@ METHOD_NAMES = {
     "llama3": "Llama 3",
     "pi_band": "band PI",  # the band test: PI on settings["band"]'s pairs only
     # its control: the same on settings["control_band"]'s light, slow pairs
-    "pi_band_control": N_("band PI, light pairs"),
+    "pi_band_control": "band PI, 26-31",
 }
 
 #: Loss units that test an explanation rather than extend the context: left out of the
