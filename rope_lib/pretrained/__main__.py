@@ -15,7 +15,8 @@ interrupted run (units already there are skipped). --quick: the same steps at ti
 (under a minute), for CI. --offset N: read the text from its token N on (other windows,
 same text). --windows N: N text windows per method and factor instead of one (a spread
 between stretches of text; each more window adds about 47 minutes on two idle cores).
---jobs N: N units side by side in N processes, the threads split between them."""
+--jobs N: N units side by side in N processes, the threads split between them.
+--only METHOD ...: add only these methods' loss units to an existing DIR/results.json."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ import sys
 
 import torch
 
-from .experiment import run
+from .experiment import add_units, run
 
 
 def main(argv=None) -> int:
@@ -61,10 +62,22 @@ def main(argv=None) -> int:
         default=1,
         help="units side by side in this many processes (threads split between them)",
     )
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        default=None,
+        metavar="METHOD",
+        help="add only these methods' loss units to DIR/results.json (a probe added "
+        "after the run, e.g. pi_band_control); the rest stays as it is",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     if args.threads is not None:
         torch.set_num_threads(args.threads)
+    if args.only:
+        add_units(args.out, args.only, device=args.device, quiet=args.quiet)
+        print(f"added {', '.join(args.only)} to {args.out}/results.json")
+        return 0
     results = run(
         args.out,
         quick=args.quick,

@@ -22,6 +22,9 @@ loss     For each method (METHODS) at factor s, windows of s * L tokens of Pytho
          The band test ("pi_band", x2): plain RoPE but for the pairs settings "band"
          (20-25: the largest q and k in the pair probe, wavelengths 8.4k-51k tokens, 1 to
          6 rad within L), whose frequencies are divided by 2: PI on those pairs only.
+         Its negative control ("pi_band_control", x2): the same on settings
+         "control_band" (26-31: as many pairs, a quarter of the size of q and k, at most
+         0.7 rad of new angle at 2L). add_units (--only) adds it to an older run.
 windowed Why plain RoPE breaks past L, tested with plain RoPE whose every offset stays
          below L: "streaming" (StreamingLLM, Xiao et al. 2024: each query sees the first
          `sinks` = 4 tokens and the most recent L - 4 keys, at cache positions < L) on
@@ -144,6 +147,9 @@ METHODS = {
     # the band test: plain RoPE but PI on the pairs settings["band"] only
     # (pairs.band_interpolated: not a rope_frequencies type)
     "pi_band": ("band", {}),
+    # its negative control: the same halving on pairs settings["control_band"] (26-31),
+    # which carry little of |q||k| and meet little new angle past L
+    "pi_band_control": ("band", {"band": "control_band"}),
     # the temperature sweep: YaRN's frequencies with another attention factor m (cos and
     # sin times m, logits times m^2 = 1/t); YaRN's own is 1.0693 at x2, 1.1386 at x4
     "yarn_af1.14": ("yarn", {"attention_factor": 1.14}),
@@ -202,6 +208,9 @@ FULL = {
         "queries": 32,
     },
     "band": [20, 26],  # pi_band: pairs 20-25, lambda 8.4k-51k tokens, the largest q, k
+    # pi_band_control: pairs 26-31 (lambda 73k-438k tokens), as many pairs, a quarter of
+    # the size of q and k, at most 0.7 rad of new angle at 2L
+    "control_band": [26, 32],
     "windowed": {  # plain RoPE, every offset below L; lengths in multiples of L
         "lengths": {"streaming": 2, "window_only": 1.25, "sliding": 4},
         "sinks": 4,
@@ -263,6 +272,7 @@ QUICK = {
         "queries": 4,
     },
     "band": [20, 26],
+    "control_band": [26, 32],
     "windowed": {
         "lengths": {"streaming": 2, "window_only": 1.25, "sliding": 4},
         "sinks": 4,
@@ -405,6 +415,18 @@ def _significant(values, digits: int = 4):
 
 def _fingerprint(ids: torch.Tensor) -> str:
     return hashlib.sha256(ids.numpy().astype("<i4").tobytes()).hexdigest()[:16]
+
+
+def band_setting(method: str) -> str | None:
+    """The settings key of a band method's pairs ("band" for the band test,
+    "control_band" for its control); None for a method that is no band test."""
+    rope_type, params = METHODS[method]
+    return params.get("band", "band") if rope_type == "band" else None
+
+
+def _band(settings: dict, method: str):
+    """The pairs [first, stop) a band method divides (settings["band"] otherwise)."""
+    return settings.get(band_setting(method) or "band", settings["band"])
 
 
 def _rope_settings(
@@ -649,13 +671,14 @@ def _stored(results_path: Path, header: dict, settings: dict) -> dict:
     moved = {w for w in range(len(now)) if w >= len(before) or before[w] != now[w]}
     old = stored["settings"]
     kept = {  # the settings the band test's and the windowed units' values depend on
-        "band": old.get("band") == settings["band"],
+        name: old.get(name) == settings.get(name) for name in ("band", "control_band")
+    } | {
         "windowed": _but_count(old.get("windowed")) == _but_count(settings["windowed"]),
     }
     loss = {
         unit_key(*u)
         for u in settings["units"]
-        if u[3] not in moved and (kept["band"] or METHODS[u[0]][0] != "band")
+        if u[3] not in moved and kept.get(band_setting(u[0]), True)
     }
     loss -= _without_entropy(stored.get("units", {}), old.get("entropy"), settings)
     windowed = {
@@ -757,7 +780,7 @@ def _loss_units(settings, results, model, ids) -> list[Unit]:
         if _measures_entropy(settings, method, factor):
             measure = settings["entropy"]
         compute = partial(loss_unit, model, tokens, bucket, keys, measure)
-        band = settings["band"]
+        band = _band(settings, method)
         rope = _rope_settings(method, factor, L, factor * L, band, model.config)
         store = results["units"]
         units.append(Unit(store, tuple(keys.values()), _cost(n), rope, compute))
@@ -834,7 +857,7 @@ def _todo(settings, results, model, tokenizer, ids) -> list[Unit]:
             return {key: passkey_unit(model, tokenizer, n, depth, number)}
 
         store = results["passkey"]["units"]
-        L, band = settings["training_length"], settings["band"]
+        L, band = settings["training_length"], _band(settings, method)
         rope = _rope_settings(method, factor, L, None, band, model.config)
         units.append(Unit(store, (key,), _cost(n), rope, compute))
     missing = (u for u in units if any(key not in u.store for key in u.keys))
@@ -984,3 +1007,51 @@ def _evaluate_side_by_side(todo, results, results_path, quiet, jobs, basis, thre
             bar.update(unit.cost)
     bar.close()
     _write(results, results_path)
+
+
+def _same_stage(a: dict, b: dict) -> bool:
+    """Do two stages of a plan read the same windows (factor and length)?"""
+    return (a["factor"], a.get("length")) == (b["factor"], b.get("length"))
+
+
+def add_units(out_dir, methods, device: str = "cpu", quiet: bool = False) -> dict:
+    """Run only the loss units of `methods` (e.g. ["pi_band_control"]) that
+    out_dir/results.json lacks, on the windows, offset and text it was made with, and add
+    them (and their summary, and the settings they depend on) to it: every number already
+    there stays as it is. For a probe added to the plan after a run (python -m
+    rope_lib.pretrained --out DIR --only METHOD ...), without running again what a plan
+    change would (the attention study, say)."""
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown:
+        raise ValueError(f"methods must be names of METHODS, got {unknown}")
+    path = Path(out_dir) / "results.json"
+    results = json.loads(path.read_text())
+    old = results["settings"]
+    windows = max(max(s["windows"].values()) for s in old["stages"])
+    basis = (results["quick"], device, old["offset"], windows)
+    model, _, ids, settings, header = _setup(*basis)
+    same = [results[k] == header[k] for k in ("model", "source", "quick")]
+    if not all(same) or settings["window_starts"] != old["window_starts"]:
+        raise ValueError(f"{path} was made from another model, text or windows")
+    units = [
+        u
+        for u in _loss_units(settings, results, model, ids)
+        if u.keys[0].split("/")[0] in methods and u.keys[0] not in results["units"]
+    ]
+    for unit in units:
+        if not quiet:
+            print(f"{unit.keys[0]}: about {unit.cost:.0f} s on two idle threads")
+        results["units"].update(_compute(unit, model))
+    for method in methods:
+        name = band_setting(method)
+        if name is not None:
+            old[name] = settings[name]
+        for before in old["stages"]:  # the stored run's stages (an older plan: fewer)
+            now = [s for s in settings["stages"] if _same_stage(s, before)]
+            if now and method in now[0]["windows"]:
+                before["windows"][method] = now[0]["windows"][method]
+    results["summary"] = summarize(results)
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
+    tmp.replace(path)
+    return results

@@ -8,6 +8,10 @@ schema of results.json): what lesson 12, its checkers, widgets and figures compu
                                 factor over chosen windows, the yardstick, last buckets
     PairResults(results)        q and k sizes per layer and pair, the slow pairs (λ > L)
     AttentionResults(results)   attention weight by distance, the first token's share
+    text_windows(folder, other) the results of the folder and of a replication on another
+                                stretch of the text (--offset), main one first
+    past_L(results, factor)     one window's numbers at a factor: the yardstick, the
+                                reference past L, each method's and probe's buckets
     windowed_curves(results)    plain RoPE with every offset below L (StreamingLLM, the
                                 window alone, the sliding reference), bucket by bucket;
                                 LossResults.windowed and .reference read them by window
@@ -41,11 +45,13 @@ METHOD_NAMES = {
     "yarn_no_attention_factor": N_("YaRN, no attention factor"),
     "llama3": "Llama 3",
     "pi_band": "band PI",  # the band test: PI on settings["band"]'s pairs only
+    # its control: the same on settings["control_band"]'s light, slow pairs
+    "pi_band_control": "band PI, 26-31",
 }
 
 #: Loss units that test an explanation rather than extend the context: left out of the
 #: methods (window_losses, LossResults.methods, the loss widget, check_best_method).
-PROBES = ("pi_band",)
+PROBES = ("pi_band", "pi_band_control")
 
 
 def temperature_study(method: str, factor: str) -> bool:
@@ -72,6 +78,49 @@ def load_results(folder=None) -> dict:
     """results.json of `python -m rope_lib.pretrained --out FOLDER` as a dict; by default
     from results_folder()."""
     return _results.load_results(folder if folder is not None else results_folder())
+
+
+#: The committed replication on another stretch of the same text (--offset 50000).
+COMMITTED_REPLICATION = COMMITTED_RESULTS / "offset50000"
+
+
+def text_windows(folder, other=None) -> list[dict]:
+    """[results of folder, results of other]: a run and its replication on another
+    stretch of the text (another --offset), each of the two as the lesson reads it; other
+    is left out when it has no results.json or is the same stretch of text as folder's
+    (the same settings "offset")."""
+    runs = [load_results(folder)]
+    if other is not None and (Path(other) / "results.json").is_file():
+        second = load_results(other)
+        if second["settings"]["offset"] != runs[0]["settings"]["offset"]:
+            runs.append(second)
+    return runs
+
+
+def past_L(results: dict, factor: int = 2) -> dict:
+    """One run's loss numbers at a factor, on the windows every method ran on (the same
+    text for all): {"yardstick": plain RoPE inside L, "reference": the sliding reference
+    per bucket past L, "inside": {method: mean inside L}, "past": {method or probe:
+    [bucket past L]}, "windowed": {"streaming", "window_only": buckets past L}}."""
+    data = LossResults(results)
+    shared, first = data.shared(factor), data.L // data.bucket
+    out = {
+        "yardstick": data.yardstick(shared),
+        "reference": data.reference(factor, shared),
+        "inside": {},
+        "past": {},
+        "windowed": {},
+    }
+    for method in data.methods_at(factor) + data.probes:
+        curve = data.curve(method, factor, shared)
+        if curve is not None and len(curve["mean"]) > first:
+            out["inside"][method] = data.inside(curve)
+            out["past"][method] = curve["mean"][first:]
+    for name in ("streaming", "window_only"):
+        curve = data.windowed(name, shared)
+        if curve is not None:
+            out["windowed"][name] = curve["loss"][first:]
+    return out
 
 
 def method_label(method: str, translate=_) -> str:

@@ -101,12 +101,17 @@ def claim_cells() -> list[str]:
     return [code[0]] + later
 
 
-def run_claims(results: dict, folder: Path, monkeypatch) -> dict:
+def run_claims(
+    results: dict, folder: Path, monkeypatch, replication: Path = OTHER_WINDOW
+) -> dict:
     """Execute the lesson's result cells on `results` (written to folder), as the lesson
-    does with ROPE_LLM_RESULTS=folder; returns the cells' namespace."""
+    does with ROPE_LLM_RESULTS=folder, beside the replication on another stretch of the
+    text in the folder `replication` (ROPE_LLM_REPLICATION: text 2, on which the lesson
+    checks every claim too); returns the cells' namespace."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "results.json").write_text(json.dumps(results), encoding="utf-8")
     monkeypatch.setenv("ROPE_LLM_RESULTS", str(folder))
+    monkeypatch.setenv("ROPE_LLM_REPLICATION", str(replication))
     monkeypatch.setattr("IPython.display.display", lambda *a, **k: None)
     namespace = {"display": lambda *a, **k: None}
     try:
@@ -218,7 +223,8 @@ def test_the_claims_hold_on_other_results_when_given(tmp_path, monkeypatch):
         pytest.skip("set ROPE_LLM_OTHER_RESULTS=DIR (python -m rope_lib.pretrained "
                     "--offset N --out DIR) to check the claims on other windows")  # fmt: skip
     results = json.loads((Path(folder) / "results.json").read_text(encoding="utf-8"))
-    run_claims(results, tmp_path / "other", monkeypatch)
+    # beside it, as text 2, the committed run on the text from its token 0 on
+    run_claims(results, tmp_path / "other", monkeypatch, ex.results_folder())
 
 
 def test_the_claims_can_fail(tmp_path, monkeypatch):
@@ -275,6 +281,11 @@ def _band_does_not_help(results):  # claim 8: the band test breaks as plain RoPE
     _set_past_L(results, "pi_band/", lambda b, x: _plain(results, b))
 
 
+def _control_helps(results):  # claim 8's control: halving pairs 26-31 helps as much
+    band = _losses(results, "pi_band/")[0]
+    _set_past_L(results, "pi_band_control/", lambda b, x: band[b] + 0.1)
+
+
 def _decay_everywhere(results):  # claim 9: layers 3-8 decay like the others
     decay = results["decay"]
     for layer in range(3, 9):
@@ -315,6 +326,7 @@ DOCTORED = {
     "claim 4, static NTK": (_static_ntk_pays, "YaRN's cost"),
     "claim 7": (_band_light, "# claim 7"),
     "claim 8": (_band_does_not_help, "# claim 8"),
+    "claim 8, control": (_control_helps, "claim 8's control"),
     "claim 9, layers 3-8": (_decay_everywhere, "not in layers 3 to 8"),
     "claim 9, decay": (_no_decay, "# claim 9"),
     "claim 10": (_no_sinks, "# claim 10"),
@@ -437,12 +449,14 @@ def _last_buckets(results: dict) -> dict:
     """Each method's loss in the last bucket at factor 2, the mean over the windows every
     method ran on, from the windows' units (not the attention study's: the temperature
     sweep and log-n scaling are no methods of the lesson's)."""
-    from rope_lib.pretrained.results import temperature_study
+    from rope_lib.pretrained.results import PROBES, temperature_study
 
     L = results["settings"]["training_length"]
     by_method: dict = {}
     for key, unit in results["units"].items():
         method, factor, length, window = key.split("/")
+        if method in PROBES:  # the band test and its control: no methods
+            continue
         if int(length) == 2 * L and not temperature_study(method, factor):
             by_method.setdefault(method, {})[window] = unit["bucket_loss"][-1]
     shared = set.intersection(*(set(w) for w in by_method.values()))

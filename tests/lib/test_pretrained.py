@@ -842,7 +842,10 @@ def test_the_full_plan_covers_every_method_past_L_and_passkey_far_and_near():
     assert ("dynamic_ntk", 4, 8192, 0) in units  # x4, inside L only
     assert ("ntk", 4, 8192, 0) in units  # its matched control: static NTK x4 inside L
     assert ("pi_band", 2, 16384, 0) in units and settings["band"] == [20, 26]
-    assert len(units) == 10 + 1 + 4 + 3  # one window each (2L, plain, 4L, x4 sweep)
+    # the band test's negative control: the same halving on pairs 26-31
+    assert ("pi_band_control", 2, 16384, 0) in units
+    assert settings["control_band"] == [26, 32]
+    assert len(units) == 11 + 1 + 4 + 3  # one window each (2L, plain, 4L, x4 sweep)
     assert settings["windowed_units"] == [
         ["streaming", 16384, 0],
         ["window_only", 10240, 0],
@@ -861,7 +864,7 @@ def test_the_full_plan_covers_every_method_past_L_and_passkey_far_and_near():
             assert (method, factor, 12288, depth, 0) in passkey
     assert ("plain", 1, 8192, 0.5, 0) in passkey  # within L
     quick = plan(quick=True, training_length=8192)
-    assert {u[2] for u in quick["units"]} == {32, 64, 128} and len(quick["units"]) == 36
+    assert {u[2] for u in quick["units"]} == {32, 64, 128} and len(quick["units"]) == 38
     inside = [u[:3] for u in quick["units"] if u[2] == 32]
     assert inside == [["dynamic_ntk", 4, 32], ["ntk", 4, 32]] * 2
     assert [u[1] for u in quick["windowed_units"]] == [64, 40, 128]
@@ -923,7 +926,7 @@ def test_a_probe_is_never_a_method_and_the_reference_lines_up_by_bucket():
         "units": units,
         "windowed": {"units": {"sliding/128/window0": sliding}},
     }
-    assert PROBES == ("pi_band",)
+    assert PROBES == ("pi_band", "pi_band_control")  # the band test and its control
     data = LossResults(results)
     assert data.methods == ["yarn"] and data.probes == ["pi_band"]
     assert data.methods_at(2) == ["plain", "yarn"] and data.shared(2) == [0]
