@@ -352,12 +352,12 @@ HEAD_TASKS = ("previous", "recent")
 
 def train_position_head(
     task: str,
+    seed: int = 0,
     *,
     train_len: int = 32,
     d_model: int = 16,
     steps: int = 400,
     lr: float = 0.05,
-    seed: int = 0,
 ) -> torch.Tensor:
     """Train a learned position table with a position-only causal head; return the table,
     float64 [train_len, d_model].
