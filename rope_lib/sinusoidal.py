@@ -344,3 +344,104 @@ def train_learned_table(
         opt.step()
         tables.append(learned.table.detach().clone())
     return torch.stack(tables)
+
+
+#: The position-only tasks train_position_head offers (lesson 2, what a learned table learns).
+HEAD_TASKS = ("previous", "recent")
+
+
+def train_position_head(
+    task: str,
+    seed: int = 0,
+    *,
+    train_len: int = 32,
+    d_model: int = 16,
+    steps: int = 400,
+    lr: float = 0.05,
+) -> torch.Tensor:
+    """Train a learned position table with a position-only causal head; return the table,
+    float64 [train_len, d_model].
+
+    The table P (one row per position, random start of size 0.5) and the head's matrix A
+    (random start of size 0.1) are trained together, `steps` Adam steps at `lr`, on the scores
+    s(m, n) = P[m] A P[n], n <= m (softmax over the keys each query sees):
+
+    - "previous": every query m >= 1 should attend to n = m - 1 (cross-entropy), the task of
+      lesson 2's sinusoidal head;
+    - "recent": every query m should spread its attention over the recent past, the weight of
+      key n proportional to exp(-(m - n) / 2) (cross-entropy against that distribution), a task
+      that rewards nearness rather than one exact offset.
+
+    Draws from `seed` without touching the global random state. What the rows learn depends on
+    the task (lesson 2 compares them with position_similarity).
+    """
+    if task not in HEAD_TASKS:
+        raise ValueError(
+            _("task must be one of {tasks}, got {task!r}").format(
+                tasks=HEAD_TASKS, task=task
+            )
+        )
+    require_positive_int("train_len", train_len, minimum=2)
+    require_positive_int("d_model", d_model)
+    require_positive_int("steps", steps)
+    generator = torch.Generator().manual_seed(seed)
+    f64 = torch.float64
+    P = (
+        0.5 * torch.randn(train_len, d_model, generator=generator, dtype=f64)
+    ).requires_grad_()
+    A = (
+        0.1 * torch.randn(d_model, d_model, generator=generator, dtype=f64)
+    ).requires_grad_()
+    future = torch.ones(train_len, train_len, dtype=torch.bool).triu(1)
+    back = (torch.arange(train_len)[:, None] - torch.arange(train_len)[None]).to(f64)
+    recent = torch.exp(-back / 2).masked_fill(future, 0.0)
+    recent = recent / recent.sum(dim=1, keepdim=True)
+    optimizer = torch.optim.Adam([P, A], lr=lr)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # tiny tensors: one thread is fastest
+    try:
+        for _step in range(steps):
+            scores = (P @ A @ P.T).masked_fill(future, float("-inf"))
+            if task == "previous":
+                loss = nn.functional.cross_entropy(
+                    scores[1:], torch.arange(train_len - 1)
+                )
+            else:
+                log_w = torch.log_softmax(scores, dim=1).masked_fill(future, 0.0)
+                loss = -(recent * log_w).sum(dim=1).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    finally:
+        torch.set_num_threads(threads)
+    return P.detach()
+
+
+def position_similarity(table) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Read a position table: (similarity, by_offset, components).
+
+    similarity [L, L]: cosine similarity of rows m and n; by_offset [L]: its mean along the
+    diagonal at offset 0, 1, ..., L - 1 (how alike rows Delta apart are, on average);
+    components [L, L'] (L' = min(L, d)): the rows' principal components (the table centred
+    over positions, then its left singular vectors scaled by the singular values), leading first.
+    """
+    table = _check_table(table)
+    unit = nn.functional.normalize(table, dim=1)
+    similarity = unit @ unit.T
+    n = similarity.shape[0]
+    by_offset = torch.stack([torch.diagonal(similarity, k).mean() for k in range(n)])
+    centred = table - table.mean(dim=0)
+    U, S, _Vh = torch.linalg.svd(centred, full_matrices=False)
+    return similarity, by_offset, U * S
+
+
+def learned_table_stats(table) -> torch.Tensor:
+    """Five numbers that say what a position table learned, float64 [5]: the mean cosine
+    similarity of rows 1, 4 and 8 apart; the share of the (centred) table that its two leading
+    principal components hold; how many times the first component changes sign along the
+    positions (1: it rises or falls steadily; many: no order)."""
+    _similarity, by_offset, components = position_similarity(table)
+    share = (components[:, :2] ** 2).sum() / (components**2).sum()
+    first = components[:, 0]
+    changes = (first[1:] * first[:-1] < 0).sum().to(torch.float64)
+    return torch.stack([by_offset[1], by_offset[4], by_offset[8], share, changes])

@@ -12,7 +12,7 @@ import torch
 from matplotlib.figure import Figure
 
 from ..extension_analysis import wavelengths
-from ..language import _fig
+from ..language import N_, _fig
 from ..rotary import inv_frequencies
 from ..sinusoidal import sinusoidal_at
 
@@ -71,4 +71,36 @@ def previous_token_figure(m, looks_trained, looks_exact, L: int):
     ax.set_xlabel(_fig("query position m"))
     ax.set_ylabel(_fig("key n it attends to"))
     ax.legend()
+    return fig
+
+
+#: Titles of learned_rows_figure's rows, by the task of train_position_head.
+TASK_TITLES = {
+    "previous": N_("task: the previous token"),
+    "recent": N_("task: the recent past"),
+}
+
+
+def learned_rows_figure(similarities: dict, components: dict):
+    """What a learned position table learns, one row per task: left, the cosine similarity
+    of rows m and n (similarities[task], [L, L]); right, the first two principal components
+    of the rows against the position (components[task], [L, >= 2])."""
+    fig = Figure(figsize=(6.4, 4.6), dpi=100, layout="constrained")
+    axes = fig.subplots(len(similarities), 2, width_ratios=[1, 1.6])
+    for row, task in zip(axes, similarities):
+        image = row[0].imshow(
+            np.asarray(similarities[task]), cmap="RdBu_r", vmin=-1, vmax=1
+        )
+        row[0].set_title(_fig(TASK_TITLES[task]), fontsize=10)
+        row[0].set_ylabel(_fig("position m"))
+        pcs = np.asarray(components[task])
+        for k, color in ((0, "tab:blue"), (1, "tab:orange")):
+            row[1].plot(pcs[:, k], ".-", lw=1, ms=3, color=color,
+                        label=_fig("component {k}").format(k=k + 1))  # fmt: skip
+        row[1].axhline(0, color="0.7", lw=0.8)
+        row[1].set_ylabel(_fig("value"))
+    axes[-1][0].set_xlabel(_fig("position n"))
+    axes[-1][1].set_xlabel(_fig("position m"))
+    axes[-1][1].legend(fontsize=8, loc="upper left")
+    fig.colorbar(image, ax=axes, shrink=0.6, label=_fig("cosine"))
     return fig

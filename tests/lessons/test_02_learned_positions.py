@@ -628,3 +628,33 @@ def test_checkers_read_answers_by_value_and_hint_at_a_zero_matrix():
         and "first key" in feedback.message
         and "up to m = 1" not in feedback.message
     )
+
+
+def test_what_a_learned_table_learns_depends_on_the_task_for_every_seed():
+    # lesson 2, 3(c): a table trained for the previous token is arbitrary codes, one
+    # trained for the recent past is smooth (its leading component changes sign once)
+    from rope_lib.sinusoidal import position_similarity, train_position_head
+
+    for seed in range(5):
+        _, prev, prev_pcs = position_similarity(
+            train_position_head("previous", seed=seed)
+        )
+        _, near, near_pcs = position_similarity(
+            train_position_head("recent", seed=seed)
+        )
+        assert abs(prev[1]) < 0.25 and near[1] > 0.6, seed
+        assert near[1] > near[4] > near[8], seed
+        signs = [int((c[1:, 0] * c[:-1, 0] < 0).sum()) for c in (prev_pcs, near_pcs)]
+        assert signs[0] >= 10 and signs[1] == 1, (seed, signs)
+
+
+def test_the_32_training_rows_are_nearly_collinear():
+    sv = torch.linalg.svdvals(sinusoidal_at(torch.arange(32), 16))
+    assert sv[6] > 1 and sv[7] < 0.1 and (sv[9:] < 1e-4).all()
+
+
+def test_train_position_head_rejects_an_unknown_task():
+    from rope_lib.sinusoidal import train_position_head
+
+    with pytest.raises(ValueError, match="task"):
+        train_position_head("next")

@@ -20,6 +20,8 @@ matplotlib.use("Agg")
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
+import rope_lib  # noqa: E402
+from rope_lib import analysis  # noqa: E402
 from rope_lib.widgets import clock_dials  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -174,3 +176,24 @@ def test_printed_and_code_lines_fit_88_characters():
                     (i, "printed", line) for line in text.splitlines() if len(line) > 88
                 ]
     assert long_lines == []
+
+
+def test_rope_d_is_the_head_size_not_the_model_width():
+    # lesson 5: frequencies over the width (576) give the last of 9 heads slow pairs only
+    over_width = rope_lib.inv_frequencies(576).double().view(9, 32)
+    assert over_width[8, 0] * 8192 < 2 * math.pi
+    gen = torch.Generator().manual_seed(5)
+    x = torch.randn(1, 10, 576, dtype=torch.float64, generator=gen)
+    pos = torch.arange(10)
+    per_head = rope_lib.apply_rope(x.view(1, 10, 9, 64).transpose(1, 2), pos)
+    whole = rope_lib.apply_rope(x, pos).view(1, 10, 9, 64).transpose(1, 2)
+    # head h of the width's rotation gets the band of pairs 32h .. 32h + 31
+    assert torch.equal(over_width[1], rope_lib.inv_frequencies(576).double()[32:64])
+    assert (per_head - whole).abs().max() > 1
+
+
+def test_the_decay_bound_falls_on_average_but_not_at_every_step():
+    bound = analysis.long_term_decay_bound(torch.arange(0, 1025), head_dim=128)
+    rises = int((bound[1:] > bound[:-1]).sum())
+    assert 100 < rises < 1024
+    assert bound[100] < bound[0] / 3 + 0.5 and bound[1000] < bound[250] < bound[100]

@@ -659,3 +659,19 @@ def test_checkers_read_lists_with_infinities_and_refuse_complex_slopes():
         "meta"
         in ex.check_power_of_two_slopes(torch.tensor(slopes, device="meta")).message
     )
+
+
+def test_rope_bound_is_not_monotonic_and_an_aligned_key_scores_its_full_size():
+    # lesson 6, "Against RoPE's long-term decay": a bound that falls on average, not the score
+    from rope_lib import apply_rope
+    from rope_lib.analysis import long_term_decay_bound
+
+    bound = long_term_decay_bound(torch.arange(0, 1025), head_dim=128)
+    assert int((bound[1:] > bound[:-1]).sum()) > 100
+    q = torch.randn(
+        128, dtype=torch.float64, generator=torch.Generator().manual_seed(8)
+    )
+    for delta in (1, 100, 1000, 5000):
+        k = apply_rope(q[None], torch.tensor([delta]))[0]
+        score = apply_rope(q[None], torch.tensor([delta]))[0] @ k
+        assert abs(score / (q.norm() * k.norm()) - 1) < 1e-12
