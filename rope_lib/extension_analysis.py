@@ -462,3 +462,37 @@ def arc_reach(
         factor * original_length * scaled_inv_freq.to(torch.float64), max=turn
     )
     return new / trained
+
+
+def extrapolation_sizes(
+    inv_freq: torch.Tensor, length: int, seeds=(0, 1, 2), ridges=(1e-8, 1e-4, 1e-2)
+) -> dict:
+    """Chen et al.'s stand-in for training (2023, arXiv:2306.15595, Figure 2), seed by
+    seed and ridge by ridge: fit_relative_score to random targets in [-1, 1] at the
+    integer offsets 0..L, then the largest |a(Delta)| on [0, L] (steps of 0.5) and on
+    [L, 2L] (extrapolation), and the fit's rms error on the training offsets.
+
+    The fit leaves a(Delta) past L unconstrained: |a| <= sum_j |h_j| everywhere, and how
+    large it gets depends on what limits |h| (the ridge), not on the data. Returns
+    {"inside", "beyond", "train_rms": float64 [seed, ridge], "seeds", "ridges"}."""
+    length = require_positive_int("length", length)
+    train = torch.arange(0, length + 1, dtype=torch.float64)
+    inside = torch.linspace(0, length, 2 * length + 1, dtype=torch.float64)
+    beyond = torch.linspace(length, 2 * length, 2 * length + 1, dtype=torch.float64)
+    out = {"inside": [], "beyond": [], "train_rms": []}
+    for seed in seeds:
+        gen = torch.Generator().manual_seed(int(seed))
+        targets = torch.rand(length + 1, generator=gen, dtype=torch.float64) * 2 - 1
+        rows = {key: [] for key in out}
+        for ridge in ridges:
+            h = fit_relative_score(train, targets, inv_freq, ridge=ridge)
+            residual = relative_score(h, train, inv_freq) - targets
+            rows["inside"].append(relative_score(h, inside, inv_freq).abs().max())
+            rows["beyond"].append(relative_score(h, beyond, inv_freq).abs().max())
+            rows["train_rms"].append(residual.pow(2).mean().sqrt())
+        for key, row in rows.items():
+            out[key].append(torch.stack(row))
+    return {key: torch.stack(value) for key, value in out.items()} | {
+        "seeds": list(seeds),
+        "ridges": list(ridges),
+    }

@@ -42,6 +42,10 @@ from .results import NOTEBOOKS, results_folder
 COMMITTED = NOTEBOOKS / "attention_results"
 """The committed study; ROPE_ATTENTION_RESULTS names another folder."""
 
+SMOLLM2_VOCABULARY = 49_152
+"""SmolLM2-135M's vocabulary V (its GGUF's llama.vocab_size, lesson 12): a uniform guess
+over it loses ln V = 10.80 nats per token, the loss of a model that reads nothing."""
+
 
 def load_study(folder=None) -> dict:
     """The attention study's results.json (folder, else ROPE_ATTENTION_RESULTS, else
@@ -58,6 +62,8 @@ def length_study(which: str, study: dict | None = None) -> dict:
      "plain", "reference": [run][bucket] the two losses past L,
      "fits": {form: [fit_length_curve result per run]},
      "rmse": {form: [rmse per run]}, "best": [the form of least rmse, per run],
+     "aic": {form: [n ln(rss / n) + 2 k per run]} (Akaike's criterion, k the form's
+     parameters: a lower value is better after the penalty for an extra parameter),
      "mean_fits": {form: fit of the mean}, "runs": how many}.
     """
     if which not in ("lab", "smollm2"):
@@ -89,11 +95,39 @@ def length_study(which: str, study: dict | None = None) -> dict:
         "reference": reference,
         "fits": per_run,
         "rmse": rmse,
+        "aic": {
+            form: [len(x) * np.log(f["rmse"] ** 2) + 2 * f["parameters"] for f in runs]
+            for form, runs in per_run.items()
+        },
         "best": best,
         "mean_fits": {
             form: fit_length_curve(x, excess.mean(0), form) for form in FORMS
         },
         "runs": len(excess),
+    }
+
+
+def logit_spread_growth(study: dict | None = None) -> dict:
+    """How much plain RoPE's attention logits spread out past L: the standard deviation of
+    a query's logits over its keys at the longest measured point over the same at L.
+
+    {"lab": float64 [seed, layer, head] at 8 L (the lab's five RoPE models, L = 64),
+     "smollm2": float64 [layer] at 2 L (SmolLM2-135M, mean over heads, L = 8,192)}.
+    Around 1 means the scores past L are no larger than in training (compare
+    extension_analysis.extrapolation_sizes, a fit whose scores past L are free)."""
+    study = study if study is not None else load_study()
+    lab = study["lab"]
+    # [seed, layer, point, head]
+    spread = np.asarray(lab["logit_std"]["plain"], dtype=float)
+    at_L = lab["points"].index(lab["L"])
+    smol = study["smollm2"]
+    points = smol["entropy"]["points"]
+    smol_spread = np.asarray(smol["entropy"]["logit_std"], dtype=float)  # [layer, pt]
+    L = smol["L"]
+    at_2L = smol_spread[:, points.index(2 * L)]
+    return {
+        "lab": spread[:, :, -1] / spread[:, :, at_L],
+        "smollm2": at_2L / smol_spread[:, points.index(L)],
     }
 
 

@@ -33,8 +33,8 @@ def _corr_dim(two_pi: bool = True) -> int:
         Mistake(
             lambda i: i == _corr_dim() - 1,
             N_(
-                "{value} is the last pair whose wavelength still fits into L; corr_dim is "
-                "the first one that exceeds it"
+                "{value} is the last pair whose wavelength still fits into L; the "
+                "question asks for the first one that exceeds it"
             ),
         ),
         Mistake(
@@ -69,12 +69,13 @@ def _corr_dim(two_pi: bool = True) -> int:
     ],
     facts={"last": EX1["head_dim"] // 2 - 1, "L": EX1["L"]},
     otherwise=N_(
-        "corr_dim should be the first i with 2 pi b^(2i/d) > L; got {value}, which is "
-        "not it"
+        "the first slow pair is the first i with 2 pi b^(2i/d) > L; got {value}, "
+        "which is not it"
     ),
     right=N_(
-        "corr_dim = {expected}: pairs {expected}..{last} never complete a turn within L = "
-        "{L} tokens. It is also the upper end of YaRN's correction range (beta_slow = 1)."
+        "pair {expected}: pairs {expected}..{last} never complete a turn within L = "
+        "{L} tokens. Lesson 8 meets this index again as the upper end of YaRN's "
+        "correction range."
     ),
 )
 def check_first_long_pair(answer):
@@ -106,6 +107,13 @@ NTK_BASE = B2 * S2 ** (D2 / (D2 - 2))
         Mistake(
             either(NTK_BASE / B2, S2 ** (D2 / (D2 - 2))),
             N_("that is the multiplier s^(d/(d-2)); multiply the original base by it"),
+        ),
+        Mistake(
+            B2 * 4.0 ** (D2 / (D2 - 2)),
+            N_(
+                "{value:.2f} is the base for s = 4, the factor of section 4; this "
+                "exercise asks for s = 8"
+            ),
         ),
     ],
     otherwise=N_("the new base should be b * s^(d/(d-2)); got {value:.4g}"),
@@ -232,7 +240,7 @@ def _past_arc_checker(setting: dict, doc: str):
             "are divided by less than s, so that s L theta'_i > L theta_i?"
         ),
         right=N_(
-            "right: {n} of the {n_slow} slow pairs turn past the largest angle they "
+            "{n} of the {n_slow} slow pairs turn past the largest angle they "
             "reached in training; only the last one, divided by exactly s, stays inside"
         ),
     )
@@ -281,6 +289,16 @@ def _neighbour_angles() -> tuple:
             N_("the two are swapped: the first number is PI's, the second NTK's"),
         ),
         Mistake(
+            lambda v: all(
+                math.isclose(x, math.degrees(r), rel_tol=0.01)
+                for x, r in zip(v, (0.25, 1.0))
+            ),
+            N_(
+                "those are degrees; the course measures angles in radians (theta_0 = 1 "
+                "radian per token)"
+            ),
+        ),
+        Mistake(
             (0.25, 0.25),
             N_(
                 "NTK changes the base, and pair 0's frequency is b'^0 = 1 whatever the "
@@ -300,8 +318,8 @@ def _neighbour_angles() -> tuple:
         "token; what does each method do to theta_0?"
     ),
     right=N_(
-        "right: PI brings pair 0's neighbours to 1/s = 0.25 radian apart, NTK keeps "
-        "them 1 radian apart: the fast pairs keep their resolution"
+        "PI brings pair 0's neighbours to 1/s = 0.25 radian apart, NTK keeps "
+        "them 1 radian apart: pair 0 keeps its resolution"
     ),
 )
 def check_neighbour_angles(answer):

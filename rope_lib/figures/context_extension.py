@@ -86,7 +86,8 @@ def coverage_figure(seen, later, L: int, s: float):
            label=_fig("covered within L = {L} tokens").format(L=L))  # fmt: skip
     ax.set_xlabel(_fig("pair i"))
     ax.set_ylabel(_fig("fraction of the circle"))
-    ax.legend(loc="lower left")
+    ax.set_ylim(0, 1.45)
+    ax.legend(loc="upper right", fontsize=8, frameon=False)
     ax.set_title(_fig("Fast pairs have seen every angle; slow pairs only an arc"))
     fig.tight_layout()
     return fig
@@ -178,12 +179,14 @@ FORM_LABELS = {
 }
 
 
-def length_figure(smollm2: dict, lab: dict):
+def length_figure(smollm2: dict, lab: dict, seed: int = 0, wavelengths=()):
     """Plain RoPE's excess loss past L (its loss minus an in-distribution reference that
-    never looks further back than L: the zero line) against the length in units of L,
-    run by run (dots), with each form of attention_entropy.FORMS fitted to the mean
-    (lines). Left SmolLM2-135M (two windows of text), right the lab (five seeds); the
-    arguments are rope_lib.length_decay.length_study's results."""
+    never looks further back than L: the zero line) against the length in units of L.
+    Left SmolLM2-135M, both stretches of text (dots) and each form of
+    attention_entropy.FORMS fitted to their mean (lines); right the lab's model of one
+    seed (L = 64), its own fits, and dotted lines at the wavelengths lambda_i / L of its
+    slow pairs (`wavelengths`, in tokens) that fall inside the plot. The arguments are
+    rope_lib.length_decay.length_study's results."""
     from matplotlib.figure import Figure
 
     from ..length_decay import curve
@@ -191,20 +194,31 @@ def length_figure(smollm2: dict, lab: dict):
     fig = Figure(figsize=(6.4, 3.0), dpi=100)
     axes = fig.subplots(1, 2)
     titles = (
-        _fig("SmolLM2-135M, 2 windows of text"),
-        _fig("the lab, 5 seeds (L = 64)"),
+        _fig("SmolLM2-135M, 2 stretches of text"),
+        _fig("the lab, seed {seed} (L = 64)").format(seed=seed),
     )
-    for ax, study, title in zip(axes, (smollm2, lab), titles):
+    panels = (
+        (smollm2, smollm2["excess"], smollm2["mean_fits"]),
+        (lab, lab["excess"][seed : seed + 1],
+         {form: fits[seed] for form, fits in lab["fits"].items()}),
+    )  # fmt: skip
+    for ax, (study, runs, fits), title in zip(axes, panels, titles):
         x = np.asarray(study["x"])
-        for run in study["excess"]:
-            ax.plot(x, run, "o", ms=2.5, color="#1f77b4", alpha=0.6)
+        for run in runs:
+            ax.plot(x, run, "o", ms=2.5, color="#1f77b4", alpha=0.7)
         dense = np.linspace(x.min(), x.max(), 200)
         for form, (color, ls) in FORM_STYLES.items():
-            ax.plot(dense, curve(study["mean_fits"][form], dense), ls=ls,
+            ax.plot(dense, curve(fits[form], dense), ls=ls,
                     color=color, lw=1.3, label=_fig(FORM_LABELS[form]))  # fmt: skip
         ax.axhline(0, color="black", lw=1)
         ax.set_title(title, fontsize=10)
         ax.set_xlabel(_fig("position / L"))
+    top = axes[1].get_ylim()[1]
+    for i, wavelength in enumerate(np.asarray(wavelengths, dtype=float)):
+        where = wavelength / lab["L"]
+        if x.min() <= where <= x.max():
+            axes[1].axvline(where, color="#555555", ls=":", lw=1)
+            axes[1].text(where, top, rf" $\lambda_{{{i}}}$", fontsize=8, va="top")
     axes[0].set_ylabel(_fig("loss above the reference (nats)"))
     axes[0].text(1.05, 0.25, _fig("reference"), fontsize=8)
     axes[1].legend(fontsize=8, loc="lower right", frameon=False)

@@ -8,6 +8,7 @@
     cap_probe(model, config, seed)                 # the same scores, every key, offsets < L
     pi_on_pairs(model, config, seed, pairs)        # PI on a band of pairs only
     pair_sizes(model, tokens)                      # |q_i|, |k_i| per layer and pair
+    pair_group_excess(groups)                      # one group of pairs divided by s
 
 The account tested here (Chen et al. 2023, "Extending Context Window of Large Language
 Models via Positional Interpolation", arXiv:2306.15595, section 2.3 and Figure 2; Xiao et
@@ -315,3 +316,56 @@ def loss_by_position(model, tokens: torch.Tensor) -> torch.Tensor:
         logits.transpose(1, 2), tokens[:, 1:], reduction="none"
     )
     return losses.double().mean(0)
+
+
+@torch.no_grad()
+def pair_group_excess(
+    groups: dict, seeds=range(5), factor: float = 4.0, folder=None, config=None
+):
+    """The controlled test of "the trouble sits in the slow pairs": zero-shot, divide the
+    frequencies of one group of pairs only by `factor` (the others as trained) and read
+    the text loss by position over 8 L, minus the same model's loss with keys more than
+    L back hidden (banded: the in-distribution reference).
+
+    groups: {name: pair indices, or None for plain RoPE}; folder: a lab run's (default:
+    the committed notebooks/lab_results), config: its results.json's. Returns {"bucket_start": the
+    first position of each bucket of 16 past L, "excess": {name: float64 [seed, bucket]},
+    "wavelengths": lambda_i = 2 pi / theta_i of the models' pairs, in tokens, "L"}.
+    """
+    import json
+
+    from ..results import NOTEBOOKS
+
+    folder = Path(folder or NOTEBOOKS / "lab_results")
+    if config is None:
+        config = json.loads((folder / "results.json").read_text())["config"]
+    L = config["train_length"]
+    size = 16
+    out = {name: [] for name in groups}
+    for seed in seeds:
+        model = trained_model(folder, seed, config=config)
+        tokens = text_tokens(config, seed, 8 * L)
+        theta = rope_frequencies("default", model.head_dim, model.base)[0]
+
+        def buckets(loss):
+            return np.array(
+                [float(loss[i : i + size].mean()) for i in range(L, len(loss), size)]
+            )
+
+        with banded(model, L):
+            reference = buckets(loss_by_position(model, tokens))
+        for name, pairs in groups.items():
+            inv_freq = theta.clone()
+            if pairs is not None:
+                inv_freq[list(pairs)] /= factor
+            model.set_rope(None if pairs is None else (inv_freq, 1.0))
+            try:
+                out[name].append(buckets(loss_by_position(model, tokens)) - reference)
+            finally:
+                model.set_rope(None)
+    return {
+        "bucket_start": list(range(L, 8 * L - 1, size)),
+        "excess": {name: np.stack(rows) for name, rows in out.items()},
+        "wavelengths": (2 * np.pi / theta.double()).numpy(),
+        "L": L,
+    }

@@ -17,13 +17,20 @@ from rope_lib.exercises import context_extension as ex  # noqa: E402
 from rope_lib.extension_analysis import (  # noqa: E402
     angle_coverage,
     arc_reach,
+    extrapolation_sizes,
     first_pair_longer_than,
     fit_relative_score,
     interpolation_error_bound,
     relative_score,
 )
 from rope_lib.figures import context_extension as figures  # noqa: E402
-from rope_lib.length_decay import length_study, load_study  # noqa: E402
+from rope_lib.lab.probes import pair_group_excess  # noqa: E402
+from rope_lib.length_decay import (  # noqa: E402
+    SMOLLM2_VOCABULARY,
+    length_study,
+    load_study,
+    logit_spread_growth,
+)
 
 
 def theta64(d=128, b=10000.0):
@@ -106,25 +113,55 @@ def test_interpolation_error_bound_holds_and_is_tight_in_shape():
     assert interpolation_error_bound(h, theta, torch.tensor([4.0])).item() == 0.0
 
 
-def test_extrapolation_blows_up_where_interpolation_does_not():
-    theta = theta64(128)
-    gen = torch.Generator().manual_seed(0)
-    L = 2048
-    s = torch.arange(0, L + 1, dtype=torch.float64)
-    h = fit_relative_score(
-        s, torch.rand(L + 1, generator=gen, dtype=torch.float64) * 2 - 1, theta
+def test_extrapolation_is_set_by_the_ridge_not_the_data():
+    """Chen et al.'s stand-in fit, 3 target draws x 3 ridges: the same training fit, a
+    tame score on [0, L] (< 1), and a score past L from thousands (ridge 1e-8) down to
+    tens or less (ridge 1e-2); never larger than sum |h_j|."""
+    sizes = extrapolation_sizes(theta64(128), 2048)
+    rms = sizes["train_rms"]
+    assert (rms.max(1).values - rms.min(1).values < 0.01).all()
+    assert sizes["inside"].max() < 1
+    assert (sizes["beyond"][:, 0] > 1000).all() and (sizes["beyond"][:, 2] < 20).all()
+    assert (sizes["beyond"][:, 0] > 50 * sizes["beyond"][:, 2]).all()
+
+
+def test_trained_logits_do_not_blow_up():
+    growth = logit_spread_growth()
+    assert growth["lab"].shape[0] == 5
+    assert 0.8 < growth["lab"].min() and growth["lab"].max() < 1.2
+    assert 1.0 < growth["smollm2"].min() and growth["smollm2"].max() < 3
+
+
+def test_slow_pairs_carry_the_break_on_the_lab():
+    """Zero-shot, s = 4, 5 seeds: slow pairs only (5-15) below plain in every seed by
+    more than the seed spread; fast pairs only (0-4) worse than plain from bucket 1;
+    pair 5 alone removes the step just below lambda_5."""
+    test = pair_group_excess(
+        {"plain": None, "slow": range(5, 16), "fast": range(5), "pair 5": [5]}
     )
-    inside = (
-        relative_score(h, torch.linspace(0, L, 8001, dtype=torch.float64), theta)
-        .abs()
-        .max()
-    )
-    beyond = (
-        relative_score(h, torch.linspace(L, 2 * L, 8001, dtype=torch.float64), theta)
-        .abs()
-        .max()
-    )
-    assert inside < 2 and beyond > 100 * inside
+    assert test["L"] == 64 and 100 < test["wavelengths"][5] < 120
+    upto = [b < 4 * test["L"] for b in test["bucket_start"]]
+    mean = {g: e[:, upto].mean(1) for g, e in test["excess"].items()}
+    assert mean["slow"].max() < mean["plain"].min()
+    assert (1 - mean["slow"] / mean["plain"] > 0.55).all()
+    assert mean["fast"].min() > mean["plain"].max() + 0.5
+    assert test["excess"]["fast"][:, 0].min() > 1.5
+    assert test["excess"]["plain"][:, 0].max() < 0.1
+    step = test["bucket_start"].index(96)
+    e = test["excess"]
+    assert (e["pair 5"][:, step] < 0.5 * e["plain"][:, step]).all()
+
+
+def test_smollm2_wall_starts_late_and_plateaus_below_uniform():
+    smol = length_study("smollm2")
+    assert (abs(smol["excess"][:, 0]) < 0.2).all() and (
+        smol["excess"][:, 1] > 0.8
+    ).all()
+    last = smol["plain"][:, -1]
+    assert 8.5 < last.min() and last.max() < math.log(SMOLLM2_VOCABULARY) - 1.5
+    for run in range(2):
+        aic = {f: smol["aic"][f][run] for f in smol["aic"]}
+        assert min(aic["logarithmic"], aic["linear"]) > aic["exponential"] + 10
 
 
 # --- exercises --------------------------------------------------------------------------------
@@ -150,6 +187,7 @@ def test_check_2():
     assert ex.check_ntk_base(10000.0 * 8.0 ** (128 / 126)).ok
     assert "multiplied the base by s" in ex.check_ntk_base(80000.0).message
     assert "upside down" in ex.check_ntk_base(10000.0 * 8.0 ** (126 / 128)).message
+    assert "s = 4" in ex.check_ntk_base(40889.94).message
     assert "multiplier" in ex.check_ntk_base(8.0 ** (128 / 126)).message
     assert not ex.check_ntk_base(None).ok
 
@@ -220,9 +258,14 @@ def test_length_study_lab_forms_not_separable_per_seed():
 
 
 def test_length_figure_draws_both_panels():
-    fig = figures.length_figure(length_study("smollm2"), length_study("lab"))
+    wavelengths = 2 * math.pi / theta64(32).numpy()
+    fig = figures.length_figure(
+        length_study("smollm2"), length_study("lab"), wavelengths=wavelengths
+    )
     assert len(fig.axes) == 2
     assert all(len(ax.lines) >= 5 for ax in fig.axes)
+    # lambda_5, 6, 7 = 112, 199, 353 tokens fall inside 1.125 L .. 7.875 L, no other
+    assert len(fig.axes[1].texts) == 3
 
 
 def test_check_ntk_past_arc_slips():
@@ -246,6 +289,7 @@ def test_check_neighbour_angles_slips():
     assert "swapped" in ex.check_neighbour_angles((1.0, 0.25)).message
     assert "whatever the base" in ex.check_neighbour_angles((0.25, 0.25)).message
     assert "pair 0 included" in ex.check_neighbour_angles((1, 1)).message
+    assert "degrees" in ex.check_neighbour_angles((14.32, 57.3)).message
     assert not ex.check_neighbour_angles((0.5, 1.0)).ok
 
 
