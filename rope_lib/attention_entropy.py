@@ -26,9 +26,11 @@ sum_j p_j x_j ~ E[x e^x] / E[e^x] = sigma^2, so
 
 The ln n is the number of keys competing; the variance does not grow with n (each
 logit's spread is set by q and k alone). The law of large numbers needs n >> e^(sigma^2)
-(the relative variance of e^x): below that a few keys dominate and H falls under the
-formula (the random energy model's low-temperature side, Derrida 1981; at
-sigma^2 > 2 ln n the weights freeze onto a handful of keys).
+(the relative variance of e^x): below that a few keys dominate and the formula
+undershoots: H stays positive while ln n - sigma^2 / 2 heads to 0 and below (the random
+energy model's low-temperature side, Derrida 1981; at sigma^2 > 2 ln n the weights
+freeze onto a handful of keys). Trained logits are not Gaussian: their spread is set by
+a few outliers (sink keys, far keys), so this formula is no summary of their focus.
 
 Two answers to "attention spreads as n grows". Multiplying the logits by lambda changes
 sigma to lambda sigma: to keep H fixed at H_0 under Gaussian logits,

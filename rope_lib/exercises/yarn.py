@@ -167,9 +167,10 @@ def _pair_mistakes() -> list:
         "with its slope k; got {value}"
     ).format(s=NEW_FACTOR, value=tuple(round(v, 4) for v in f["value"])),
     right=lambda f: _(
-        "YaRN's rule says logits x {yarn:.3f} at s = {s:g}; SmolLM2's sweep, fitted to "
-        "the same form (k = {k:.3f}), says x {fit:.3f}: a gentler temperature, as at "
-        "s = 2 and 4. A prediction: nobody swept s = {s:g}"
+        "YaRN's rule says logits x {yarn:.3f} at s = {s:g}; SmolLM2's fit of the same "
+        "form (k = {k:.3f}) says x {fit:.3f}, but that is an extrapolation of a weak "
+        "fit: two factors, a flat-bottomed loss, and nobody swept s = {s:g}. Only a "
+        "measurement at s = {s:g} could tell the two apart"
     ).format(
         yarn=_new_factor()[0], fit=_new_factor()[1], k=_new_factor()[2], s=NEW_FACTOR
     ),
@@ -286,6 +287,13 @@ def _yarn():
             N_(
                 "almost: yarn_correction_range rounds the bounds outward to whole pairs "
                 "by default (truncate=True); you used the unrounded bounds"
+            ),
+        ),
+        Mistake(
+            yarn_by_hand(D3, B3, S3, 4096),
+            N_(
+                "those are the frequencies for L = 4096, the lesson's length; this "
+                "exercise has L = 2048, which moves the correction range to 8..21"
             ),
         ),
         Mistake(

@@ -713,6 +713,11 @@ def _wrong_answers():
                 "check_yarn_frequencies",
                 yarn(64, 10000.0, 8.0, 2048, truncate=False),
             ),
+            (
+                yarn_exercises,
+                "check_yarn_frequencies",
+                yarn(64, 10000.0, 8.0, 4096),  # the lesson's L, copied
+            ),
             (yarn_exercises, "check_logit_multiplier", mscale16),
             (
                 yarn_exercises,
