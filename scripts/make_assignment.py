@@ -152,6 +152,26 @@ def _solution_code(cells, answer: str) -> list[str]:
     raise SystemExit(f"no folded solution with the code for {answer!r}")
 
 
+def _checker_imports(cells, setup) -> list[str]:
+    """The lines that import the checkers (`... as ex`) in cells before the exercises,
+    where a lesson asks for a prediction on the way: the setup cell gets them."""
+    return [
+        line
+        for cell in cells
+        if cell.cell_type == "code" and cell is not setup
+        for line in cell.source.splitlines()
+        if re.match(r"from rope_lib\.exercises import \w+ as ex$", line)
+    ]
+
+
+def _has_solution(cells, answer: str) -> bool:
+    try:
+        _solution_code(cells, answer)
+    except SystemExit:
+        return False
+    return True
+
+
 def _with_solution(source: str, answer: str, solution: list[str]) -> str:
     """The exercise cell with the solution region beside the answer's placeholder line:
     after `answer = None ...`, or, in `def answer(...)`, before `return None ...`."""
@@ -176,10 +196,20 @@ def source_notebook(path: Path, lang: str, points: int = POINTS):
     lesson = nbformat.read(path, as_version=4)
     cells = lesson.cells
     words = WORDS[lang]
-    exercises = [
+    checks = [
         i
         for i, c in enumerate(cells)
         if c.cell_type == "code" and CHECK_CALL.search(c.source)
+    ]
+    # the exercises: checker cells with a folded solution before the next one (a lesson's
+    # in-section "predict first" cells are answered by the cells after them instead)
+    exercises = [
+        i
+        for k, i in enumerate(checks)
+        if _has_solution(
+            cells[i + 1 : (checks + [len(cells)])[k + 1]],
+            CHECK_CALL.search(cells[i].source).group("answer"),
+        )
     ]
     if not exercises:
         raise SystemExit(f"{path.name} has no exercise cell (ex.check_...(answer))")
@@ -202,7 +232,8 @@ def source_notebook(path: Path, lang: str, points: int = POINTS):
             + words["intro"].format(points=points, s="" if points == 1 else "s"),
         ),
         nbformat.v4.new_code_cell(
-            setup.source, metadata=_grading("setup", locked=True)
+            "\n".join([setup.source, *_checker_imports(cells[: exercises[0]], setup)]),
+            metadata=_grading("setup", locked=True),
         ),
     ]
     number = 0

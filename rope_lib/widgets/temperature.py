@@ -147,7 +147,10 @@ class TemperatureWidget(LiveWidget):
 
     def readout_line(self) -> str:
         """The readout as one plain-text line (for print and tests)."""
-        return plain_text(self.readout_text()).replace("\n", "; ")
+        # TRANSLATORS: joins the readout's two lines into one; keep a plain space in it: a
+        # lesson wraps this line with textwrap, which breaks only at plain spaces, so a
+        # translation whose lines are wide (Chinese) writes no-break spaces inside them
+        return plain_text(self.readout_text()).replace("\n", _("; "))
 
 
 __all__ = ["KEYS", "TemperatureWidget"]

@@ -25,12 +25,8 @@ GLOSSARY = ZH / "术语表.md"
 
 #: Files being rewritten this round, whose successors are checked: the checks added in this
 #: round (a stray space between Chinese characters, a number written with 弧度) leave their
-#: current text alone until the rewrite lands. Lesson 7 is being split in two (issue 42); the
-#: new files have new names, so they are read in full. Remove an entry once its file is gone.
-PENDING_REWRITE = (
-    "zh/08_yarn.ipynb",
-    "zh/teacher_notes/08_yarn.md",
-)
+#: current text alone until the rewrite lands. Remove an entry once its file is gone.
+PENDING_REWRITE: tuple[str, ...] = ()
 
 
 def pending_rewrite(place: str) -> bool:
