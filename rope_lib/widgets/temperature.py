@@ -79,8 +79,8 @@ class TemperatureWidget(LiveWidget):
         (self.formula,) = ax.plot([], [], color="#1f77b4", lw=1, ls=":",
                                   label="ln n − (σ/t)²/2")  # fmt: skip
         (self.plain,) = ax.plot([], [], color="#d62728", lw=1, alpha=0.45,
-                                label=_fig("H at 1/t = 1"))  # fmt: skip
-        (self.curve,) = ax.plot([], [], color="#d62728", lw=1.8, label="H")
+                                label=_fig("entropy at 1/t = 1"))  # fmt: skip
+        (self.curve,) = ax.plot([], [], color="#d62728", lw=1.8, label=_fig("entropy"))
         (self.point,) = ax.plot([], [], "o", color="#d62728", ms=7)
         ax.legend(loc="upper left", frameon=False, fontsize=10)
         self.logits = gaussian_logits(KEYS[-1])
