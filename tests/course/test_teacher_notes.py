@@ -520,7 +520,8 @@ def _wrong_answers():
     image_from_zero[:, 2:8] -= 2
     return {
         "00_why_position": [
-            (why_position, "check_swap_last_token", True),
+            (why_position, "check_swapped_outputs", [2, 3, 4, 5]),
+            (why_position, "check_swapped_outputs", [5]),
             (
                 why_position,
                 "check_where_position_goes",

@@ -65,8 +65,19 @@ def _rotated(pair, angle):
 #: mistakes, right answers.
 ODD = [None, "abc", [1, [2, 3]], {"a": 1}, object(), float("nan"), 2.5, True, [1, 2, 3]]
 CASES = [
-    (why_position.check_swap_last_token, answer)
-    for answer in (None, True, False, "no", 3)
+    (why_position.check_swapped_outputs, answer)
+    for answer in (
+        None,
+        [2, 3],
+        [],
+        [5],
+        [2, 3, 4, 5],
+        range(6),
+        [3],
+        [1, 2],
+        "no",
+        [9],
+    )
 ] + [
     (why_position.check_where_position_goes, answer)
     for answer in (

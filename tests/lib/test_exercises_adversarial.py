@@ -343,7 +343,7 @@ def _new_factor_multipliers():
 # "function" (a function of the exercise's inputs), "name" (a string naming one choice),
 # "diagnosis" (a pair: a direction word, then a count)
 RIGHT = {
-    "why_position.check_swap_last_token": ("yesno", False),
+    "why_position.check_swapped_outputs": ("tensor", lambda: [2, 3]),
     "why_position.check_where_position_goes": (
         "choices",
         {"sinusoidal": "input", "learned": "input", "rope": "qk", "alibi": "scores"},
