@@ -93,7 +93,7 @@ def changed_outputs(seed: int = 0) -> frozenset:
         "(0 to m), and is that set, or the query itself, changed by the swap?"
     ),
     right=N_(
-        "right: positions 2 and 3 hold a new token, so their queries changed (and "
+        "positions 2 and 3 hold a new token, so their queries changed (and "
         "position 2 sees a new set); positions 0 and 1 never see the swapped tokens; 4 "
         "and 5 see both, the same set in another order"
     ),
