@@ -91,7 +91,7 @@ def ramp_by_pair(low: float, high: float, n_pairs: int) -> torch.Tensor:
     return yarn_ramp(low, high, n_pairs)
 
 
-REGIMES = ("extrapolated", "blended", "interpolated")
+REGIMES = ("kept", "blended", "interpolated")
 
 
 def angle_coverage(inv_freq: torch.Tensor, length: int) -> torch.Tensor:
@@ -161,7 +161,7 @@ def implied_ramp(
 
         gamma_i = (scaled_i / theta_i - 1/s) / (1 - 1/s)
 
-    1: the pair keeps its frequency (it is extrapolated), 0: its frequency is divided by s
+    1: the pair keeps its frequency (kept), 0: its frequency is divided by s
     (interpolated, as Position Interpolation does for all pairs), between: blended. For YaRN
     this is ramp_by_pair (Peng et al. 2023, "NTK-by-parts": h(theta) = (1-gamma) theta/s + gamma theta);
     for Llama 3 it is its `smooth` factor; for NTK-aware scaling it falls from 1 (pair 0) to 0
@@ -177,7 +177,7 @@ def pair_regimes(
     factor: float,
     tol: float = 1e-4,
 ) -> torch.Tensor:
-    """Per pair, an index into REGIMES: 0 "extrapolated" (frequency kept, implied_ramp >= 1-tol),
+    """Per pair, an index into REGIMES: 0 "kept" (frequency kept, implied_ramp >= 1-tol),
     2 "interpolated" (frequency divided by s, implied_ramp <= tol), 1 "blended" (in between).
     int64 [head_dim/2]. (Peng et al. 2023, arXiv:2309.00071, "NTK-by-parts": gamma = 1 keeps
     theta_i, gamma = 0 gives theta_i / s.)"""

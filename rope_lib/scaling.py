@@ -214,7 +214,7 @@ def yarn_correction_range(
     beta_slow: float = 1,
     truncate: bool = True,
 ) -> tuple[float, float]:
-    """Pairs below `low` turn more than beta_fast times within L (kept: extrapolated); pairs
+    """Pairs below `low` turn more than beta_fast times within L (kept); pairs
     above `high` turn less than beta_slow times (interpolated); in between they blend. With
     truncate the bounds are rounded outward to whole pairs (truncate=None: not rounded, as
     transformers reads an explicit None). Clamped to [0, head_dim - 1] as transformers does.

@@ -121,15 +121,18 @@ def _grading(grade_id: str, *, solution=False, grade=False, locked=False, points
 
 
 def _solution_code(cells, answer: str) -> list[str]:
-    """The right answer's lines: the first python block (or inline `answer = ...`) of the
-    first folded solution among cells, without its checker calls. For a function
+    """The right answer's lines: the first python block that sets the answer (or inline
+    `answer = ...`) of the first folded solution among cells, without its checker calls. For a function
     `def answer(...)`, its body only (the exercise cell has the def line)."""
     for cell in cells:
         folded = DETAILS.search(cell.source)
         if cell.cell_type != "markdown" or not folded:
             continue
         block = PYTHON_BLOCK.search(folded.group())
-        if block:
+        gives = block and re.search(
+            rf"^(?:{answer} =|def {answer}\()", block.group(1), re.M
+        )
+        if gives:  # a block that only checks (the answer given inline) is not it
             lines = block.group(1).rstrip("\n").split("\n")
         else:
             inline = re.search(rf"`({answer} = [^`]+)`", folded.group())

@@ -1,7 +1,7 @@
 """Checkers for lesson 6 (ALiBi: attention with linear biases).
 
     from rope_lib.exercises import alibi as ex
-    ex.check_power_of_two_slopes(slopes)  # the slopes of an 8-head model, head 1 first
+    ex.check_doubled_context(answer)      # heads 1 and 8: own weight when L doubles
     ex.check_twelve_head_slopes(slopes)   # the slopes of a 12-head model, head 1 first
     ex.check_causal_bias(bias)            # the causal bias matrix [5, 5] of head 2 of 8
     ex.check_query_weights(weights)       # query 5's attention over keys 0..7, slope 1/2
@@ -20,7 +20,7 @@ import torch
 
 from ..language import N_, _
 from . import Mistake, Word, compare_tensor, either, exercise, same_values
-from .answers import as_tensor
+from .answers import as_choices, as_tensor
 
 F64 = torch.float64
 
@@ -54,61 +54,102 @@ SLOPES_SHAPE = N_("slopes should have shape {expected} (one per head), got {got}
 H8 = torch.arange(1, 9, dtype=F64)
 
 
+# Exercise 1: the weight a query keeps on itself (content scores zero, the query last)
+# when the context doubles, in heads 1 and 8 of an 8-head model.
+DOUBLING = {"heads": (1, 8), "lengths": (128, 256)}
+CHANGES = ("stay", "halve", "between", "rise")  # "between": falls, by less than half
+
+
+def own_weight(head: int, length: int) -> float:
+    """Content scores zero, query at position length - 1, head `head` of 8: the weight on
+    the query's own position (float64)."""
+    from ..alibi import alibi_query_attention, alibi_slopes
+
+    slope = alibi_slopes(8).double()[head - 1]
+    weights = alibi_query_attention(torch.zeros(length, dtype=F64), slope, length - 1)
+    return float(weights[-1])
+
+
+def _change(ratio: float) -> str:
+    if abs(ratio - 1) < 1e-3:
+        return "stay"
+    if abs(ratio - 0.5) < 1e-3:
+        return "halve"
+    return "between" if 0.5 < ratio < 1 else "rise" if ratio > 1 else "falls more"
+
+
+def _doubling_expected() -> dict:
+    short, long = DOUBLING["lengths"]
+    return {
+        f"head {h}": _change(own_weight(h, long) / own_weight(h, short))
+        for h in DOUBLING["heads"]
+    }
+
+
+def _read_changes(answer, name):
+    return as_choices(answer, name, ("head 1", "head 8"), CHANGES)
+
+
+def _doubling_facts(value, expected) -> dict:
+    short, long = DOUBLING["lengths"]
+    ratio = own_weight(8, long) / own_weight(8, short)
+    return {"ratio": f"{ratio:.2f}", "short": short, "last": long - 1}
+
+
 @exercise(
-    read=as_tensor,
-    name=Word(N_("slopes")),
-    expected=_geometric(8),
-    placeholder=N_("replace `None` with a tensor of 8 slopes, head 1 first"),
+    read=_read_changes,
+    expected=_doubling_expected,
+    placeholder=N_('replace `None` with a dict {{"head 1": ..., "head 8": ...}}'),
+    facts=_doubling_facts,
     mistakes=[
-        Mistake(lambda a: a.shape != (8,), SLOPES_SHAPE),
-        Mistake(_linear(8), LINEAR),
         Mistake(
-            -_geometric(8),
+            lambda a: {"head 1", "head 8"} - set(a),
+            N_('answer for both heads: the dict needs "head 1" and "head 8"'),
+        ),
+        Mistake(
+            lambda a: "rise" in a.values(),
             N_(
-                "the slopes are positive numbers; the minus sign belongs to the bias, "
-                "-μ·(m - n), which is what pushes distant keys down"
+                "more keys only add positive terms to the softmax's denominator, "
+                "e^(-μΔ) for each new key: no weight can rise"
             ),
         ),
         Mistake(
-            _geometric(8).flip(0),
+            lambda a: a["head 8"] == "halve",
             N_(
-                "right numbers, reversed order: in the paper head 1 has the steepest "
-                "slope (1/2, the most local head) and head 8 the gentlest (1/256)"
+                "head 8 would halve only with no bias at all (the same weight on every "
+                "key). Its new keys, {short} to {last} tokens back, each weigh "
+                "e^(-Δ/256) ≤ e^(-1/2) of the query's own weight, less than the old "
+                "ones, so they add less than the old total: the weight falls to "
+                "{ratio} times"
             ),
         ),
         Mistake(
-            2.0 ** (-H8 / 8),
+            lambda a: a["head 8"] == "stay",
             N_(
-                "the exponent is -8h/n: with 2^(-h/n) the slopes only fall from 0.917 "
-                "to 0.5"
+                "head 8's span is about 1179 tokens: its new keys, {short} to {last} "
+                "tokens back, still weigh e^(-Δ/256) > e^(-1) ≈ 0.37 of the query's own "
+                "weight, so they add much to the softmax's denominator"
             ),
         ),
         Mistake(
-            2.0 ** (-8.0 * (H8 - 1) / 8),
+            lambda a: a["head 1"] != "stay",
             N_(
-                "off by one head: h runs from 1 to n, so head 1's slope is 2^(-8/8) = "
-                "1/2, not 1"
-            ),
-        ),
-        Mistake(
-            2.0 ** (8.0 * H8 / 8),
-            N_("the exponent must be negative: 2^(-8h/n) gives slopes below 1"),
-        ),
-        Mistake(
-            torch.exp(-8.0 * H8 / 8),
-            N_(
-                "the base is 2, not e: 2^(-8h/n), so that the last head's slope is "
-                "2^(-8) = 1/256"
+                "head 1's span is 9 tokens: a key {short} tokens back weighs e^(-64) of "
+                "the query's own weight, so the new keys change the denominator by "
+                "nothing visible, and the weight on itself stays 1 - e^(-1/2) ≈ 0.39"
             ),
         ),
     ],
     right=N_(
-        "1/2, 1/4, ..., 1/256: a geometric sequence whose ratio, 1/2, is also its first "
-        "term. rope_lib.alibi_slopes(8) gives the same."
+        "head 1 stays at 1 - e^(-1/2) ≈ 0.39 (the new keys are far past its "
+        "span); head 8's weight falls to {ratio} times, not 0.5: the new keys, further "
+        "back, each weigh less than the old ones"
     ),
 )
-def check_power_of_two_slopes(answer):
-    """The slopes of an 8-head ALiBi model, head 1 first: 2^(-8h/8) = 1/2, 1/4, ..., 1/256."""
+def check_doubled_context(answer):
+    """8 heads, content scores zero, the query last: when the context doubles from 128 to
+    256 tokens, does the weight on the query's own position stay, halve, fall by less
+    than half (between) or rise, in head 1 and in head 8?"""
 
 
 def _sorted(t: torch.Tensor) -> torch.Tensor:

@@ -1,72 +1,50 @@
 """Lesson 7's still figures, drawn from numbers the lesson computes.
 
 coverage_figure (the share of its circle each pair has swept within L and within sL),
-extrapolation_figure (a score fitted on offsets 0..L: tame there, huge past L),
 ramp_figure (YaRN's ramp as the paper writes it and as the code computes it), and
-thumbnail() (each pair's wavelength against L, coloured by what YaRN does to it); the
-regimes' names and colours (REGIME_LABELS, REGIME_COLORS) and cutoff_legend, which the live
-widget (rope_lib.widgets.context_extension) draws with.
+length_figure (the loss past L, fitted), and thumbnail() (each pair's wavelength against
+L: a full turn within L, or only an arc); the colours of what YaRN does to a pair
+(REGIME_COLORS: kept, blended, divided by s), which the live explorer
+(rope_lib.widgets.context_extension) draws with.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from matplotlib.lines import Line2D
 
 from ..extension_analysis import (
-    REGIMES,
-    pair_regimes,
     wavelengths,
 )
 from ..language import N_, _fig
 from ..scaling import rope_frequencies
 
-#: What each regime of rope_lib.scaling.REGIMES is called in a legend.
-REGIME_LABELS = {
-    "extrapolated": N_("extrapolated"),
-    "blended": N_("blended"),
-    "interpolated": N_("interpolated"),
-}
-
-
-REGIME_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c")  # extrapolated, blended, interpolated
+REGIME_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c")  # kept, blended, divided by s
 
 
 def thumbnail():
-    """Wavelength of each pair against L, colored by what YaRN does to it."""
+    """Lesson 7 in one picture: each pair's wavelength against L, the pairs that turned a
+    full circle within L apart from the slow ones, which past L meet angles never seen."""
     from matplotlib.figure import Figure
 
     old, _unused = rope_frequencies("default", 128)
-    yarn, _unused = rope_frequencies(
-        "yarn", 128, factor=4.0, original_max_position_embeddings=4096
-    )
-    regimes = pair_regimes(old, yarn, 4.0).numpy()
+    lam = wavelengths(old).numpy()
+    slow = lam > 4096
     fig = Figure(figsize=(4, 2.5), dpi=80)
     ax = fig.add_subplot(1, 1, 1)
     pairs = np.arange(64)
-    ax.scatter(
-        pairs, wavelengths(old).numpy(), c=np.array(REGIME_COLORS)[regimes], s=10
-    )
+    for mask, color, label in (
+        (~slow, REGIME_COLORS[0], _fig("a full turn within L")),
+        (slow, REGIME_COLORS[2], _fig("only an arc within L")),
+    ):
+        ax.scatter(pairs[mask], lam[mask], color=color, s=10, label=label)
     ax.axhline(4096, color="black", lw=1)
     ax.text(1, 4096 * 1.4, "L = 4096", fontsize=8)
     ax.set_yscale("log")
     ax.set_xlabel(_fig("pair i"), fontsize=8)
     ax.set_ylabel(_fig("wavelength"), fontsize=8)
     ax.tick_params(labelsize=7)
-    ax.set_title(_fig("YaRN: keep, blend, interpolate"), fontsize=9)
-    handles = [
-        Line2D(
-            [],
-            [],
-            ls="",
-            marker="o",
-            color=c,
-            label=_fig(REGIME_LABELS[r]),
-            markersize=4,
-        )
-        for r, c in zip(REGIMES, REGIME_COLORS)
-    ]
-    ax.legend(handles=handles, fontsize=7, loc="lower right", frameon=False)
+    ax.set_title(_fig("The wall: the slow pairs past L"), fontsize=9)
+    ax.legend(fontsize=7, loc="lower right", frameon=False)
     fig.tight_layout()
     return fig
 
@@ -93,27 +71,6 @@ def coverage_figure(seen, later, L: int, s: float):
     return fig
 
 
-def extrapolation_figure(inside, a_inside, beyond, a_beyond, L: int):
-    """A relative score a(Delta) fitted on the offsets 0..L, evaluated on [0, L] (left) and
-    on to 2L (right, the same function past L)."""
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(6.4, 2.8), dpi=100)
-    axes = fig.subplots(1, 2)
-    axes[0].plot(np.asarray(inside), np.asarray(a_inside), lw=0.5)
-    axes[0].set_title(_fig("fitted score on [0, L]: tame"))
-    both = np.concatenate([np.asarray(inside), np.asarray(beyond)])
-    values = np.concatenate([np.asarray(a_inside), np.asarray(a_beyond)])
-    axes[1].plot(both, values, lw=0.5, color="#d62728")
-    axes[1].axvline(L, color="black", lw=1)
-    axes[1].set_title(_fig("the same function past L: huge"))
-    for ax in axes:
-        ax.set_xlabel(_fig(r"offset $\Delta$"))
-    axes[0].set_ylabel(r"$a(\Delta)$")
-    fig.tight_layout()
-    return fig
-
-
 def ramp_figure(paper_gamma, code_gamma, low: int, high: int):
     """YaRN's ramp gamma_i (the share of its frequency pair i keeps) as the paper writes it
     (linear in the turns r = L/lambda) and as the code computes it (linear in the pair
@@ -133,35 +90,6 @@ def ramp_figure(paper_gamma, code_gamma, low: int, high: int):
     ax.legend()
     fig.tight_layout()
     return fig
-
-
-def cutoff_legend(figure, slot, method_lines):
-    """One legend for the explorer's whole figure, centred in its grid slot: what each
-    pair gets (the regimes), the guide lines of the wavelength panel, and the methods."""
-    regime_handles = [
-        Line2D([], [], ls="", marker="o", color=c, label=_fig(REGIME_LABELS[r]))
-        for r, c in zip(REGIMES, REGIME_COLORS)
-    ]
-    guide_handles = [
-        Line2D([], [], color="black", lw=1.5, label="L"),
-        Line2D([], [], color="gray", lw=1, ls="--", label="L/α, L/β"),
-        Line2D([], [], color="black", lw=1, ls=":", label="sL"),
-    ]
-    handles = regime_handles + guide_handles + list(method_lines)
-    box = slot.get_position(figure)
-    return figure.legend(
-        handles=handles,
-        loc="center",
-        bbox_to_anchor=(box.x0 + box.width / 2 - 0.03, box.y0 + box.height / 2),
-        ncol=2,
-        frameon=False,
-        fontsize=9.5,
-        handlelength=1.2,
-        columnspacing=0.7,
-        handletextpad=0.3,
-        labelspacing=0.25,
-        borderaxespad=0.0,
-    )
 
 
 FORM_STYLES = {

@@ -477,7 +477,6 @@ def _wrong_answers():
     pair = torch.tensor(3 + 4j)
     turned = pair * torch.polar(torch.tensor(1.0), torch.tensor(0.5))
     w_half = complex_rope.meta_layout_weights()
-    heads = torch.arange(1, 9, dtype=f64)
     m5, n5 = torch.arange(5)[:, None], torch.arange(5)[None, :]
     causal = (-0.25 * (m5 - n5)).to(f64).masked_fill(n5 > m5, float("-inf"))
     keys = torch.arange(8, dtype=f64)
@@ -520,7 +519,8 @@ def _wrong_answers():
     image_from_zero[:, 2:8] -= 2
     return {
         "00_why_position": [
-            (why_position, "check_swap_last_token", True),
+            (why_position, "check_swapped_outputs", [2, 3, 4, 5]),
+            (why_position, "check_swapped_outputs", [5]),
             (
                 why_position,
                 "check_where_position_goes",
@@ -639,9 +639,11 @@ def _wrong_answers():
             (complex_rope, "check_bfloat16_angle_error", 1.0),
         ],
         "06_alibi": [
-            (alibi, "check_power_of_two_slopes", 0.1 * heads),
-            (alibi, "check_power_of_two_slopes", -(2.0**-heads)),
-            (alibi, "check_power_of_two_slopes", (2.0**-heads).flip(0)),
+            (alibi, "check_doubled_context", {"head 1": "stay", "head 8": "halve"}),
+            (alibi, "check_doubled_context", {"head 1": "stay", "head 8": "stay"}),
+            (alibi, "check_twelve_head_slopes", 0.1 * torch.arange(1, 13, dtype=f64)),
+            (alibi, "check_twelve_head_slopes", -alibi.SLOPES_12),
+            (alibi, "check_twelve_head_slopes", alibi.SLOPES_12.flip(0)),
             (
                 alibi,
                 "check_twelve_head_slopes",

@@ -324,3 +324,27 @@ def test_the_exchange_course_folder_is_never_changed_through_a_link(tmp_path):
     with pytest.raises(SystemExit, match="is not a folder"):
         make_assignment.prepare_exchange(exchange, "rope-notebooks", None)
     assert victim.stat().st_mode & 0o777 == 0o700
+
+
+#: Every lesson but the real-LLM one (make_assignment's docstring says why) is an assignment.
+ASSIGNABLE = sorted(
+    p.name[:2]
+    for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")
+    if not p.name.endswith("_real_llm.ipynb")
+)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("lesson", ASSIGNABLE)
+def test_every_exercise_gets_the_lessons_own_answer(lesson, lang):
+    """Each graded cell gets the line(s) of the folded solution that set the answer (not
+    a block that only checks it, nor a lesson's in-section prediction)."""
+    path = make_assignment.lesson_notebook(lesson, lang)
+    source = make_assignment.source_notebook(path, lang)
+    answers = [
+        c.source for c in source.cells if c.metadata.get("nbgrader", {}).get("solution")
+    ]
+    assert answers
+    for cell in answers:
+        region = cell.split("### BEGIN SOLUTION")[1].split("### END SOLUTION")[0]
+        assert re.search(r"^\s*(\w+ =|return )", region, re.M), cell

@@ -65,8 +65,19 @@ def _rotated(pair, angle):
 #: mistakes, right answers.
 ODD = [None, "abc", [1, [2, 3]], {"a": 1}, object(), float("nan"), 2.5, True, [1, 2, 3]]
 CASES = [
-    (why_position.check_swap_last_token, answer)
-    for answer in (None, True, False, "no", 3)
+    (why_position.check_swapped_outputs, answer)
+    for answer in (
+        None,
+        [2, 3],
+        [],
+        [5],
+        [2, 3, 4, 5],
+        range(6),
+        [3],
+        [1, 2],
+        "no",
+        [9],
+    )
 ] + [
     (why_position.check_where_position_goes, answer)
     for answer in (
@@ -164,7 +175,6 @@ def _lab_results() -> dict:
 def _cases() -> list:
     """(checker, answer): right answers, the known slips and odd answers of every
     checker."""
-    heads = torch.arange(1, 9, dtype=f64)
     slopes12 = torch.cat([_geometric(8), _geometric(16)[0::2][:4]])
     m5, n5 = torch.arange(5)[:, None], torch.arange(5)[None, :]
     causal = (-0.25 * (m5 - n5)).to(f64).masked_fill(n5 > m5, float("-inf"))
@@ -204,13 +214,14 @@ def _cases() -> list:
 
     odd = [None, "abc", [1, [2, 3]], float("nan"), 2.5]
     table = {
-        alibi.check_power_of_two_slopes: [
-            2.0**-heads,
-            0.1 * heads,
-            -(2.0**-heads),
-            (2.0**-heads).flip(0),
-            torch.exp(-heads),
-            torch.ones(7),
+        alibi.check_doubled_context: [
+            {"head 1": "stay", "head 8": "between"},
+            {"head 1": "stay", "head 8": "halve"},
+            {"head 1": "stay", "head 8": "stay"},
+            {"head 1": "halve", "head 8": "between"},
+            {"head 1": "rise", "head 8": "between"},
+            {"head 8": "between"},
+            {"head 1": "x", "head 8": "between"},
         ],
         alibi.check_twelve_head_slopes: [
             slopes12,

@@ -32,6 +32,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import torch  # noqa: E402
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 
+from rope_lib import length_decay  # noqa: E402
 from rope_lib.alibi import alibi_bias, alibi_query_attention, alibi_slopes  # noqa: E402
 from rope_lib.analysis import long_term_decay_bound  # noqa: E402
 from rope_lib.figures import alibi as alibi_figures  # noqa: E402
@@ -277,12 +278,8 @@ STATIC = {
     "coverage": lambda: context_extension_figures.coverage_figure(
         torch.rand(64), torch.rand(64), 4096, 4.0
     ),
-    "extrapolation": lambda: context_extension_figures.extrapolation_figure(
-        torch.linspace(0, 2048, 50),
-        torch.rand(50),
-        torch.linspace(2048, 4096, 50),
-        1000 * torch.rand(50),
-        2048,
+    "loss past L": lambda: context_extension_figures.length_figure(
+        *(length_decay.length_study(k) for k in ("smollm2", "lab"))
     ),
     "yarn ramp": lambda: context_extension_figures.ramp_figure(
         torch.linspace(1, 0, 64), torch.linspace(1, 0, 64), 20, 46

@@ -282,26 +282,40 @@ def test_query_attention_errors(kwargs, error, words):
 
 # exercise checkers -----------------------------------------------------------------------------
 def test_check_1():
-    h = torch.arange(1, 9)
-    assert ex.check_power_of_two_slopes(2.0 ** (-8.0 * h / 8)).ok  # the worked solution
-    assert ex.check_power_of_two_slopes(
-        [1 / 2, 1 / 4, 1 / 8, 1 / 16, 1 / 32, 1 / 64, 1 / 128, 1 / 256]
-    ).ok
-    assert "linear" in ex.check_power_of_two_slopes(0.1 * h).message
-    assert "linear" in ex.check_power_of_two_slopes(-0.1 * h).message
-    assert (
-        "reversed"
-        in ex.check_power_of_two_slopes(2.0 ** (-8.0 * h.flip(0) / 8)).message
-    )
-    assert "positive" in ex.check_power_of_two_slopes(-(2.0 ** (-8.0 * h / 8))).message
-    assert (
-        "off by one"
-        in ex.check_power_of_two_slopes(2.0 ** (-8.0 * (h - 1) / 8)).message
-    )
-    assert "-8h/n" in ex.check_power_of_two_slopes(2.0 ** (-h / 8)).message
-    assert "shape" in ex.check_power_of_two_slopes(torch.ones(12)).message
-    assert "replace" in ex.check_power_of_two_slopes(None).message
-    assert not ex.check_power_of_two_slopes("slopes").ok
+    # the lesson's claim, measured: head 1's own weight stays (0.3935 at 128 and 256
+    # tokens), head 8's falls to 0.62 times, clearly between halving and staying
+    from rope_lib.alibi import alibi_query_attention
+
+    def own(h, length):
+        scores = torch.zeros(length, dtype=torch.float64)
+        return float(alibi_query_attention(scores, 2.0**-h, length - 1)[-1])
+
+    assert abs(own(1, 256) / own(1, 128) - 1) < 1e-12
+    assert abs(own(1, 128) - (1 - math.exp(-0.5))) < 1e-12
+    ratio = own(8, 256) / own(8, 128)
+    assert 0.6 < ratio < 0.64 and ex.own_weight(8, 256) == own(8, 256)
+    solution = {"head 1": "stay", "head 8": "between"}
+    assert ex.check_doubled_context(solution).ok  # the worked solution
+    assert f"{ratio:.2f} times" in ex.check_doubled_context(solution).message
+    assert ex.check_doubled_context({" Head 1": "STAY ", "head 8": "between"}).ok
+    said = {
+        "halve": ex.check_doubled_context({**solution, "head 8": "halve"}),
+        "stay": ex.check_doubled_context({**solution, "head 8": "stay"}),
+        "head 1": ex.check_doubled_context({**solution, "head 1": "halve"}),
+        "rise": ex.check_doubled_context({**solution, "head 8": "rise"}),
+        "one": ex.check_doubled_context({"head 8": "between"}),
+    }
+    assert not any(f.ok for f in said.values())
+    assert "no bias at all" in said["halve"].message
+    assert "0.62 times" in said["halve"].message
+    assert "1179 tokens" in said["stay"].message
+    assert "head 1's span is 9 tokens" in said["head 1"].message
+    assert "no weight can rise" in said["rise"].message
+    assert "both heads" in said["one"].message
+    assert "replace" in ex.check_doubled_context(None).message
+    assert "use one of" in ex.check_doubled_context({**solution, "head 8": "x"}).message
+    assert not ex.check_doubled_context("between").ok
+    assert not ex.check_doubled_context({"head 1": 1, "head 8": "between"}).ok
 
 
 def test_check_2():
@@ -650,14 +664,14 @@ def test_checkers_read_lists_with_infinities_and_refuse_complex_slopes():
         for i in range(5)
     ]
     assert ex.check_causal_bias(bias).ok and ex.check_causal_bias(np.array(bias)).ok
-    slopes = [2.0 ** (-h) for h in range(1, 9)]
-    assert ex.check_power_of_two_slopes(tuple(slopes)).ok
-    assert not ex.check_power_of_two_slopes(
+    slopes = ex.SLOPES_12.tolist()
+    assert ex.check_twelve_head_slopes(tuple(slopes)).ok
+    assert not ex.check_twelve_head_slopes(
         torch.tensor(slopes, dtype=torch.complex64)
     ).ok
     assert (
         "meta"
-        in ex.check_power_of_two_slopes(torch.tensor(slopes, device="meta")).message
+        in ex.check_twelve_head_slopes(torch.tensor(slopes, device="meta")).message
     )
 
 

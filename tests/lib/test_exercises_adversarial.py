@@ -343,7 +343,7 @@ def _new_factor_multipliers():
 # "function" (a function of the exercise's inputs), "name" (a string naming one choice),
 # "diagnosis" (a pair: a direction word, then a count)
 RIGHT = {
-    "why_position.check_swap_last_token": ("yesno", False),
+    "why_position.check_swapped_outputs": ("tensor", lambda: [2, 3]),
     "why_position.check_where_position_goes": (
         "choices",
         {"sinusoidal": "input", "learned": "input", "rope": "qk", "alibi": "scores"},
@@ -363,7 +363,10 @@ RIGHT = {
     "complex_rope.check_slow_pairs": ("count", _slow_pairs),
     "complex_rope.check_meta_layout_weights": ("tensor", _meta_layout_weights),
     "complex_rope.check_bfloat16_angle_error": ("number", _bfloat16_angle_error),
-    "alibi.check_power_of_two_slopes": ("tensor", lambda: _geometric(8)),
+    "alibi.check_doubled_context": (
+        "choices",
+        {"head 1": "stay", "head 8": "between"},
+    ),
     "alibi.check_twelve_head_slopes": ("tensor", _twelve_head_slopes),
     "alibi.check_causal_bias": ("tensor", _causal_bias),
     "alibi.check_query_weights": ("tensor", _query_weights),
@@ -483,6 +486,11 @@ def test_the_hand_computed_right_answers_are_the_known_numbers():
         0.42 * math.cos(1.5) + 1.06 * math.sin(1.5)
     )
     assert torch.tensor(_wavelengths())[0] == pytest.approx(2 * math.pi)
+
+
+# a wrong choice for each right one (lesson 0's places, lesson 6's changes)
+SWAPPED_CHOICE = {"input": "qk", "qk": "input", "scores": "input"}
+SWAPPED_CHOICE |= {"stay": "halve", "between": "stay"}
 
 
 def right_variants(kind, value):
@@ -771,10 +779,7 @@ def corrupted(kind, value):
             ("nested dict", {k: {"place": v} for k, v in value.items()}),
             (
                 "swapped",
-                {
-                    k: {"input": "qk", "qk": "input", "scores": "input"}[v]
-                    for k, v in value.items()
-                },
+                {k: SWAPPED_CHOICE[v] for k, v in value.items()},
             ),
         ]
     return out
