@@ -43,10 +43,10 @@ class TemperatureWidget(LiveWidget):
         Control("multiplier", "1/t", "float", 0.5, 2.5, 0.05, default=1.0),
         Control("sigma", "σ", "float", 0.5, 3.0, 0.25, default=1.5),
     )
-    ROWS = (("n", "multiplier", "sigma"),)
-    CONTROL_SIZE = ("205px", "58px")
+    ROWS = (("n", "multiplier"), ("sigma",))
+    CONTROL_SIZE = ("300px", "58px")
     READOUT = TIGHT_LINES
-    FIGSIZE = (6.4, 2.9)
+    FIGSIZE = (6.4, 2.5)
     SWEPT = ("n", "multiplier", "sigma")
 
     # --- figure, built once ---------------------------------------------------------------
