@@ -348,6 +348,7 @@ def stage(edition: str, classes, folders) -> tuple[Path, list]:
     notebooks_dir, language, _, readme_name = EDITIONS[edition]
     words = WORDS[edition]
     src = BUILD / "src" / edition
+    shutil.rmtree(src, ignore_errors=True)  # a lesson renamed or removed leaves no page
     readme = (ROOT / readme_name).read_text(encoding="utf-8")
     headings = ("Notation", "The lessons") if edition == "en" else ("记号", "课程")
     lessons = sorted((ROOT / notebooks_dir).glob("[0-9][0-9]_*.ipynb"))
@@ -655,6 +656,7 @@ def build(editions) -> None:
     for edition in editions:
         src, staged = stage(edition, classes, folders)
         out = OUT / edition
+        shutil.rmtree(out, ignore_errors=True)  # nothing left from an earlier build
         subprocess.run(
             [
                 sys.executable,

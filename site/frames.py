@@ -168,6 +168,7 @@ def draw_frames(name: str, call: str, language: str, out: Path) -> dict:
         sliders.append(
             {
                 "name": control_name,
+                "kind": control.kind,
                 "label": plain_text(_(control.label)),
                 "start": values.index(start[control_name]),
                 "steps": steps,
@@ -255,7 +256,8 @@ def flipbook_html(manifest: dict, base: str, ident: str, label: str | None = Non
         "base": base,
         "frames": frames,
         "sliders": [
-            {"start": s["start"], "steps": s["steps"]} for s in manifest["sliders"]
+            {"start": s["start"], "steps": s["steps"], "kind": s["kind"]}
+            for s in manifest["sliders"]
         ],
     }
     alt = f"{label}: {first['readout']}"

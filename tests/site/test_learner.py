@@ -406,14 +406,16 @@ def _books(path: str) -> list[dict]:
 
 @pytest.mark.parametrize("path", LESSONS)
 def test_flipbooks_show_the_motion(path):
-    """A numeric slider of a flipbook over a long integer range takes its first steps
-    one by one (lesson 5's fast dials turn a radian
-    a token: a jump of hundreds of tokens would land the hands anywhere)."""
+    """A flipbook's integer slider over a long range takes its first steps one by one
+    (lesson 5's fast dials turn a radian a token: a jump of hundreds of tokens would land
+    the hands anywhere); a slider over a list of options (lesson 8's 16, 32, ... keys)
+    steps through the options."""
     for book in _books(path):
         for slider in book["sliders"]:
             labels = [s["label"] for s in slider["steps"]]
-            if not all(re.fullmatch(r"-?\d+", x) for x in labels):
+            if slider["kind"] != "int":
                 continue
+            assert all(re.fullmatch(r"-?\d+", x) for x in labels), labels
             numbers = [int(x) for x in labels]
             gaps = [b - a for a, b in zip(numbers, numbers[1:])]
             span = numbers[-1] - numbers[0]
