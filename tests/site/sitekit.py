@@ -19,6 +19,8 @@ sys.path.insert(0, str(REPO / "tests" / "browser"))
 # conftest launches with them; skip_reason: why chromium or playwright cannot run here
 from lab import CHROMIUM, CHROMIUM_ARGS, REQUIRED, skip_reason  # noqa: E402, F401
 
+AXE = REPO / "site" / "node_modules" / "axe-core" / "axe.min.js"
+
 #: A wide desktop window for the pages; the decks get the projector's 1280x720.
 DESKTOP = {"width": 1366, "height": 768}
 
@@ -85,3 +87,19 @@ class Watched:
 
     def close(self):
         self.context.close()
+
+
+def axe_violations(page) -> list[dict]:
+    """axe-core's violations on the page as it settles. The theme may switch to dark
+    after the first paint and Bootstrap's buttons fade their colour over 0.15 s; on a busy
+    machine axe ran mid-fade and measured the search button's grey half-way, so every
+    finite animation is waited for first."""
+    page.evaluate(
+        """async () => await Promise.all(document.getAnimations()
+            .filter(a => a.effect.getTiming().iterations !== Infinity)
+            .map(a => a.finished))"""
+    )
+    page.add_script_tag(path=str(AXE))
+    return page.evaluate(
+        "async () => (await axe.run(document, {resultTypes: ['violations']})).violations"
+    )

@@ -19,13 +19,12 @@ import sys
 from urllib.parse import urljoin
 
 import pytest
-from sitekit import EDITIONS, REPO, SITE, Watched, decks, lessons
+from sitekit import EDITIONS, REPO, SITE, Watched, axe_violations, decks, lessons
 from weight import first_math
 
 sys.path.insert(0, str(REPO / "site"))
 import settings  # noqa: E402  (site/settings.py)
 
-AXE = REPO / "site" / "node_modules" / "axe-core" / "axe.min.js"
 ARTIFACTS = REPO / "test-artifacts" / "site"
 LESSONS = [p for edition in EDITIONS for p in lessons(edition)]
 DECKS = [p for edition in EDITIONS for p in decks(edition)] or ["(not built)"]
@@ -307,13 +306,10 @@ def test_dark_mode_passes_axe(browser, site_url, path):
             assert (
                 page.evaluate("() => document.documentElement.dataset.theme") == "dark"
             )
-        page.add_script_tag(path=str(AXE))
-        results = page.evaluate(
-            "async () => await axe.run(document, {resultTypes: ['violations']})"
-        )
+        violations = axe_violations(page)
         serious = [
             f"{v['id']}: {v['nodes'][0]['html'][:120]}"
-            for v in results["violations"]
+            for v in violations
             if v["impact"] in ("serious", "critical")
         ]
         assert serious == []

@@ -16,9 +16,8 @@ from pathlib import Path
 from urllib.parse import urljoin
 
 import pytest
-from sitekit import EDITIONS, REPO, SITE, Watched, decks, lessons, pages
+from sitekit import EDITIONS, REPO, SITE, Watched, axe_violations, decks, lessons, pages
 
-AXE = REPO / "site" / "node_modules" / "axe-core" / "axe.min.js"
 ARTIFACTS = REPO / "test-artifacts" / "site"
 #: A word of the course in each edition, and a page search must list for it.
 SEARCH = {"en": ("wavelength", "01_sinusoidal"), "zh-CN": ("波长", "01_sinusoidal")}
@@ -147,14 +146,11 @@ def test_accessibility(watched, site_url, path):
     page = watched.page
     if "/slides/" in path:
         page.wait_for_function("() => window.Reveal && Reveal.isReady()")
-    page.add_script_tag(path=str(AXE))
-    results = page.evaluate(
-        "async () => await axe.run(document, {resultTypes: ['violations']})"
-    )
-    _record_axe(path, results["violations"])
+    violations = axe_violations(page)
+    _record_axe(path, violations)
     serious = [
         f"{v['id']} ({v['impact']}): {v['help']}; e.g. {v['nodes'][0]['html'][:160]}"
-        for v in results["violations"]
+        for v in violations
         if v["impact"] in ("serious", "critical")
     ]
     assert serious == []
