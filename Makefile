@@ -89,7 +89,7 @@ test-hub: $(STAMP) $(CHP) ## the class hub: attacks and the class flow (as root)
 # Everything: library, reference and property tests; then every lesson, both editions, run
 # once in JupyterLab (test-notebooks); then the website.
 # OMP_NUM_THREADS=1: two workers on two cores, one thread each. With torch's default (a
-# thread per core in every worker and every notebook kernel) lesson 9's live training took
+# thread per core in every worker and every notebook kernel) lesson 12's live training took
 # 44 s instead of 5.5 s under nbval, and the run 161 s instead of 106 s.
 test: $(STAMP) ## every test: library, every lesson in JupyterLab, the website
 	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist loadfile tests --ignore=tests/browser --ignore=tests/hub --ignore=tests/site
@@ -185,20 +185,20 @@ test-site: site ## build the website and test it in chromium
 execute: $(STAMP) ## re-execute every lesson in place (outputs are committed)
 	$(BIN)/python scripts/execute_notebooks.py
 
-# The extrapolation lab (lesson 9): every scheme trained at L on five seeds, evaluated past L,
+# The extrapolation lab (lesson 12): every scheme trained at L on five seeds, evaluated past L,
 # the RoPE model extended zero-shot and fine-tuned at 4L; writes notebooks/lab_results/
 # (results.json + figures), which the lesson reads. Two jobs side by side, one thread each;
 # resumable (jobs/ and checkpoints/ there, not committed). See README for its time.
 # OMP_WAIT_POLICY=PASSIVE: on a shared machine, torch's threads sleep instead of spinning.
-experiments: $(STAMP) ## the extrapolation lab's training runs (lesson 9; hours)
+experiments: $(STAMP) ## the extrapolation lab's training runs (lesson 12; hours)
 	OMP_WAIT_POLICY=PASSIVE $(BIN)/python -m rope_lib.lab --seed 0 --seeds 5 --workers 2 --out notebooks/lab_results
 
-# The real LLM (lesson 12): SmolLM2-135M past its training length on Python's documentation
+# The real LLM (lesson 15): SmolLM2-135M past its training length on Python's documentation
 # (loss by position per method, passkey retrieval, pair sizes, attention by distance, sinks)
 # into notebooks/llm_results/ (results.json + figures). Resumable: run it again to continue.
 # OMP_WAIT_POLICY=PASSIVE: on a shared machine, torch's threads sleep instead of spinning.
 .PHONY: llm-experiments
-llm-experiments: $(STAMP) ## the real-LLM measurements on SmolLM2 (lesson 12; about an hour)
+llm-experiments: $(STAMP) ## the real-LLM measurements on SmolLM2 (lesson 15; about an hour)
 	OMP_WAIT_POLICY=PASSIVE $(BIN)/python -m rope_lib.pretrained --threads 2 --jobs 2 --out notebooks/llm_results
 	$(BIN)/python -m rope_lib.pretrained.figures notebooks/llm_results
 	$(BIN)/python -m rope_lib.attention_study --out notebooks/attention_results

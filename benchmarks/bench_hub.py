@@ -5,10 +5,10 @@ everything removed afterwards), signs students in with headless Chromium, and me
 
 1. One student: the memory of all their processes (their JupyterLab server and kernels;
    RSS, and USS: the memory only they use, what each more student adds) and the CPU time
-   they use, after logging in, after running lesson 3, after running lesson 5 next to it,
+   they use, after logging in, after running lesson 3, after running lesson 7 next to it,
    and while dragging the widgets of both (ArrowRight on the first slider, as
    benchmarks/bench_browser.py).
-2. N = 1, 2, 4, ... students with lessons 3 and 5 open and run: every student presses a
+2. N = 1, 2, 4, ... students with lessons 3 and 7 open and run: every student presses a
    key on the same widget at the same moment, R rounds per lesson; key-to-pixels is timed
    in each page (keydown to the first drawImage that changes the widget's canvas).
 
@@ -40,7 +40,7 @@ import bench_browser  # noqa: E402
 import hubclass  # noqa: E402
 import lab  # noqa: E402
 
-LESSONS = ["03_rotation_2d.ipynb", "05_rope_in_practice.ipynb"]
+LESSONS = ["03_rotation_2d.ipynb", "07_rope_in_practice.ipynb"]
 
 
 def usage(name: str) -> dict:

@@ -43,7 +43,7 @@ COMMITTED = NOTEBOOKS / "attention_results"
 """The committed study; ROPE_ATTENTION_RESULTS names another folder."""
 
 SMOLLM2_VOCABULARY = 49_152
-"""SmolLM2-135M's vocabulary V (its GGUF's llama.vocab_size, lesson 12): a uniform guess
+"""SmolLM2-135M's vocabulary V (its GGUF's llama.vocab_size, lesson 15): a uniform guess
 over it loses ln V = 10.80 nats per token, the loss of a model that reads nothing."""
 
 

@@ -19,7 +19,7 @@ LEFT_OUT names models the course chose not to type in, and why. describe_layers(
 in one line per run of identical layers what read_rope_config found (in the reader's language).
 layer_pattern(name) says what the frequencies do not show: sliding windows and their sizes,
 chunked attention, the split of local and full layers, NoPE layers and M-RoPE sections, as
-typed in each entry's `layers` (tests/lessons/test_10_todays_models.py checks them against
+typed in each entry's `layers` (tests/lessons/test_13_todays_models.py checks them against
 transformers' config classes).
 
 llama4_attention_scale(positions, floor_scale, attn_scale) is the position-dependent

@@ -31,7 +31,7 @@ code cell (imports and set_language, locked), then its exercises section, where
 
 Unless --no-validate, the source notebook is then run (nbgrader validate): every test
 must pass on the lesson's own solutions, or the command fails (exit status 1). Lessons 0
-to 11 pass, in both languages; lesson 12 does not (two of its exercises read what earlier
+to 11 pass, in both languages; lesson 15 does not (two of its exercises read what earlier
 cells of the lesson computed, and only the lesson's first code cell is kept).
 """
 

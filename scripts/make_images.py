@@ -3,7 +3,7 @@ and their Chinese versions (drawn with rope_lib.set_language("zh")) into images/
 README.zh-CN.md.
 
     python scripts/make_images.py                # every picture
-    python scripts/make_images.py --lesson 12    # lesson 12's thumbnails alone
+    python scripts/make_images.py --lesson 15    # lesson 15's thumbnails alone
 
 Every number drawn comes from rope_lib. A lesson's thumbnail is the thumbnail() of
 rope_lib.figures.<topic> for the first rope_lib.widgets or rope_lib.figures topic it imports

@@ -40,7 +40,7 @@ SHARED_CODE = (
 WEBP_QUALITY = 85
 #: Positions per slider (the widget's own spread over its range: LiveWidget.sweep_values),
 #: and, for an integer slider with a longer range, its first steps one by one too (so
-#: the motion of one step, lesson 5's fast dials turning a radian a token, is seen).
+#: the motion of one step, lesson 7's fast dials turning a radian a token, is seen).
 POINTS = 16
 FIRST_STEPS = 12
 #: What a flipbook says under its picture, per language.

@@ -19,7 +19,7 @@ SITE = ROOT / "_site"
 #: (edition, images folder): the English pictures and the Chinese ones.
 EDITIONS = (("en", ROOT / "images"), ("zh-CN", ROOT / "images" / "zh"))
 LESSON = "03_rotation_2d.html"
-FLIPBOOK = "05_rope_in_practice.html"
+FLIPBOOK = "07_rope_in_practice.html"
 sys.path.insert(0, str(ROOT / "tests" / "browser"))
 from lab import CHROMIUM, CHROMIUM_ARGS  # noqa: E402  (how the tests launch it)
 

@@ -1,4 +1,4 @@
-"""Checkers for lesson 6 (ALiBi: attention with linear biases).
+"""Checkers for lesson 8 (ALiBi: attention with linear biases).
 
     from rope_lib.exercises import alibi as ex
     ex.check_doubled_context(answer)      # heads 1 and 8: own weight when L doubles

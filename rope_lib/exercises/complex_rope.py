@@ -1,4 +1,4 @@
-"""Checkers for lessons 4 and 5 (RoPE in complex numbers; RoPE at scale).
+"""Checkers for lessons 5, 6 and 7 (RoPE in complex numbers; its layouts; RoPE at scale).
 
 from rope_lib.exercises import complex_rope as ex
 ex.check_complex_rotation(answer)      # rotate one pair with a complex multiplication
@@ -107,7 +107,7 @@ def check_complex_rotation(answer):
     [x', y']."""
 
 
-# The score of q = 2 + i at m = 7 and k = 1 - 3i at n = 3, theta = 0.2 (lesson 4).
+# The score of q = 2 + i at m = 7 and k = 1 - 3i at n = 3, theta = 0.2 (lesson 5).
 Q, K, M, N, THETA_S = 2 + 1j, 1 - 3j, 7, 3, 0.2
 Q_M, K_N = Q * cmath.exp(1j * M * THETA_S), K * cmath.exp(1j * N * THETA_S)
 

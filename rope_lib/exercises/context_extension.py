@@ -1,5 +1,5 @@
-"""Checkers for lesson 7 (the wall and interpolation). Each returns a Feedback naming the
-likely slip. Lesson 8's (YaRN, its temperature, Llama 3) are in rope_lib.exercises.yarn."""
+"""Checkers for lesson 9 (the wall and interpolation). Each returns a Feedback naming the
+likely slip. Lesson 10's (YaRN, its temperature, Llama 3) are in rope_lib.exercises.yarn."""
 
 from __future__ import annotations
 
@@ -74,7 +74,7 @@ def _corr_dim(two_pi: bool = True) -> int:
     ),
     right=N_(
         "pair {expected}: pairs {expected}..{last} never complete a turn within L = "
-        "{L} tokens. Lesson 8 meets this index again as the upper end of YaRN's "
+        "{L} tokens. Lesson 10 meets this index again as the upper end of YaRN's "
         "correction range."
     ),
 )
@@ -126,7 +126,7 @@ def check_ntk_base(answer):
     """NTK-aware base for s = 8, d = 128, b = 10000."""
 
 
-# --- lesson 7 (the wall and interpolation): predictions and decisions -----------------
+# --- lesson 9 (the wall and interpolation): predictions and decisions -----------------
 
 #: NTK-aware scaling's slow pairs past their trained arc: the lesson's own setting (asked
 #: before the numbers are shown) and exercise 5's.

@@ -1,4 +1,4 @@
-"""Checkers for the extrapolation lab's exercises (lesson 9). Each takes one argument,
+"""Checkers for the extrapolation lab's exercises (lesson 12). Each takes one argument,
 the answer, and returns a Feedback (never raises).
 
     from rope_lib.exercises import lab as ex

@@ -1,4 +1,4 @@
-"""Checkers for lesson 11 (RoPE for images and video: M-RoPE and 2D RoPE).
+"""Checkers for lesson 14 (RoPE for images and video: M-RoPE and 2D RoPE).
 
     from rope_lib.exercises import multimodal as ex
     ex.check_position_ids(ids)             # [3, 10] ids: 2 text, a 2 x 3 image, 2 text

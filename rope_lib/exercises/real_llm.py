@@ -1,4 +1,4 @@
-"""Checkers for lesson 12 (a real LLM past its training length: SmolLM2-135M-Instruct).
+"""Checkers for lesson 15 (a real LLM past its training length: SmolLM2-135M-Instruct).
 
     from rope_lib.exercises import real_llm as ex
     ex.check_half_layout_wk(W_k_half)   # layer 0's W_k in transformers' row order

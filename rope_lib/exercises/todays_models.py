@@ -1,4 +1,4 @@
-"""Checkers for lesson 10 (RoPE in today's models). Each returns a Feedback naming the
+"""Checkers for lesson 13 (RoPE in today's models). Each returns a Feedback naming the
 likely slip: the NeoX denominator in p-RoPE, a forgotten +1 in Llama 4's temperature,
 the wrong base for local layers, a per-head rotated key in MLA, a config that lost its
 original_max_position_embeddings."""

@@ -1,4 +1,4 @@
-"""Checkers for lesson 8 (YaRN, its temperature, and today's scalings). Each returns a
+"""Checkers for lesson 10 (YaRN, its temperature, and today's scalings). Each returns a
 Feedback naming the likely slip.
 
     check_entropy_direction     which way multiplying the logits by 1/t > 1 moves H

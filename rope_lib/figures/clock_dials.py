@@ -1,4 +1,4 @@
-"""The clock dials of lesson 5: one dial per RoPE pair, a hand at angle m theta_i.
+"""The clock dials of lesson 7: one dial per RoPE pair, a hand at angle m theta_i.
 
 draw_dials (the faces and one hand per dial), dial_centres, dial_label and relabel (labels
 as outlines, text_path, in label_font): the live widget (rope_lib.widgets.clock_dials) and

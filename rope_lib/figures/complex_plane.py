@@ -1,4 +1,4 @@
-"""Lesson 4's picture: RoPE in the complex plane.
+"""Lesson 5's picture: RoPE in the complex plane.
 
 thumbnail() is the live widget (rope_lib.widgets.complex_plane) at m = 9, n = 3, theta = 0.1
 (imported when drawn: the figures sit below the widgets, which draw with them).
@@ -10,7 +10,7 @@ from matplotlib.figure import Figure
 
 
 def thumbnail() -> Figure:
-    """Lesson 4 in one picture: q turned by m theta and k by n theta (left); their product
+    """Lesson 5 in one picture: q turned by m theta and k by n theta (left); their product
     q' conj(k') turned by (m - n) theta, its real part the score (right)."""
     from ..widgets.complex_plane import (
         ComplexPlaneWidget,  # the live figure, drawn once

@@ -1,4 +1,4 @@
-"""Lesson 7's still figures, drawn from numbers the lesson computes.
+"""Lesson 9's still figures, drawn from numbers the lesson computes.
 
 coverage_figure (the share of its circle each pair has swept within L and within sL),
 ramp_figure (YaRN's ramp as the paper writes it and as the code computes it), and
@@ -22,7 +22,7 @@ REGIME_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c")  # kept, blended, divided by s
 
 
 def thumbnail():
-    """Lesson 7 in one picture: each pair's wavelength against L, the pairs that turned a
+    """Lesson 9 in one picture: each pair's wavelength against L, the pairs that turned a
     full circle within L apart from the slow ones, which past L meet angles never seen."""
     from matplotlib.figure import Figure
 

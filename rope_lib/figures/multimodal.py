@@ -1,4 +1,4 @@
-"""Lesson 11's picture, and the colours of the three position axes (t, h, w).
+"""Lesson 14's picture, and the colours of the three position axes (t, h, w).
 
 thumbnail(): the (t, h, w) ids of text, a 2 x 3 image and text; AXIS_COLORS, TEXT_COLOR and
 tint() colour the live widgets (rope_lib.widgets.multimodal) too.
@@ -26,7 +26,7 @@ def tint(color, amount):
 
 
 def thumbnail() -> Figure:
-    """Lesson 11 in one picture: the (t, h, w) ids of text, a 2 x 3 image and text."""
+    """Lesson 14 in one picture: the (t, h, w) ids of text, a 2 x 3 image and text."""
     figure = Figure(figsize=(4.0, 2.5), dpi=80)
     ax = figure.subplots()
     ids = mrope_position_ids([3, (1, 2, 3), 3]).numpy()

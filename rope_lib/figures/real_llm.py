@@ -1,4 +1,4 @@
-"""Lesson 12's picture for the README (its figures are rope_lib.pretrained.figures).
+"""Lesson 15's picture for the README (its figures are rope_lib.pretrained.figures).
 
 thumbnail(): plain RoPE breaks past L, YaRN holds, on the results the lesson reads.
 """

@@ -1,7 +1,7 @@
-"""Lesson 8's still figures on attention entropy and temperature, drawn from the committed
+"""Lesson 10's still figures on attention entropy and temperature, drawn from the committed
 measurements (rope_lib.attention_study.read) and numbers the lesson computes.
 
-thumbnail()                 the README's picture of lesson 8: entropy against n, random
+thumbnail()                 the README's picture of lesson 10: entropy against n, random
                             logits and SmolLM2's layers, beside ln n
 entropy_length_figure       entropy against the number of keys n: random q and k (per
                             sigma, against ln n - sigma^2/2) and SmolLM2 per layer

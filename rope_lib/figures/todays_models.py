@@ -1,4 +1,4 @@
-"""Lesson 10's still figures: the wavelength of each pair of a real model.
+"""Lesson 13's still figures: the wavelength of each pair of a real model.
 
 draw_model (one model's curves on an axes, or moved in place: the live widget
 rope_lib.widgets.todays_models draws with it), static_figure (one model, finished) and

@@ -1,5 +1,5 @@
 """Reading a results folder of `python -m rope_lib.lab` (experiments.py gives the schema of
-results.json): what lesson 9, its checkers and its widgets read, the twin of
+results.json): what lesson 12, its checkers and its widgets read, the twin of
 rope_lib.pretrained.results. summary.py computes from the dict.
 
     results_folder()            the folder named by ROPE_LAB_RESULTS, or the committed

@@ -15,7 +15,7 @@ experiment.py and `python -m rope_lib.pretrained`: loss per position past the tr
 results.py reading a results folder (the one ROPE_LLM_RESULTS names): loss curves over
            windows, pair sizes, attention by distance, passkey rows
 figures.py the figures of a results folder (`python -m rope_lib.pretrained.figures DIR`),
-           and lesson 12's static figures
+           and lesson 15's static figures
 """
 
 from .gguf import LlamaConfig, load_tokenizer, load_weights, qk_rows, smollm2_path

@@ -42,7 +42,7 @@ study    The attention study, in the loss units (attention_study reads them): th
          temperature sweep (YaRN's frequencies with other attention factors m, logits
          times m^2 = 1/t: SWEEP_X2 at x2, SWEEP_X4 at x4 on 2L windows) and log-n scaling
          ("logn": plain RoPE, query m times max(1, ln(m + 1) / ln L)). They stay out of
-         lesson 12's curves (results.temperature_study).
+         lesson 15's curves (results.temperature_study).
 pairs    The size of q and k per frequency pair, by layer (pairs.py), on windows of 2,048
          tokens, plain RoPE.
 decay    Mean attention weight by distance, by layer, and sinks: the share of attention on

@@ -8,7 +8,7 @@ Each figure is 6.4 in wide at dpi 100 (640 px: the projector's output area, in t
 style of rope_lib.figures.style) and reads its numbers from results.json (experiment.py's
 module docstring gives its schema), so a lesson can draw the same figures from any folder.
 
-Lesson 12's static figures, in the learner's language (rope_lib.language's `_fig`), read
+Lesson 15's static figures, in the learner's language (rope_lib.language's `_fig`), read
 through results.py:
 
     loss_figure(results)        mean loss per bucket at each factor, every method run there
@@ -163,7 +163,7 @@ def plot_sinks(results: dict):
     return fig
 
 
-# --- lesson 12's static figures ----------------------------------------------------------
+# --- lesson 15's static figures ----------------------------------------------------------
 
 
 def token_label(x, _pos=None) -> str:

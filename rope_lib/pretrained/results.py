@@ -1,5 +1,5 @@
 """Reading a results folder of `python -m rope_lib.pretrained` (experiment.py gives the
-schema of results.json): what lesson 12, its checkers, widgets and figures compute from it.
+schema of results.json): what lesson 15, its checkers, widgets and figures compute from it.
 
     load_results(folder=None)   results.json as a dict; by default from results_folder():
                                 the folder named by ROPE_LLM_RESULTS, or the committed
@@ -57,7 +57,7 @@ PROBES = ("pi_band", "pi_band_control")
 def temperature_study(method: str, factor: str) -> bool:
     """Is a loss unit ("method", "x<factor>") part of the temperature and log-n study
     (experiment.SWEEP_X2, SWEEP_X4, "logn"), read by attention_study, not a method's
-    curve of lesson 12's tables and figures?"""
+    curve of lesson 15's tables and figures?"""
     from .experiment import SWEEP_X2, SWEEP_X4
 
     return (

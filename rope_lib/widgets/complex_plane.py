@@ -1,4 +1,4 @@
-"""Lesson 4's live widget: RoPE in the complex plane.
+"""Lesson 5's live widget: RoPE in the complex plane.
 
 ComplexPlaneWidget(m=10, n=8, theta=0.1) reads a query pair q and a key pair k as complex
 numbers (the lesson's worked pair: q = 0.5 - 1.0i, k = 1.2 + 0.3i) and turns them the way
@@ -29,7 +29,7 @@ from ..llama import apply_rotary_emb
 from ..rotary import rope_angles
 from .base import TIGHT_LINES, Control, LiveWidget
 
-#: The worked pair of lessons 3 and 4, as (x, y): q = 0.5 - 1.0i, k = 1.2 + 0.3i.
+#: The worked pair of lessons 3 and 5, as (x, y): q = 0.5 - 1.0i, k = 1.2 + 0.3i.
 Q, K = (0.5, -1.0), (1.2, 0.3)
 PRODUCT_COLOR = "#2ca02c"
 LIMIT = 1.75  # both planes show -LIMIT .. LIMIT (|q| |k| = 1.38 for the worked pair)

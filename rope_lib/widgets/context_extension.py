@@ -1,4 +1,4 @@
-"""Lesson 8's live widget: the wavelength-cutoff explorer.
+"""Lesson 10's live widget: the wavelength-cutoff explorer.
 
 For a head of `head_dim` dimensions, RoPE base `base` and a trained length L, it shows
 - each pair's wavelength lambda_i = 2 pi / theta_i against L (log scale), with the cutoffs

@@ -1,4 +1,4 @@
-"""Lesson 11's live widgets: M-RoPE position ids for text + an image, and 2D RoPE on a
+"""Lesson 14's live widgets: M-RoPE position ids for text + an image, and 2D RoPE on a
 patch grid.
 
     MropeWidget(rows=2, cols=3, token=5)

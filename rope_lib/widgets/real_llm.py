@@ -1,4 +1,4 @@
-"""Lesson 12's widgets, on the results of a real pretrained LLM (SmolLM2-135M-Instruct,
+"""Lesson 15's widgets, on the results of a real pretrained LLM (SmolLM2-135M-Instruct,
 `python -m rope_lib.pretrained --out DIR`; rope_lib.pretrained.results reads the folder the
 lesson reads, rope_lib.pretrained.figures draws the static figures).
 

@@ -1,4 +1,4 @@
-"""Lesson 8's temperature widget: one query's attention over n keys, and its entropy.
+"""Lesson 10's temperature widget: one query's attention over n keys, and its entropy.
 
 The query's n logits are sigma * z_j with z_j fixed N(0, 1) draws
 (rope_lib.attention_entropy.gaussian_logits: random q and k give Gaussian logits), then

@@ -1,4 +1,4 @@
-"""Lesson 10's live widget: pick a real model, see the wavelength of each of its pairs.
+"""Lesson 13's live widget: pick a real model, see the wavelength of each of its pairs.
 
 x is the pair index as a share of the head (pair i / (d/2)), so heads of 64, 128, 256 or
 512 dimensions share one axis; y is the wavelength 2 pi / theta_i in tokens (log scale),

@@ -40,7 +40,7 @@ MAX_LINE = (
 )
 # the lesson whose widget is dragged for the README animation, and the slider to drag
 DRAG = {
-    "notebook": "05_rope_in_practice.ipynb",
+    "notebook": "07_rope_in_practice.ipynb",
     "slider": "position",
     "steps": 16,
     "pixels": 5.0,

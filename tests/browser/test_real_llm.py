@@ -1,4 +1,4 @@
-"""Browser test of lesson 12's widgets: what a person sees matches results.json.
+"""Browser test of lesson 15's widgets: what a person sees matches results.json.
 
 test_widgets.py already checks that every control of every widget changes the readout and
 the picture. Here, in both editions, after moving the pair widget's layer slider, the pair
@@ -17,7 +17,7 @@ import pytest
 
 pytestmark = pytest.mark.xdist_group("browser")
 
-NOTEBOOKS = [n for n in lab.discover_notebooks() if n.endswith("12_real_llm.ipynb")]
+NOTEBOOKS = [n for n in lab.discover_notebooks() if n.endswith("15_real_llm.ipynb")]
 
 
 def _results() -> dict:

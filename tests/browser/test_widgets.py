@@ -13,7 +13,7 @@ For each notebooks/*.ipynb (found at collection time, so a new lesson is covered
   move go to test-artifacts/browser/<notebook>/.
 - test_lesson02_score_matches_formula: lesson 2's q'.k' readout against the closed form computed
   here from the slider readouts, and the shift slider leaving it unchanged.
-- test_lesson04_product_depends_on_the_offset_only: lesson 4's q' conj(k') against
+- test_lesson04_product_depends_on_the_offset_only: lesson 5's q' conj(k') against
   q conj(k) e^{i(m-n)θ} computed here, and m then n moved alike leaving it unchanged.
 """
 
@@ -242,9 +242,9 @@ def test_lesson02_score_matches_formula(notebooks, notebook):
     _check_score(page, sliders, readout)
 
 
-# -- lesson 4 ------------------------------------------------------------------------------------
+# -- lesson 5 ------------------------------------------------------------------------------------
 
-LESSON04 = [name for name in NOTEBOOKS if name.startswith("04_rope_complex")]
+LESSON04 = [name for name in NOTEBOOKS if name.startswith("05_rope_complex")]
 _COMPLEX = r"([-−]?\d+\.\d+) ([-+]) (\d+\.\d+)i"
 
 
@@ -260,9 +260,9 @@ def _product(readout: str) -> complex:
     LESSON04
     or [
         pytest.param(
-            "04_rope_complex.ipynb",
+            "05_rope_complex.ipynb",
             marks=pytest.mark.skip(
-                reason="notebooks/04_rope_complex.ipynb is not there"
+                reason="notebooks/05_rope_complex.ipynb is not there"
             ),
         )
     ],

@@ -36,23 +36,23 @@ SMALLEST_VALUE = 1e-5
 #: Lines whose tiny numbers are values, not round-off: (lesson file, text in the line, why).
 GENUINE_VALUES = [
     (
-        "06_alibi.ipynb",
+        "08_alibi.ipynb",
         "1.929e-22",
         "exp(-50) in the table of exp(-μΔ): a value, stable to every printed digit",
     ),
     (
-        "06_alibi.ipynb",
+        "08_alibi.ipynb",
         "7.125e-218",
         "exp(-500) in the same table",
     ),
     (
-        "05_rope_in_practice.ipynb",
+        "07_rope_in_practice.ipynb",
         "1.34e-06",
         "how much cos changes between two tokens on the slowest pair: a float64 difference "
         "of two cosines 1e-6 apart, stable to far more digits than printed",
     ),
     (
-        "10_todays_models.ipynb",
+        "13_todays_models.ipynb",
         "1.241e-06",
         "the slowest frequency of a partial-rotary model, b^(-(r-2)/r): a value",
     ),
@@ -120,7 +120,7 @@ def test_the_rule_catches_what_it_is_for():
     assert not round_off_lines("closed form, within 1e-12: True")
     assert not round_off_lines("对称偏置 = 因果偏置，误差在 1e-6 以内：True")
     assert not round_off_lines("base 1e+06, wavelength 6.3e+04, slope 3.9e-03")
-    assert not round_off_lines("exp(-μΔ) 1.929e-22", "06_alibi.ipynb")
+    assert not round_off_lines("exp(-μΔ) 1.929e-22", "08_alibi.ipynb")
     assert round_off_lines("exp(-μΔ) 1.929e-22", "01_sinusoidal.ipynb")
 
 

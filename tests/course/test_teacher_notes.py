@@ -259,7 +259,7 @@ SETTING = re.compile(r"`([^`=]+?) = ([^`]+)`")
 
 
 def _lab_results() -> dict:
-    """The results lesson 9 reads: the folder in ROPE_LAB_RESULTS, as the notebook."""
+    """The results lesson 12 reads: the folder in ROPE_LAB_RESULTS, as the notebook."""
     import os
 
     folder = Path(os.environ.get("ROPE_LAB_RESULTS", NOTEBOOKS / "lab_results"))
@@ -269,14 +269,14 @@ def _lab_results() -> dict:
 
 
 def _earlier_values(lesson: str) -> dict:
-    """Values a widget cell takes from earlier cells other than imports: lessons 9's and
+    """Values a widget cell takes from earlier cells other than imports: lessons 12's and
     11's results, read from the folder the notebook reads."""
-    if _stem(lesson) == "12_real_llm":
+    if _stem(lesson) == "15_real_llm":
         from rope_lib.exercises.real_llm import load_results
 
         return {"results": load_results()}
     return (
-        {"results": _lab_results()} if _stem(lesson) == "09_extrapolation_lab" else {}
+        {"results": _lab_results()} if _stem(lesson) == "12_extrapolation_lab" else {}
     )
 
 
@@ -483,10 +483,10 @@ def _wrong_answers():
     symmetric = torch.exp(-0.5 * (5 - keys).abs())
     yarn = yarn_exercises.yarn_by_hand
     mscale16 = 0.1 * math.log(16) + 1
-    # lesson 8: the logit multipliers at s = 8, YaRN's and SmolLM2's fitted slope's
+    # lesson 10: the logit multipliers at s = 8, YaRN's and SmolLM2's fitted slope's
     yarn8, fit8 = yarn_exercises._new_factor()[:2]
 
-    # lesson 9: passkey scorers (rows are keys, columns digits), PI's frequencies
+    # lesson 12: passkey scorers (rows are keys, columns digits), PI's frequencies
     def digit_fraction(predicted, expected):
         return (predicted == expected).double().mean()
 
@@ -497,7 +497,7 @@ def _wrong_answers():
         return (predicted == expected).all(dim=1).sum()
 
     lab_theta = 10000.0 ** (-torch.arange(0, 32, 2, dtype=f64) / 32)
-    # lesson 10: p-RoPE for d = 64, b = 10000, p = 0.5; Llama 4 at m = 16383; Gemma 3's
+    # lesson 13: p-RoPE for d = 64, b = 10000, p = 0.5; Llama 4 at m = 16383; Gemma 3's
     # local layers (d = 256, window 1024); DeepSeek-V3's cache (512 + 64, 128 heads)
     p_rope = torch.cat([inv_frequencies(64, 10000.0)[:16].to(f64), torch.zeros(16)])
     neox_32 = inv_frequencies(32, 10000.0).to(f64)
@@ -506,7 +506,7 @@ def _wrong_answers():
     global_slow = int((2 * math.pi / inv_frequencies(256, 1e6).to(f64) > 512).sum())
     no_two_pi = int((1 / inv_frequencies(256, 10000.0).to(f64) > 512).sum())
     gemma3_4b = int((2 * math.pi / inv_frequencies(256, 10000.0).to(f64) > 1024).sum())
-    # lesson 11: "I see" + a 2 x 3 image + ". ok" (exercise 1), the right ids
+    # lesson 14: "I see" + a 2 x 3 image + ". ok" (exercise 1), the right ids
     ids = torch.tensor(
         [
             [0, 1, 2, 2, 2, 2, 2, 2, 5, 6],
@@ -593,7 +593,7 @@ def _wrong_answers():
             (rotation, "check_relative_angles", relative.repeat_interleave(2)),
             (rotation, "check_relative_angles", torch.remainder(relative, 2 * math.pi)),
         ],
-        "04_rope_complex": [
+        "05_rope_complex": [
             (
                 complex_rope,
                 "check_complex_rotation",
@@ -625,7 +625,7 @@ def _wrong_answers():
             # exercise 3 without the conjugate: Re[(2 + i) e^(1.4i) (1 - 3i) e^(0.6i)]
             (complex_rope, "check_complex_score", 2.4657528),
         ],
-        "05_rope_in_practice": [
+        "07_rope_in_practice": [
             (complex_rope, "check_slow_pairs", 35),
             (complex_rope, "check_slow_pairs", 14),
             (
@@ -638,7 +638,7 @@ def _wrong_answers():
             (complex_rope, "check_bfloat16_angle_error", 4992),
             (complex_rope, "check_bfloat16_angle_error", 1.0),
         ],
-        "06_alibi": [
+        "08_alibi": [
             (alibi, "check_doubled_context", {"head 1": "stay", "head 8": "halve"}),
             (alibi, "check_doubled_context", {"head 1": "stay", "head 8": "stay"}),
             (alibi, "check_twelve_head_slopes", 0.1 * torch.arange(1, 13, dtype=f64)),
@@ -664,7 +664,7 @@ def _wrong_answers():
                 (-0.5 * (5 - keys)).masked_fill(keys > 5, float("-inf")),
             ),
         ],
-        "07_interpolation": [
+        "09_interpolation": [
             (context_extension, "check_first_long_pair", 45),
             (context_extension, "check_first_long_pair", 92),
             (
@@ -691,8 +691,8 @@ def _wrong_answers():
             (context_extension, "check_dynamic_factor", 6.0),
             (context_extension, "check_dynamic_factor", 3.0),
         ],
-        # lesson 8 (rope_lib.exercises.yarn)
-        "08_yarn": [
+        # lesson 10 (rope_lib.exercises.yarn)
+        "10_yarn": [
             (yarn_exercises, "check_entropy_direction", "up"),
             (yarn_exercises, "check_entropy_direction", "unchanged"),
             (yarn_exercises, "check_new_factor_multiplier", (yarn8**0.5, fit8**0.5)),
@@ -737,7 +737,7 @@ def _wrong_answers():
                 },
             ),
         ],
-        "09_extrapolation_lab": [
+        "12_extrapolation_lab": [
             (lab, "check_exact_match", digit_fraction),
             (lab, "check_exact_match", over_keys),
             (lab, "check_exact_match", key_count),
@@ -747,7 +747,7 @@ def _wrong_answers():
             (lab, "check_best_extension", "default"),
             (lab, "check_best_extension", "T5 bias"),
         ],
-        "10_todays_models": [
+        "13_todays_models": [
             (todays_models, "check_proportional_frequencies", neox_32),
             (todays_models, "check_proportional_frequencies", p_rope[:16]),
             (
@@ -776,7 +776,7 @@ def _wrong_answers():
             (todays_models, "check_broken_llama3_config", ("faster", 44)),
             (todays_models, "check_broken_llama3_config", ("faster", 14)),
         ],
-        "11_multimodal_rope": [
+        "14_multimodal_rope": [
             (multimodal, "check_position_ids", text_counted),
             (multimodal, "check_position_ids", image_from_zero),
             (multimodal, "check_position_ids", torch.arange(10).expand(3, -1)),
@@ -787,12 +787,12 @@ def _wrong_answers():
             (multimodal, "check_resized_offsets", (3, 0.375)),
             (multimodal, "check_resized_offsets", (6, 6 / 32)),
         ],
-        "12_real_llm": _real_llm_wrong_answers(real_llm),
+        "15_real_llm": _real_llm_wrong_answers(real_llm),
     }
 
 
 def _real_llm_wrong_answers(real_llm):
-    """Lesson 12: layer 0's W_k of the model file unchanged, permuted llama.cpp's way
+    """Lesson 15: layer 0's W_k of the model file unchanged, permuted llama.cpp's way
     and as one block; YaRN's pair counts by Llama 3's cutoffs, swapped, without 2 pi; the
     best method inside L, and one that is not the best past it."""
     from rope_lib import half_to_interleaved, interleaved_to_half

@@ -225,7 +225,7 @@ def test_an_alias_gloss_is_read_per_document():
 
 @pytest.mark.parametrize("term", TERMS, ids=lambda t: t.english[:30])
 def test_a_planted_variant_is_caught(term):
-    """Each rejected variant, planted in a real paragraph of lesson 9, is reported; the
+    """Each rejected variant, planted in a real paragraph of lesson 12, is reported; the
     glossary's own term is not."""
     paragraph = next(
         t

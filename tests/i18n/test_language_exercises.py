@@ -1,4 +1,4 @@
-"""The checkers of lessons 0-5 (why_position, absolute, rotation, complex_rope) and the
+"""The checkers of lessons 0-7 (why_position, absolute, rotation, complex_rope) and the
 answer readers behind every checker (answers.py) speak Chinese after set_language("zh"):
 every message is translated, keeps its numbers, and set_language("en") gives back the
 English word for word.
@@ -6,7 +6,7 @@ English word for word.
 The numbers the tests look for are computed here from the exercises' formulas (or by
 torch), not taken from the checkers.
 
-The checkers of lessons 6-11 (alibi, context_extension, yarn, lab, todays_models,
+The checkers of lessons 8-14 (alibi, context_extension, yarn, lab, todays_models,
 multimodal) speak Chinese after set_language("zh"): every message is translated, keeps
 its numbers, and set_language("en") gives back the English word for word.
 
@@ -121,7 +121,7 @@ def test_the_numbers_survive_the_translation():
         message = absolute.check_wavelengths(_wavelengths()).message
         assert f"{2 * math.pi:.4f}" in message
         assert f"{2 * math.pi * 10000 ** (62 / 64):.1f}" in message
-        # lesson 5: bfloat16 rounds 5001 to a multiple of 32
+        # lesson 7: bfloat16 rounds 5001 to a multiple of 32
         stored = int(torch.tensor(5001.0).to(torch.bfloat16).item())
         error = abs(stored - 5001)
         feedback = complex_rope.check_bfloat16_angle_error(float(error))
@@ -283,7 +283,7 @@ def _cases() -> list:
             },
             {"kept": 29},
         ],
-        # lesson 8's new checkers
+        # lesson 10's new checkers
         yarn_exercises.check_entropy_direction: ["down", "up", "unchanged", "sideways"],
         yarn_exercises.check_new_factor_multiplier: [
             ((0.1 * math.log(8) + 1) ** 2, (0.1 * math.log(8) + 1) ** 2),
@@ -384,7 +384,7 @@ def test_every_message_is_chinese_and_english_comes_back(case):
 
 def test_the_numbers_of_lessons_6_to_11_survive_the_translation():
     with language("zh"):
-        # lesson 6: each step back multiplies the weight by e^(-1/2); the query's own
+        # lesson 8: each step back multiplies the weight by e^(-1/2); the query's own
         # key gets 1 / sum_k e^(-k/2), k = 0..5
         keys = torch.arange(8, dtype=f64)
         weights = torch.where(keys <= 5, torch.exp(-0.5 * (5 - keys)), 0 * keys)
@@ -396,7 +396,7 @@ def test_the_numbers_of_lessons_6_to_11_survive_the_translation():
         # ... and a weight row that does not sum to 1 is quoted with its sum
         message = alibi.check_query_weights(2 * weights / weights.sum()).message
         assert "2.0000" in message and "归一化" in message
-        # lesson 7: NTK's base and YaRN's logit multiplier
+        # lesson 9: NTK's base and YaRN's logit multiplier
         base = 10000 * 8 ** (128 / 126)
         feedback = context_extension.check_ntk_base(base)
         assert feedback.ok and f"{base:.2f}" in feedback.message
@@ -416,7 +416,7 @@ def test_the_numbers_of_lessons_6_to_11_survive_the_translation():
         assert f"{kept} 个维度对" in feedback.message
         assert f"0..{kept - 1}" in feedback.message
         assert f"{64 - interpolated}..63" in feedback.message
-        # lesson 9: the scorer's slip is quoted with both fractions
+        # lesson 12: the scorer's slip is quoted with both fractions
         message = lab.check_exact_match(lambda p, e: (p == e).double().mean()).message
         assert "0.833" in message and "0.5" in message
         assert "[[1,2,3],[4,5,7]]" in message and "精确匹配" in message
@@ -426,11 +426,11 @@ def test_the_numbers_of_lessons_6_to_11_survive_the_translation():
         feedback = lab.check_best_extension(best)
         assert feedback.ok, feedback.message
         assert f"{_extension_accuracy(results)[best]:.2f}" in feedback.message
-        # lesson 10: MLA caches 512 + 64 numbers against 128 * (192 + 128)
+        # lesson 13: MLA caches 512 + 64 numbers against 128 * (192 + 128)
         feedback = todays_models.check_mla_cache_size(576)
         assert feedback.ok
         assert "576" in feedback.message and str(128 * (192 + 128)) in feedback.message
-        # lesson 11: the text after a 14 x 20 grid goes on at 10 + 20
+        # lesson 14: the text after a 14 x 20 grid goes on at 10 + 20
         feedback = multimodal.check_next_text_position(30)
         assert feedback.ok and "30" in feedback.message
         message = multimodal.check_next_text_position(7).message
@@ -477,7 +477,7 @@ def test_an_extension_may_be_named_by_its_chinese_label():
     assert "got" in lab.check_best_extension(label).message
 
 
-# --- lesson 9's checkers on hand-made results: every slip named, in both languages -----
+# --- lesson 12's checkers on hand-made results: every slip named, in both languages -----
 
 LAB_SCHEMES = ["none", "sinusoidal", "learned", "rope", "alibi"]
 LAB_METHODS = ["linear", "ntk", "dynamic", "yarn", "llama3"]

@@ -2,7 +2,7 @@
 ALiBi lessons in Chinese: Chinese control descriptions, readouts and figure words with their numbers, no
 missing glyph, no word outside its figure, and English again after set_language("en").
 
-The widgets of lessons 7-11 and the lab's figures in Chinese (set_language("zh")).
+The widgets of lessons 9-14 and the lab's figures in Chinese (set_language("zh")).
 
 - every control a teacher's demo names has a Chinese description (math symbols such as L,
   alpha, beta and "RoPE +" stay), and the English comes back with set_language("en");
@@ -246,7 +246,7 @@ STATIC = {
     "frequency figure": lambda: rotation_figures.frequency_figure(
         [1.0, 0.3], [0.5, 0.8], 7
     ),
-    # lesson 6's still figures, from the numbers the lesson gives them
+    # lesson 8's still figures, from the numbers the lesson gives them
     "alibi one query": lambda: alibi_figures.one_query_figure(
         torch.randn(16),
         alibi_bias(16, 8)[1, 15],
@@ -274,7 +274,7 @@ STATIC = {
     "alibi attention maps": lambda: alibi_figures.attention_maps_figure(
         torch.rand(1, 8, 48, 48) / 2
     ),
-    # lesson 7's still figures
+    # lesson 9's still figures
     "coverage": lambda: context_extension_figures.coverage_figure(
         torch.rand(64), torch.rand(64), 4096, 4.0
     ),
@@ -284,7 +284,7 @@ STATIC = {
     "yarn ramp": lambda: context_extension_figures.ramp_figure(
         torch.linspace(1, 0, 64), torch.linspace(1, 0, 64), 20, 46
     ),
-    # lesson 10's still figure
+    # lesson 13's still figure
     "two partials": lambda: todays_models_figures.partial_frequencies_figure(
         torch.cat([torch.logspace(0, -1.5, 64), torch.zeros(192)]),
         torch.logspace(0, -6, 64),
@@ -418,7 +418,7 @@ SYMBOL_CONTROLS = {
 }
 
 
-# lesson 8's temperature widget (rope_lib.widgets.temperature)
+# lesson 10's temperature widget (rope_lib.widgets.temperature)
 from rope_lib.widgets import temperature as temperature_widgets  # noqa: E402
 
 LATER_WIDGETS["temperature"] = (temperature_widgets.TemperatureWidget, None)

@@ -550,7 +550,7 @@ def test_the_english_check_catches_sentences_and_lets_code_through():
 
 
 #: The lessons whose tables name the lab's and rope_lib.pretrained's methods and schemes.
-METHOD_LESSONS = ("09_extrapolation_lab.ipynb", "12_real_llm.ipynb")
+METHOD_LESSONS = ("12_extrapolation_lab.ipynb", "15_real_llm.ipynb")
 
 
 def method_ids() -> set[str]:

@@ -1,7 +1,7 @@
 """The Chinese text a reader of the Chinese edition sees, cut into named pieces, for the tests of
 its vocabulary (test_glossary.py) and typography (test_zh_typography.py).
 
-A piece is (place, kind, text): place names the file and cell ("zh/09_extrapolation_lab.ipynb
+A piece is (place, kind, text): place names the file and cell ("zh/12_extrapolation_lab.ipynb
 [12]", "README.zh-CN.md", "rope_lib.po: <msgid>"); kind is "markdown", "output", "comment",
 "notes", "readme" or "message". Code is left out (the Chinese lessons share their code with
 the English ones: identifiers such as `kept` are code, not words), except its comments.

@@ -1,5 +1,5 @@
-"""Men et al.'s base bound read as a scale, not a threshold (lesson 10, section 6), and the
-per-layer lines of lesson 10 in both languages.
+"""Men et al.'s base bound read as a scale, not a threshold (lesson 13, section 6), and the
+per-layer lines of lesson 13 in both languages.
 
 At 32k tokens (d = 128) the bases that keep B(m) = sum_i cos(m theta_i) >= 0 on [0, L]
 come in narrow windows just above the first passing base: the bases Llama 2 Long (5e5) and

@@ -9,7 +9,7 @@ two places:
 - the softmax scale 1/sqrt(192) gets yarn_get_mscale(s, mscale_all_dim)**2: the whole head.
 So the rotated part of a logit gets yarn_get_mscale(s, mscale)**2 and the other part only
 yarn_get_mscale(s, mscale_all_dim)**2. With (mscale 1.0, mscale_all_dim 0.8, factor 40):
-x1.8739 and x1.6773. Lesson 8 states this; these tests check it against transformers' module,
+x1.8739 and x1.6773. Lesson 10 states this; these tests check it against transformers' module,
 whose logits we record on their way into the softmax. (The course notes' YaRN section is where
 this claim comes from; nothing here downloads anything.)
 """

@@ -1,5 +1,5 @@
 """The exercise machinery (rope_lib.exercises.Exercise) and the exercise written in its
-declared form to show what a new one costs: lesson 4's check_complex_score, the score of
+declared form to show what a new one costs: lesson 5's check_complex_score, the score of
 q = 2 + i at m = 7 and k = 1 - 3i at n = 3 with theta = 0.2 as Re[q_m conj(k_n)].
 
 The numbers are computed here with Python's complex type, not taken from the checker.

@@ -211,7 +211,7 @@ def _exact_match():
 
 
 def _lab_results_folder():
-    """The folder lesson 9 reads: ROPE_LAB_RESULTS (relative: from here, else from
+    """The folder lesson 12 reads: ROPE_LAB_RESULTS (relative: from here, else from
     notebooks/), or the committed notebooks/lab_results."""
     import os
     from pathlib import Path
@@ -253,13 +253,13 @@ def _lab_best_extension() -> str:
     return max(accuracy, key=accuracy.get)
 
 
-#: How lesson 9 names the extensions that LAB_LABELS (lesson 12's names) has not.
+#: How lesson 12 names the extensions that LAB_LABELS (lesson 15's names) has not.
 LAB_METHOD_LABELS = {"linear": "PI", "dynamic": "dynamic NTK"}
 
 
 def _names_a_best_extension(answer) -> bool:
     """Whether a string answer names one of the tied best extensions (any case, spaces,
-    hyphens or underscores; its label or lesson 12's key for it)."""
+    hyphens or underscores; its label or lesson 15's key for it)."""
     if not isinstance(answer, (str, np.str_)):
         return False
     squeeze = "".join(c for c in str(answer).lower() if c not in " -_.+")
@@ -279,7 +279,7 @@ LAB_LABELS = {
     "learned": "Learned",
     "rope": "RoPE",
     "alibi": "ALiBi",
-    # lesson 12's methods (check_best_method), by the names its lesson shows
+    # lesson 15's methods (check_best_method), by the names its lesson shows
     "plain": "plain RoPE",
     "pi": "PI",
     "ntk": "NTK",
@@ -314,7 +314,7 @@ def _llm_yarn_counts():
 def _llm_best_method():
     """The method whose loss in the last bucket at 2L, averaged over the windows every
     method ran on (from the windows' own numbers, not the stored summary), is lowest, in
-    the results lesson 12 reads."""
+    the results lesson 15 reads."""
     from rope_lib.exercises.real_llm import load_results
 
     results = load_results()
@@ -375,7 +375,7 @@ RIGHT = {
         "number",
         lambda: 10000.0 * 8.0 ** (128 / 126),
     ),
-    # lesson 7 (the wall and interpolation): predictions and decisions
+    # lesson 9 (the wall and interpolation): predictions and decisions
     "context_extension.check_ntk_past_arc": ("tensor", lambda: list(range(46, 63))),
     "context_extension.check_ntk_past_arc_small": (
         "tensor",
@@ -411,7 +411,7 @@ RIGHT = {
     "multimodal.check_interleaved_pair_axes": ("tensor", [0, 1, 2] * 4 + [0] * 4),
     # Pixtral counts columns (3 -> 6); DINOv3's centres in [-1, 1]: 2 * 3/16 = 2 * 6/32
     "multimodal.check_resized_offsets": ("tensor", [6.0, 0.375]),
-    # lesson 9: the share of keys with every digit right; PI: theta_i / 4 for d = 32,
+    # lesson 12: the share of keys with every digit right; PI: theta_i / 4 for d = 32,
     # b = 1e4; in the results the lesson reads, the zero-shot extension with the best
     # passkey accuracy at 4L
     "lab.check_exact_match": ("function", _exact_match),
@@ -420,14 +420,14 @@ RIGHT = {
         lambda: [1e4 ** (-2 * i / 32) / 4 for i in range(16)],
     ),
     "lab.check_best_extension": ("name", _lab_best_extension),
-    # lesson 12: the file's W_k in transformers' row order; YaRN's pairs on SmolLM2; the
+    # lesson 15: the file's W_k in transformers' row order; YaRN's pairs on SmolLM2; the
     # method with the lowest loss in the last bucket at 2L in the results the lesson reads
     "real_llm.check_half_layout_wk": ("tensor", _llm_half_wk),
     "real_llm.check_yarn_pair_counts": ("counts", _llm_yarn_counts),
     "real_llm.check_best_method": ("name", _llm_best_method),
 }
 
-# lesson 8 (rope_lib.exercises.yarn): YaRN, its temperature, Llama 3
+# lesson 10 (rope_lib.exercises.yarn): YaRN, its temperature, Llama 3
 RIGHT |= {
     "yarn.check_yarn_frequencies": ("tensor", _yarn_frequencies),
     "yarn.check_logit_multiplier": ("number", lambda: (0.1 * math.log(16) + 1) ** 2),
@@ -437,7 +437,7 @@ RIGHT |= {
     "yarn.check_new_factor_multiplier": ("tensor", _new_factor_multipliers),
     "yarn.check_rope_scaling_entry": ("pair", lambda: (8192, 4)),
 }
-LAB_METHOD_LABELS |= {"down": "sharper"}  # lesson 8: another word the checker reads
+LAB_METHOD_LABELS |= {"down": "sharper"}  # lesson 10: another word the checker reads
 
 
 def declared_right_answers() -> dict:
@@ -488,7 +488,7 @@ def test_the_hand_computed_right_answers_are_the_known_numbers():
     assert torch.tensor(_wavelengths())[0] == pytest.approx(2 * math.pi)
 
 
-# a wrong choice for each right one (lesson 0's places, lesson 6's changes)
+# a wrong choice for each right one (lesson 0's places, lesson 8's changes)
 SWAPPED_CHOICE = {"input": "qk", "qk": "input", "scores": "input"}
 SWAPPED_CHOICE |= {"stay": "halve", "between": "stay"}
 
@@ -789,7 +789,7 @@ CORRUPTED_CASES = [
     pytest.param(key, label, answer, id=f"{key}-{label}")
     for key in RIGHT
     for label, answer in corrupted(*right_value(key))
-    # lesson 9's best extension may tie (dynamic NTK gives NTK's numbers): a tied
+    # lesson 12's best extension may tie (dynamic NTK gives NTK's numbers): a tied
     # method's name is no corruption
     if not (key == "lab.check_best_extension" and _names_a_best_extension(answer))
 ]

@@ -312,7 +312,7 @@ def test_video_position_ids_match_qwen2_vl_frames():
 
 
 def test_the_two_video_rules_on_the_lessons_example():
-    # lesson 11, section 6: 1 text token, 4 grid steps of 2 x 2 at 2 ids per step, 2
+    # lesson 14, section 6: 1 text token, 4 grid steps of 2 x 2 at 2 ids per step, 2
     # text tokens. t = 1, 3, 5, 7; h, w in 1..2. transformers 5: s + max(H, W) = 3;
     # Qwen's reference code: the largest id (7) + 1 = 8
     segments, interval = [1, (4, 2, 2), 2], 2.0

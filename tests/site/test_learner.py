@@ -403,8 +403,8 @@ def _books(path: str) -> list[dict]:
 @pytest.mark.parametrize("path", LESSONS)
 def test_flipbooks_show_the_motion(path):
     """A flipbook's integer slider over a long range takes its first steps one by one
-    (lesson 5's fast dials turn a radian a token: a jump of hundreds of tokens would land
-    the hands anywhere); a slider over a list of options (lesson 8's 16, 32, ... keys)
+    (lesson 7's fast dials turn a radian a token: a jump of hundreds of tokens would land
+    the hands anywhere); a slider over a list of options (lesson 10's 16, 32, ... keys)
     steps through the options."""
     for book in _books(path):
         for slider in book["sliders"]:

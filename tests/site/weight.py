@@ -77,7 +77,7 @@ def main() -> None:
     parser.add_argument(
         "paths",
         nargs="*",
-        default=["en/03_rotation_2d.html", "en/05_rope_in_practice.html"],
+        default=["en/03_rotation_2d.html", "en/07_rope_in_practice.html"],
     )
     args = parser.parse_args()
 
