@@ -165,9 +165,11 @@ $(SITE_NPM): site/package.json site/package-lock.json
 	touch $(SITE_NPM)
 
 # SITE_REPOSITORY: the repository's public address, for the lessons' Binder and
-# repository links (site/settings.py; a placeholder when unset).
+# repository links (site/settings.py; a placeholder when unset). SITE_BASE: the path the
+# site is served under, for the 404 page's links ("/" when unset; "/rope-notebooks/" on a
+# project's GitHub Pages).
 site: $(STAMP) $(SITE_NPM) ## build the website, both editions, into _site/
-	$(if $(SITE_REPOSITORY),ROPE_SITE_REPOSITORY=$(SITE_REPOSITORY) )OMP_NUM_THREADS=1 $(BIN)/python site/build.py
+	$(if $(SITE_REPOSITORY),ROPE_SITE_REPOSITORY=$(SITE_REPOSITORY) )$(if $(SITE_BASE),ROPE_SITE_BASE=$(SITE_BASE) )OMP_NUM_THREADS=1 $(BIN)/python site/build.py
 
 # Open it on http://127.0.0.1:8000/ (or open _site/index.html straight from the files).
 SITE_PORT ?= 8000

@@ -493,8 +493,9 @@ DECK_WORDS = {
 }
 
 
-def landing(out: Path) -> None:
-    """_site/index.html: the two editions."""
+def landing(out: Path, base: str = settings.BASE) -> None:
+    """_site/index.html: the two editions; 404.html, whose links start at `base` (the
+    path the site is served under: the page is shown at any depth)."""
     write(
         out / "index.html",
         """<!DOCTYPE html>
@@ -522,17 +523,17 @@ stretching RoPE past its training length, with widgets you can drag.</p>
         """<!DOCTYPE html>
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-<link rel="icon" href="/favicon.svg" type="image/svg+xml">
+<link rel="icon" href="{base}favicon.svg" type="image/svg+xml">
 <title>Page not found · rope-notebooks</title>
 <style>body{font:1.2rem/1.5 sans-serif;max-width:40rem;margin:3rem auto;
 padding:0 1rem;color:#222} a{color:#0645ad}</style></head>
 <body><main>
 <h1>Page not found</h1>
 <p lang="zh-CN">找不到这个页面。</p>
-<p>The lessons are here: <a href="/en/index.html">English edition</a> ·
-<a href="/zh-CN/index.html" lang="zh-CN" hreflang="zh-CN">中文版</a></p>
+<p>The lessons are here: <a href="{base}en/index.html">English edition</a> ·
+<a href="{base}zh-CN/index.html" lang="zh-CN" hreflang="zh-CN">中文版</a></p>
 </main></body></html>
-""",
+""".replace("{base}", html.escape(base)),
     )
     favicon = HERE / "_static" / "favicon.svg"
     write(out / "favicon.svg", favicon.read_text(encoding="utf-8"))

@@ -16,6 +16,11 @@ REPOSITORY = os.environ.get(
     "ROPE_SITE_REPOSITORY", "https://github.com/OWNER/rope-notebooks"
 ).rstrip("/")
 BRANCH = os.environ.get("ROPE_SITE_BRANCH", "main")
+#: The path the site is served under ("/" at a domain's root; "/rope-notebooks/" on a
+#: project's GitHub Pages). Only the 404 page needs it: a server shows it at any depth, so
+#: its links cannot be relative. make site SITE_BASE=/rope-notebooks/
+BASE = "/" + os.environ.get("ROPE_SITE_BASE", "/").strip("/") + "/"
+BASE = BASE.replace("//", "/")
 BINDERHUB = "https://mybinder.org"
 
 #: Sphinx language -> where that edition's notebooks are in the repository.

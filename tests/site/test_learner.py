@@ -426,3 +426,18 @@ def test_no_still_after_a_flipbook_nor_stale_feedback(path):
     assert "static_png(" not in text and "show_png(" not in text
     stale = "Not yet:" if path.startswith("en/") else "还不对："
     assert stale not in text
+
+
+@pytest.mark.parametrize("base", ["/", "/rope-notebooks/"])
+def test_404_links_lead_home_from_any_depth(tmp_path, base):
+    """A server shows the 404 page at whatever path was asked for (/en/a/b/missing.html),
+    so its links are absolute, under the path the site is served at (settings.BASE)."""
+    import build  # site/build.py
+
+    build.landing(tmp_path, base=base)
+    page = (tmp_path / "404.html").read_text(encoding="utf-8")
+    links = re.findall(r'(?:href|src)="([^"]+)"', page)
+    assert len(links) == 3
+    for link in links:
+        assert link.startswith(base), link
+        assert (SITE / link[len(base) :]).is_file(), link
