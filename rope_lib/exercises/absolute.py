@@ -5,7 +5,7 @@
     ex.check_shift_block(block)          # the 2x2 block of M_k for pair i = 1, k = 5, d_model = 8
     ex.check_offset_dots(dots)           # PE(m)·PE(m+Δ) for Δ = 0..31, d_model = 16
     ex.check_unfinished_pairs(count)     # pairs that never finish a turn in 512 positions
-    ex.check_previous_token_head(A)      # a previous-token head that works at every position
+    ex.check_head_offsets(pair)          # the offsets heads A = M_1 M_1 and A = M_1^T attend to
 
 Each expected value is computed here from the formula, independently of the learner's route.
 """
@@ -18,9 +18,9 @@ import math
 import torch
 
 from ..language import N_, _
-from ..sinusoidal import offset_head_attends_to, sinusoidal_encoding
+from ..sinusoidal import sinusoidal_encoding
 from . import Mistake, NotYet, Word, either, exercise
-from .answers import as_count, as_tensor
+from .answers import as_count, as_pair, as_tensor
 
 F64 = torch.float64
 TWO_PI = 2 * math.pi
@@ -314,103 +314,81 @@ def check_unfinished_pairs(answer):
     the training length L = 512, so that training never shows them a full turn? An int."""
 
 
-# Exercise 5: d_model = 16, every position m < 2048.
-M = torch.arange(1, 2048)
+# Lesson 2's exercise 2: d_model = 16, every query m = 2 .. 2047 (m = 1 has one key less).
+M = torch.arange(2, 2048)
 
 
 @functools.cache
-def _table() -> torch.Tensor:
-    return sinusoidal_encoding(2048, 16, 10000.0).to(F64)
-
-
-def _attends_to(answer, name: str):
-    """(A, the key each query m = 1 .. 2047 attends to)."""
-    a = as_tensor(answer, name)
-    if a.shape != (16, 16):
-        raise NotYet(
-            _("A should have shape ({d}, {d}), got {got}").format(
-                d=16, got=tuple(a.shape)
-            )
+def _head_offsets() -> tuple[int, int]:
+    """The offset m - n that heads A = M_1 M_1 and A = M_1^T attend to, from the table and
+    the shift written out here (PE[m + 1] = M_1 PE[m], one 2x2 block per pair)."""
+    table = sinusoidal_encoding(2048, 16, 10000.0).to(F64)
+    theta = 10000.0 ** (-torch.arange(8, dtype=F64) / 8)
+    m1 = torch.zeros(16, 16, dtype=F64)
+    for i, t in enumerate(theta.tolist()):  # (sin, cos) -> (sin(a + t), cos(a + t))
+        c, s = math.cos(t), math.sin(t)
+        m1[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = torch.tensor([[c, s], [-s, c]])
+    assert torch.allclose(table[:-1] @ m1.T, table[1:], atol=1e-6)  # the shift, checked
+    offsets = []
+    for a in (m1 @ m1, m1.T):
+        scores = table @ a @ table.T
+        scores = scores.masked_fill(
+            torch.ones_like(scores, dtype=torch.bool).triu(1), -math.inf
         )
-    return a, offset_head_attends_to(_table(), a)[1:]
-
-
-def _first_miss(read) -> int:
-    return int(M[read[1] != M - 1][0])
-
-
-def _share(read) -> float:
-    return float((read[1] == M - 1).double().mean())
-
-
-def _orthogonal_not_identity(a: torch.Tensor) -> bool:
-    eye = torch.eye(16, dtype=F64)
-    return torch.allclose(a @ a.T, eye, atol=1e-6) and not torch.allclose(
-        a, eye, atol=1e-6
-    )
-
-
-def _first_key(fields) -> str:
-    zero = not fields["value"][0].any()
-    why = _("A is zero: every key scores the same") if zero else None
-    return _(
-        "every query attends to the first key, n = 0 ({why}; ties go to the first key): "
-        "that is right at m = 1 only by accident. A has to move PE(m) one step back: "
-        "s(m, n) = PE(m - 1).PE(n)"
-    ).format(why=why or _("A favours n = 0"))
+        looks = M - scores.argmax(-1)[M]
+        assert (looks == looks[0]).all(), "a head that changes its offset with m"
+        offsets.append(int(looks[0]))
+    return tuple(offsets)
 
 
 @exercise(
-    read=_attends_to,
-    name="A",
-    expected=M - 1,
-    same=lambda read, expected: bool((read[1] == expected).all()),
-    placeholder=N_("replace `None` with a 16x16 tensor A"),
+    read=lambda answer, name: as_pair(answer, name, whole=True),
+    name=Word(N_("the answer")),
+    expected=lambda: _head_offsets(),
+    same=lambda got, want: tuple(int(v) for v in got) == tuple(want),
+    placeholder=N_(
+        "replace `None` with two whole numbers: (offset for M_1 M_1, offset for M_1^T)"
+    ),
     mistakes=[
         Mistake(
-            lambda r: bool((r[1] == M).all()) and _orthogonal_not_identity(r[0]),
+            lambda v: v[0] == 1,
             N_(
-                "every query attends to itself. Your A looks one step AHEAD (it compares "
-                "PE(m + 1) with PE(n)), which the causal mask forbids, so the query "
-                "itself wins; the shift goes the other way: transpose A"
+                "M_1 M_1 shifts by one step twice: it is M_2, and s(m, n) = PE(m).PE(n + 2) "
+                "is largest at n = m - 2, an offset of 2"
             ),
         ),
         Mistake(
-            lambda r: bool((r[1] == M).all()),
+            lambda v: v[1] == -1,
             N_(
-                "every query attends to itself: PE(m).PE(n) is largest at n = m (the "
-                "identity's choice); A has to move PE(m) one step back first"
+                "M_1^T does point one step AHEAD, at n = m + 1, but the causal mask hides "
+                "that key: among the keys n <= m it may see, which one scores highest?"
             ),
         ),
-        Mistake(lambda r: bool((r[1] == 0).all()), _first_key),
         Mistake(
-            lambda r: (
-                _first_miss(r) > 2 and bool((r[1] == M - 1)[: _first_miss(r) - 1].all())
+            lambda v: v[1] == 1,
+            N_(
+                "M_1^T is the shift the other way, M_-1: s(m, n) = PE(m + 1).PE(n), which "
+                "compares the query's NEXT position with the keys, not its previous one"
             ),
-            lambda f: _(
-                "right for every query up to m = {last_right}, then wrong from m = "
-                "{first} ({share:.1%} of the {queries} queries right): like a trained "
-                "head, it only works where it was fitted. Build A from the shift matrix "
-                "instead"
-            ).format(
-                last_right=_first_miss(f["value"]) - 1,
-                first=_first_miss(f["value"]),
-                share=_share(f["value"]),
-                queries=2047,
+        ),
+        Mistake(
+            lambda v: tuple(v) == (0, 2),
+            N_(
+                "the two are swapped: the first is M_1 M_1's offset, the second M_1^T's"
             ),
         ),
     ],
-    otherwise=lambda f: _(
-        "{share:.1%} of the queries attend to m - 1 (the first miss is at m = {first}); "
-        "you want s(m, n) = PE(m - 1).PE(n)"
-    ).format(share=_share(f["value"]), first=_first_miss(f["value"])),
-    right=N_(
-        "every query m = 1 .. {last} attends to m - 1: a fixed matrix reads the offset at "
-        "every position, because PE(m - 1) = M_1^T PE(m) for all m"
+    otherwise=N_(
+        "got {value}: build each A, score s(m, n) = PE(m)^T A PE(n) over the keys n <= m "
+        "and read m - argmax (offset_head_attends_to does it)"
     ),
-    facts={"last": 2047},
+    right=N_(
+        "M_1 M_1 = M_2 attends two tokens back at every position; M_1^T wants the key "
+        "one step ahead, which the mask hides, and the query itself (offset 0) wins. A "
+        "fixed matrix reads a fixed offset, one step per factor of M_1"
+    ),
 )
-def check_previous_token_head(answer):
-    """A [16, 16] matrix A such that, with s(m, n) = PE[m] @ A @ PE[n] over keys n <= m,
-    every query m >= 1 attends to n = m - 1, for all positions m < 2048 (d_model = 16,
-    base = 10000)."""
+def check_head_offsets(answer):
+    """The offsets m - n that two position-only causal heads attend to, s(m, n) =
+    PE[m] @ A @ PE[n] over keys n <= m (d_model = 16, base = 10000, m < 2048):
+    (A = M_1 M_1, A = M_1^T). A pair of whole numbers."""

@@ -445,7 +445,6 @@ def _wrong_answers():
         interleaved_to_half,
         inv_frequencies,
         rotation_2d,
-        sinusoidal_encoding,
     )
     from rope_lib.exercises import (
         absolute,
@@ -460,7 +459,6 @@ def _wrong_answers():
         why_position,
     )
     from rope_lib.exercises import yarn as yarn_exercises
-    from rope_lib.sinusoidal import sinusoidal_shift_matrix, train_offset_head
 
     f64 = torch.float64
     i32 = torch.arange(32, dtype=f64)
@@ -561,13 +559,9 @@ def _wrong_answers():
             ),
             (absolute, "check_unfinished_pairs", 31),
             (absolute, "check_unfinished_pairs", 66),
-            (absolute, "check_previous_token_head", torch.eye(16)),
-            (absolute, "check_previous_token_head", sinusoidal_shift_matrix(1, 16).T),
-            (
-                absolute,
-                "check_previous_token_head",
-                train_offset_head(sinusoidal_encoding(256, 16), offset=1, train_len=32),
-            ),
+            (absolute, "check_head_offsets", (1, 0)),
+            (absolute, "check_head_offsets", (2, -1)),
+            (absolute, "check_head_offsets", (2, 1)),
         ],
         "03_rotation_2d": [
             (rotation, "check_rotated_query", rotation_2d(-1.5) @ q),

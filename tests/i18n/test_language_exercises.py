@@ -96,7 +96,7 @@ for check, answers_ in [
     (absolute.check_shift_block, [torch.ones(3), torch.eye(2) * 7]),
     (absolute.check_offset_dots, [torch.ones(32, 8), torch.ones(5)]),
     (absolute.check_unfinished_pairs, [33, 100, 31, torch.ones(3)]),
-    (absolute.check_previous_token_head, [torch.zeros(16, 16), torch.eye(16)]),
+    (absolute.check_head_offsets, [(1, 0), (2, -1), (2, 1), (0, 2), (3, 3)]),
     (rotation.check_rotated_query, [[0.5, -1.0], _rotated((0.5, -1.0), 1.5)]),
     (rotation.check_closed_form_score, [0.0, [1, 2]]),
     (rotation.check_rope_attention, [torch.ones(1, 2, 5, 4)]),

@@ -139,6 +139,7 @@ def test_exercise_solutions_shown_in_the_lessons_pass_their_checkers():
                 "inv_frequencies",
                 "sinusoidal_encoding",
                 "sinusoidal_shift_matrix",
+                "offset_head_attends_to",
             )
             names = dict(torch=torch, math=math)
             names.update({n: getattr(rope_lib, n, None) or _moved(n) for n in library})
@@ -150,7 +151,7 @@ def test_exercise_solutions_shown_in_the_lessons_pass_their_checkers():
                 ("01_sinusoidal.ipynb", 2): ex.check_shift_block,
                 ("01_sinusoidal.ipynb", 3): ex.check_offset_dots,
                 ("02_learned_positions.ipynb", 1): ex.check_unfinished_pairs,
-                ("02_learned_positions.ipynb", 2): ex.check_previous_token_head,
+                ("02_learned_positions.ipynb", 2): ex.check_head_offsets,
             }[(name, number)]
             assert checker(names[answer]).ok, (name, number)
 

@@ -354,19 +354,38 @@ def test_exercise_4():
     assert "whole number" in ex.check_unfinished_pairs(32.5).message
 
 
-def test_exercise_5():
-    solution = rope_lib.sinusoidal.sinusoidal_shift_matrix(1, 16)
-    assert ex.check_previous_token_head(solution).ok
-    assert "transpose" in ex.check_previous_token_head(solution.T).message
-    assert "identity" in ex.check_previous_token_head(torch.eye(16)).message
-    trained = train_offset_head(
-        rope_lib.sinusoidal_encoding(64, 16), offset=1, train_len=32
-    )
-    assert (
-        "only works where it was fitted"
-        in ex.check_previous_token_head(trained).message
-    )
-    assert "shape (16, 16)" in ex.check_previous_token_head(torch.eye(8)).message
+def _offsets_by_hand(a: list[list[float]]) -> set[int]:
+    """The offsets m - argmax_{n <= m} PE(m)^T A PE(n) over m = 2 .. 199, the table and
+    the scores written out with math.sin / math.cos (d = 16, base 10000)."""
+    rates = [10000 ** (-2 * i / 16) for i in range(8)]
+    pe = [[f(p * w) for w in rates for f in (math.sin, math.cos)] for p in range(200)]
+    seen = set()
+    for m in range(2, 200):
+        left = [sum(pe[m][r] * a[r][c] for r in range(16)) for c in range(16)]
+        scores = [sum(x * y for x, y in zip(left, pe[n])) for n in range(m + 1)]
+        seen.add(m - max(range(m + 1), key=scores.__getitem__))
+    return seen
+
+
+def test_exercise_5_head_offsets():
+    # M_1 by hand: each (sin, cos) pair turned forward by one step of its rate
+    m1 = [[0.0] * 16 for _ in range(16)]
+    for i in range(8):
+        c, s = math.cos(10000 ** (-2 * i / 16)), math.sin(10000 ** (-2 * i / 16))
+        m1[2 * i][2 * i], m1[2 * i][2 * i + 1] = c, s
+        m1[2 * i + 1][2 * i], m1[2 * i + 1][2 * i + 1] = -s, c
+    m2 = [[sum(m1[r][k] * m1[k][c] for k in range(16)) for c in range(16)] for r in range(16)]
+    m1t = [list(col) for col in zip(*m1)]
+    assert _offsets_by_hand(m1) == {1}  # the lesson's exact head, the yardstick
+    assert _offsets_by_hand(m2) == {2} and _offsets_by_hand(m1t) == {0}
+    assert ex.check_head_offsets((2, 0)).ok
+    assert ex.check_head_offsets(torch.tensor([2, 0])).ok
+    assert "M_2" in ex.check_head_offsets((1, 0)).message
+    assert "causal mask hides" in ex.check_head_offsets((2, -1)).message
+    assert "other way" in ex.check_head_offsets((2, 1)).message
+    assert "swapped" in ex.check_head_offsets((0, 2)).message
+    assert not ex.check_head_offsets((3, 3)).ok
+    assert "whole" in ex.check_head_offsets((2.5, 0)).message
 
 
 # --- widget ---------------------------------------------------------------------------------
@@ -466,7 +485,7 @@ def test_an_answer_that_is_not_numbers_gets_feedback_not_a_crash():
         ex.check_wavelengths,
         ex.check_shift_block,
         ex.check_offset_dots,
-        ex.check_previous_token_head,
+        ex.check_head_offsets,
     ):
         feedback = check("abc")
         assert not feedback.ok and feedback.message
@@ -621,13 +640,6 @@ def test_checkers_read_answers_by_value_and_hint_at_a_zero_matrix():
     )
     assert "complex" in ex.check_wavelengths(solution.to(torch.complex128)).message
     assert "meta" in ex.check_wavelengths(solution.to("meta")).message
-    # a zero matrix scores every key the same: right at m = 1 only by accident, not "up to m = 1"
-    feedback = ex.check_previous_token_head(torch.zeros(16, 16))
-    assert (
-        not feedback.ok
-        and "first key" in feedback.message
-        and "up to m = 1" not in feedback.message
-    )
 
 
 def test_what_a_learned_table_learns_depends_on_the_task_for_every_seed():

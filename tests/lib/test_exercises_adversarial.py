@@ -83,16 +83,6 @@ def _unfinished_pairs():
     return sum(2 * math.pi * 10000 ** (2 * i / 128) > 512 for i in range(64))  # 33
 
 
-def _previous_token_head():
-    a = [[0.0] * 16 for _ in range(16)]
-    for i in range(8):
-        w = 10000 ** (-2 * i / 16)
-        c, s = math.cos(w), math.sin(w)
-        a[2 * i][2 * i], a[2 * i][2 * i + 1] = c, s
-        a[2 * i + 1][2 * i], a[2 * i + 1][2 * i + 1] = -s, c
-    return a
-
-
 def _rotate(v, angle):
     x, y = v
     return [
@@ -352,7 +342,7 @@ RIGHT = {
     "absolute.check_shift_block": ("tensor", _shift_block),
     "absolute.check_offset_dots": ("tensor", _offset_dots),
     "absolute.check_unfinished_pairs": ("count", _unfinished_pairs),
-    "absolute.check_previous_token_head": ("tensor", _previous_token_head),
+    "absolute.check_head_offsets": ("pair", lambda: (2, 0)),
     "rotation.check_rotated_query": ("tensor", lambda: _rotate((0.5, -1.0), 1.5)),
     "rotation.check_closed_form_score": ("number", _closed_form_score),
     "rotation.check_rope_attention": ("tensor", _rope_attention),
