@@ -20,7 +20,7 @@ from ._checks import (
     require_tensor,
 )
 from .language import _
-from .rotary import _rotation_for, pair_frequencies, rope_angles
+from .rotary import pair_frequencies, rope_angles
 
 
 def precompute_freqs_cis(dim: int, end: int, theta: float = 10000.0) -> torch.Tensor:
@@ -78,12 +78,23 @@ def apply_rotary_emb(xq: torch.Tensor, xk: torch.Tensor, freqs_cis: torch.Tensor
             )
         )
     require_finite("freqs_cis", torch.view_as_real(freqs_cis.resolve_conj()))
-    out = []
-    for name, x in (("xq", xq), ("xk", xk)):
-        # [seq, head_dim/2] -> [1, seq, 1, head_dim/2], Meta's reshape_for_broadcast
-        cis = require_same_device("freqs_cis", freqs_cis, x.device).resolve_conj()[
-            None, :, None, :
-        ]
-        cos, sin = cis.real, cis.imag
-        out.append(_rotation_for(cos, sin)(x, cos, sin, "interleaved"))
-    return tuple(out)
+    return tuple(
+        _times_cis(x, require_same_device("freqs_cis", freqs_cis, x.device))
+        for x in (xq, xk)
+    )
+
+
+def _times_cis(x: torch.Tensor, freqs_cis: torch.Tensor) -> torch.Tensor:
+    """Meta's three lines: each pair as a complex number, one multiplication by
+    e^{i m theta_i}, and back to pairs. The product runs in freqs_cis's precision (float32
+    parts for complex64, as Meta's `.float()`; float64 parts for complex128); the result
+    has x's dtype (Meta's `type_as`)."""
+    real = torch.float64 if freqs_cis.dtype == torch.complex128 else torch.float32
+    pairs = x.to(real).reshape(*x.shape[:-1], x.shape[-1] // 2, 2)
+    if not pairs.is_contiguous() or pairs.storage_offset() % 2:
+        pairs = pairs.clone(
+            memory_format=torch.contiguous_format
+        )  # view_as_complex's rule
+    # [seq, head_dim/2] -> [1, seq, 1, head_dim/2], Meta's reshape_for_broadcast
+    cis = freqs_cis.resolve_conj().to(pairs.dtype.to_complex())[None, :, None, :]
+    return torch.view_as_real(torch.view_as_complex(pairs) * cis).flatten(3).to(x.dtype)
