@@ -416,18 +416,81 @@ def stage(edition: str, classes, folders) -> tuple[Path, list]:
             "../flipbooks",
         )
         notes = ROOT / notebooks_dir / "teacher_notes" / f"{path.stem}.md"
-        if notes.exists():  # the speaker notes of the deck's first slide
-            deck["cells"].insert(
-                1,
-                {
-                    "cell_type": "markdown",
-                    "id": "teacher-notes",
-                    "metadata": {"slideshow": {"slide_type": "notes"}},
-                    "source": notes.read_text(encoding="utf-8"),
-                },
-            )
+        if notes.exists():
+            note = notes.read_text(encoding="utf-8")
+            # each section's slide: its plan row and questions; the first: the whole note
+            for index, text in sorted(section_notes(note, deck["cells"]), reverse=True):
+                deck["cells"].insert(index + 1, speaker_note(f"notes-{index}", text))
+            deck["cells"].insert(1, speaker_note("teacher-notes", note))
         staged.append((path.stem, deck))
     return src, staged
+
+
+def speaker_note(ident: str, text: str) -> dict:
+    """A cell reveal.js shows in the speaker view of the slide it follows."""
+    return {
+        "cell_type": "markdown",
+        "id": ident,
+        "metadata": {"slideshow": {"slide_type": "notes"}},
+        "source": text,
+    }
+
+
+#: In a teacher note: the plan's heading, a row, a question's reference; in a lesson: a
+#: heading cell, "## 2. Title", "### 2.1 Title", "## Exercises".
+_PLAN = re.compile(r"^## (?:Plan for|\d+ 分钟)", re.M)
+_ROW = re.compile(r"^\| *(\d+ *[–-] *\d+) *\| *(.+?) *\|$", re.M)
+_QUESTION = re.compile(r"\bQ(\d)|问题 ?(\d)")
+_ASK = re.compile(r"^## (?:Stop and ask|停下来提问)\n(.*?)(?=^## )", re.M | re.S)
+_HEADING = re.compile(r"#{2,3} (?:(\d+(?:\.\d+)?)(?:\.|\s·)?\s+)?(.+)")
+
+
+def _row_section(what: str) -> str | None:
+    """The section a plan row starts with: "Section 2", "§2", "第 2 节", "Exercises",
+    "练习", or a quoted section title."""
+    for pattern in (
+        r"\b[Ss]ections? (\d+(?:\.\d+)?)",
+        r"§ ?(\d+(?:\.\d+)?)",
+        r"第 ?(\d+(?:\.\d+)?)(?: ?[–-] ?\d+(?:\.\d+)?)? ?节",
+    ):
+        if found := re.search(pattern, what):
+            return found.group(1)
+    if re.match(r"Exercises?\b|练习", what):
+        return "exercises"
+    if quoted := re.match(r"[\"“]([^\"”]+)[\"”]", what):
+        return quoted.group(1).lower()
+    return None
+
+
+def section_notes(note: str, cells: list[dict]) -> list[tuple[int, str]]:
+    """(index of a section's heading cell, its speaker note): each row of the teacher
+    note's plan that names a section goes to the slide that opens that section, with its
+    minutes and the "stop and ask" questions it calls (Q1, 问题 1)."""
+    plan = _PLAN.search(note)
+    if plan is None:
+        return []
+    asked = _ASK.search(note)
+    questions = re.split(r"^(?=\d\. )", asked.group(1), flags=re.M) if asked else []
+    questions = {q.split(".")[0]: q.strip() for q in questions if q[:1].isdigit()}
+    heads = {}
+    for index, cell in enumerate(cells):
+        lines = "".join(cell["source"]).split("\n") if cell["cell_type"] == "markdown" else []
+        for found in filter(None, map(_HEADING.fullmatch, lines)):
+            number, title = found.group(1), found.group(2).strip().lower()
+            exercises = "exercises" if re.match(r"exercises?\b|练习", title) else None
+            for key in filter(None, (number, title, exercises)):
+                heads.setdefault(key, index)
+    unit = "min" if plan.group(0).startswith("## Plan") else "分钟"
+    out = {}
+    for minutes, what in _ROW.findall(note[plan.end() :].split("\n## ")[0]):
+        key = _row_section(what)
+        if key not in heads:
+            continue
+        asks = [questions[n] for pair in _QUESTION.findall(what) for n in pair if n]
+        text = "\n\n".join([f"**{minutes} {unit}** · {what}", *asks])
+        index = heads[key]
+        out[index] = f"{out[index]}\n\n{text}" if index in out else text
+    return list(out.items())
 
 
 def assets() -> Path:

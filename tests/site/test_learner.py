@@ -278,6 +278,24 @@ def test_pictures_say_what_they_show(watched, site_url, path):
     assert mismatched == []
 
 
+#: A section of lesson 7 and the minutes its teacher note's plan gives it, per edition.
+PLANNED = {"en": ("2 · RoFormer", "12–20 min"), "zh-CN": ("2 · RoFormer", "12–20 分钟")}
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_deck_sections_carry_their_plan_as_speaker_notes(edition):
+    """The first slide's speaker notes are the whole teacher note; each section's slide
+    has its own row of the plan (minutes, what to do, the questions to ask there)."""
+    deck = SITE / edition / "slides" / "07_rope_in_practice.html"
+    slides = deck.read_text(encoding="utf-8").split("<section")
+    notes = [s for s in slides if '<aside class="notes">' in s]
+    assert len(notes) >= 6, len(notes)  # the opening slide and five sections at least
+    heading, minutes = PLANNED[edition]
+    slide = next(s for s in slides if re.search(rf"<h2[^>]*>{re.escape(heading)}", s))
+    aside = slide[slide.index('<aside class="notes">') :]
+    assert minutes in aside[: aside.index("</aside>")]
+
+
 @pytest.mark.parametrize("path", DECKS)
 def test_deck_pictures_say_what_they_show(path):
     text = (SITE / path).read_text(encoding="utf-8")
