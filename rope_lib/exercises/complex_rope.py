@@ -432,8 +432,7 @@ def _read_changes(answer, name):
     },
     same=lambda a, b: a == b,
     placeholder=N_(
-        'replace `None` with a dict {{"shift": ..., "swap": ..., "phase": ..., '
-        '"conjugate": ...}}, each "same" or "changes"'
+        'replace `None` with a dict: "same" or "changes" for each of the four'
     ),
     mistakes=[
         Mistake(
@@ -505,7 +504,7 @@ PHASE = cmath.phase(QW * KW.conjugate())
     name=Word(N_("the offset")),
     options={"what": N_("a whole number of tokens")},
     expected=BEST,
-    placeholder=lambda none: _missing(_("the offset Δ, a whole number from 0 to 62")),
+    placeholder=lambda none: _missing(_("the offset Δ, a whole number")),
     mistakes=[
         Mistake(
             lambda n: not 0 <= n <= 62,
@@ -605,10 +604,7 @@ def _read_modules(answer, name):
     name=Word(N_("the answer")),
     expected={"wrong": "b", "at position 0": "unchanged"},
     same=lambda a, b: a == b,
-    placeholder=N_(
-        'replace `None` with a dict {{"wrong": ..., "at position 0": ...}}: "a", "b", '
-        '"c" or "none", then "unchanged", "zero" or "permuted"'
-    ),
+    placeholder=N_('replace `None` with a dict {{"wrong": ..., "at position 0": ...}}'),
     mistakes=[
         Mistake(
             lambda a: {"wrong", "at position 0"} - set(a),
@@ -680,8 +676,7 @@ def _read_places(answer, name):
     expected={"m = n": "right", "n = 0": "wrong", "m - n = 1": "wrong"},
     same=lambda a, b: a == b,
     placeholder=N_(
-        'replace `None` with a dict {{"m = n": ..., "n = 0": ..., "m - n = 1": ...}}, '
-        'each "right" or "wrong"'
+        'replace `None` with a dict {{"m = n": ..., "n = 0": ..., "m - n = 1": ...}}'
     ),
     mistakes=[
         Mistake(

@@ -50,19 +50,29 @@ def layout_figure(head_dim: int = 8, fontsize: float = 12, width: float = MAX_WI
     """The interleaved (top) and half (bottom) layouts of a head of size head_dim, boxes
     coloured by pair, lines showing where interleaved_to_half moves each coordinate."""
     half = head_dim // 2
-    order = interleaved_to_half(torch.arange(head_dim)).tolist()  # slot j <- x[order[j]]
+    order = interleaved_to_half(
+        torch.arange(head_dim)
+    ).tolist()  # slot j <- x[order[j]]
     cmap = matplotlib.colormaps["tab10"]
     colors = [cmap(i % 10) for i in range(half)]
     fig = Figure(figsize=(width, width * 0.52), layout="constrained")
     ax = fig.add_subplot()
     top, bottom = 2.0, 0.0
     _row(
-        ax, top, [f"$x_{j}$" for j in range(head_dim)],
-        [j // 2 for j in range(head_dim)], colors, fontsize,
+        ax,
+        top,
+        [f"$x_{j}$" for j in range(head_dim)],
+        [j // 2 for j in range(head_dim)],
+        colors,
+        fontsize,
     )
     _row(
-        ax, bottom, [f"$x_{order[j]}$" for j in range(head_dim)],
-        [order[j] // 2 for j in range(head_dim)], colors, fontsize,
+        ax,
+        bottom,
+        [f"$x_{order[j]}$" for j in range(head_dim)],
+        [order[j] // 2 for j in range(head_dim)],
+        colors,
+        fontsize,
     )
     for i in range(half):
         _arc(ax, 2 * i, 2 * i + 1, top, True, colors[i])
@@ -75,17 +85,31 @@ def layout_figure(head_dim: int = 8, fontsize: float = 12, width: float = MAX_WI
             arrowprops=dict(arrowstyle="-|>", color=colors[source // 2], lw=1.3),
         )
     ax.text(
-        -0.55, top + 0.95, _fig("interleaved: pair i = (2i, 2i + 1)"),
-        fontsize=fontsize, ha="left", va="center",
+        -0.55,
+        top + 0.95,
+        _fig("interleaved: pair i = (2i, 2i + 1)"),
+        fontsize=fontsize,
+        ha="left",
+        va="center",
     )
     ax.text(
-        -0.55, bottom - 1.25, _fig("half: pair i = (i, i + d/2)"),
-        fontsize=fontsize, ha="left", va="center",
+        -0.55,
+        bottom - 1.25,
+        _fig("half: pair i = (i, i + d/2)"),
+        fontsize=fontsize,
+        ha="left",
+        va="center",
     )
     ax.text(
-        (head_dim - 1) / 2, (top + bottom) / 2, "interleaved_to_half",
-        fontsize=fontsize - 1, ha="center", va="center", color="0.2",
-        family="monospace", bbox=dict(facecolor="white", edgecolor="0.6", pad=2),
+        (head_dim - 1) / 2,
+        (top + bottom) / 2,
+        "interleaved_to_half",
+        fontsize=fontsize - 1,
+        ha="center",
+        va="center",
+        color="0.2",
+        family="monospace",
+        bbox=dict(facecolor="white", edgecolor="0.6", pad=2),
     )
     ax.set_xlim(-0.6, head_dim - 0.4)
     ax.set_ylim(bottom - 1.5, top + 1.2)
