@@ -312,9 +312,12 @@ def test_claims_are_stated_and_answered():
     nb = cells()
     for heading in ("`torch.stack` or `torch.cat`?", "Slices are views, not copies"):
         index = next(i for i, c in enumerate(nb) if heading in "".join(c["source"]))
-        after = nb[index + 1 : index + 3]  # the check: the next code cells, printing
-        assert all(c["cell_type"] == "code" for c in after)
-        assert any(c["outputs"] for c in after)
+        after = []  # the check: the code cells right after it, one of them printing
+        for cell in nb[index + 1 :]:
+            if cell["cell_type"] != "code":
+                break
+            after.append(cell)
+        assert after and any(c["outputs"] for c in after)
     # the right idea first: section 1 states the rule before any module is read
     first = next(i for i, c in enumerate(nb) if "## 1 · " in "".join(c["source"]))
     module = next(
