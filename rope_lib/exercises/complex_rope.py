@@ -1,9 +1,17 @@
 """Checkers for lessons 5, 6 and 7 (RoPE in complex numbers; its layouts; RoPE at scale).
 
 from rope_lib.exercises import complex_rope as ex
+# lesson 5
+ex.check_score_changes(answer)         # which changes of q, k, m, n change the score
 ex.check_complex_rotation(answer)      # rotate one pair with a complex multiplication
-ex.check_slow_pairs(answer)            # pairs that never complete a turn in training
+ex.check_complex_score(answer)         # the score as one complex product
+ex.check_best_offset(answer)           # the offset at which the worked pair scores most
+# lesson 6
+ex.check_three_modules(answer)         # which of three RoPE modules is no rotation
 ex.check_meta_layout_weights(answer)   # a half-split (HF) W_k back in Meta's layout
+ex.check_unpermuted_scores(answer)     # which scores survive a forgotten row permutation
+# lesson 7
+ex.check_slow_pairs(answer)            # pairs that never complete a turn in training
 ex.check_bfloat16_angle_error(answer)  # the angle error of a bfloat16 position
 """
 
@@ -19,7 +27,7 @@ import torch
 from ..language import N_, _
 from ..rotary import half_to_interleaved, interleaved_to_half
 from . import Mistake, NotYet, Word, close, exercise, near
-from .answers import as_complex, as_count, as_number, as_tensor
+from .answers import as_choices, as_complex, as_count, as_number, as_tensor
 
 F64 = torch.float64
 
@@ -401,3 +409,310 @@ def _bfloat16_right(fields) -> str:
 def check_bfloat16_angle_error(answer):
     """By how many radians is pair 0's angle off at position 5001 when the position is a
     bfloat16?"""
+
+
+# Lesson 5, exercise 1: four changes to a query/key pair; which change the score
+# Re[q e^(imθ) · conj(k e^(inθ))] = Re[q k* e^(i(m-n)θ)]?
+CHANGES = ("shift", "swap", "phase", "conjugate")
+SAME_OR_NOT = ("same", "changes")
+
+
+def _read_changes(answer, name):
+    return as_choices(answer, name, CHANGES, SAME_OR_NOT)
+
+
+@exercise(
+    read=_read_changes,
+    name=Word(N_("the answer")),
+    expected={
+        "shift": "same",
+        "swap": "changes",
+        "phase": "same",
+        "conjugate": "changes",
+    },
+    same=lambda a, b: a == b,
+    placeholder=N_(
+        'replace `None` with a dict: "same" or "changes" for each of the four'
+    ),
+    mistakes=[
+        Mistake(
+            lambda a: set(CHANGES) - set(a),
+            N_(
+                'answer all four: the dict needs "shift", "swap", "phase" and '
+                '"conjugate", each "same" or "changes"'
+            ),
+            first=True,
+        ),
+        Mistake(
+            lambda a: a["shift"] == "changes",
+            N_(
+                "shift: only m - n enters Re[q k* e^(i(m - n)θ)], and moving both "
+                "positions by 100 keeps m - n"
+            ),
+        ),
+        Mistake(
+            lambda a: a["phase"] == "changes",
+            N_(
+                "phase: an extra angle φ on both, q e^(iφ) · conj(k e^(iφ)) = q k*, "
+                "cancels exactly as the two positions' common part does"
+            ),
+        ),
+        Mistake(
+            lambda a: a["swap"] == "same",
+            N_(
+                "swap: n - m = -Δ turns q k* the other way, Re[q k* e^(-iΔθ)]; that is "
+                "a different number unless q k* is real (the score is not symmetric in Δ)"
+            ),
+        ),
+        Mistake(
+            lambda a: a["conjugate"] == "same",
+            N_(
+                "conjugate: turning the key by e^(-inθ) makes the angles add, "
+                "q e^(imθ) · conj(k e^(-inθ)) = q k* e^(i(m + n)θ): the score now "
+                "depends on m + n, not on the offset"
+            ),
+        ),
+    ],
+    right=N_(
+        "only the offset survives: a common shift or a common phase cancels in "
+        "q · conj(k); swapping m and n turns by -Δθ, and a key turned by -nθ adds the "
+        "angles"
+    ),
+)
+def check_score_changes(answer):
+    """For each change (shift both positions by 100; swap m and n; multiply q and k by
+    the same e^(iφ); rotate the key by the conjugate e^(-inθ)): does the score stay the
+    same or change?"""
+
+
+# Lesson 5, exercise 4: the worked pair q = 0.5 - 1.0i, k = 1.2 + 0.3i, θ = 0.1. The score
+# |q||k| cos(Δθ + arg(q k*)) is largest where Δθ cancels arg(q k*) = -1.352 rad.
+QW, KW, THETA_W = 0.5 - 1.0j, 1.2 + 0.3j, 0.1
+OFFSETS = range(0, 63)  # one turn of this pair: 2π/0.1 = 62.8 tokens
+
+
+def _worked_score(offset: int) -> float:
+    return (QW * KW.conjugate() * cmath.exp(1j * offset * THETA_W)).real
+
+
+BEST = max(OFFSETS, key=_worked_score)
+PHASE = cmath.phase(QW * KW.conjugate())
+
+
+@exercise(
+    read=as_count,
+    name=Word(N_("the offset")),
+    options={"what": N_("a whole number of tokens")},
+    expected=BEST,
+    placeholder=lambda none: _missing(_("the offset Δ, a whole number")),
+    mistakes=[
+        Mistake(
+            lambda n: not 0 <= n <= 62,
+            N_("the question asks for an offset from 0 to 62 (one turn of this pair)"),
+        ),
+        Mistake(
+            0,
+            N_(
+                "at Δ = 0 the score is the plain q·k = Re[q k*] = 0.3; the green arrow "
+                "q k* points down at -1.352 rad, so turning it helps"
+            ),
+        ),
+        Mistake(
+            BEST - 1,
+            N_(
+                "Δθ = 1.352 rad gives Δ = 13.52, which is nearer 14 than 13: the score "
+                "at 14 is a little larger"
+            ),
+        ),
+        Mistake(
+            round((2 * math.pi + PHASE) / THETA_W),
+            N_(
+                "that turns the green arrow the wrong way: it sits at -1.352 rad, and "
+                "e^(iΔθ) turns it counter-clockwise, so Δθ = +1.352 brings it to the "
+                "real axis"
+            ),
+        ),
+    ],
+    facts={
+        "phase": PHASE,
+        "best": BEST,
+        "score": _worked_score(BEST),
+        "top": abs(QW * KW.conjugate()),
+    },
+    otherwise=N_(
+        "not {value}: the score is |q k*| cos(Δθ + arg(q k*)), with arg(q k*) = "
+        "{phase:.3f} rad; it is largest where Δθ cancels that angle"
+    ),
+    right=N_(
+        "Δ = {best}: Δθ = {best}·0.1 nearly cancels arg(q k*) = {phase:.3f} rad, so the "
+        "green arrow lies on the real axis and the score is {score:.4f}, close to its "
+        "ceiling |q||k| = {top:.4f}"
+    ),
+)
+def check_best_offset(answer):
+    """The offset Δ in 0..62 at which the worked pair (q = 0.5 - 1.0i, k = 1.2 + 0.3i,
+    θ = 0.1) scores highest."""
+
+
+# Lesson 6, exercise 1: three RoPE modules (the code is in the notebook, and here). Two are
+# rotations, in one layout or the other; one is not.
+def _rotate_half(x: torch.Tensor) -> torch.Tensor:
+    first, second = x.chunk(2, dim=-1)
+    return torch.cat([-second, first], dim=-1)
+
+
+def _angles(x: torch.Tensor, positions: torch.Tensor, base: float = 10000.0):
+    d = x.shape[-1]
+    freqs = 1.0 / base ** (torch.arange(0, d, 2, dtype=F64) / d)
+    return torch.outer(positions.to(F64), freqs).to(x.dtype)  # [seq, d/2]
+
+
+def module_a(x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+    """Even and odd coordinates, rotated, joined with torch.cat."""
+    angles = _angles(x, positions)
+    cos, sin = angles.cos(), angles.sin()
+    even, odd = x[..., 0::2], x[..., 1::2]
+    return torch.cat([even * cos - odd * sin, even * sin + odd * cos], dim=-1)
+
+
+def module_b(x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+    """x * cos + rotate_half(x) * sin, with each angle repeated twice in a row."""
+    angles = _angles(x, positions).repeat_interleave(2, dim=-1)  # θ0, θ0, θ1, θ1, ...
+    return x * angles.cos() + _rotate_half(x) * angles.sin()
+
+
+def module_c(x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+    """Pairs (2i, 2i + 1) as complex numbers, times e^(i m θ_i)."""
+    angles = _angles(x, positions)
+    pairs = torch.view_as_complex(x.to(F64).reshape(*x.shape[:-1], -1, 2).contiguous())
+    turned = pairs * torch.polar(torch.ones_like(angles, dtype=F64), angles.to(F64))
+    return torch.view_as_real(turned).flatten(-2).to(x.dtype)
+
+
+MODULES = ("a", "b", "c", "none")
+AT_ZERO = ("unchanged", "zero", "permuted")
+
+
+def _read_modules(answer, name):
+    read = as_choices(answer, name, ("wrong",), MODULES)
+    read |= as_choices(answer, name, ("at position 0",), AT_ZERO)
+    return read
+
+
+@exercise(
+    read=_read_modules,
+    name=Word(N_("the answer")),
+    expected={"wrong": "b", "at position 0": "unchanged"},
+    same=lambda a, b: a == b,
+    placeholder=N_('replace `None` with a dict {{"wrong": ..., "at position 0": ...}}'),
+    mistakes=[
+        Mistake(
+            lambda a: {"wrong", "at position 0"} - set(a),
+            N_('answer both: the dict needs "wrong" and "at position 0"'),
+            first=True,
+        ),
+        Mistake(
+            lambda a: a["wrong"] == "a",
+            N_(
+                "A is a rotation: torch.cat lists the same rotated pairs in the half "
+                "order, q and k alike, so every score q'·k' is the interleaved one"
+            ),
+        ),
+        Mistake(
+            lambda a: a["wrong"] == "c",
+            N_(
+                "C is Meta's complex form: pairs (2i, 2i + 1) as complex numbers, each "
+                "multiplied by e^(i m θ_i): the reference rotation"
+            ),
+        ),
+        Mistake(
+            lambda a: a["wrong"] == "none",
+            N_(
+                "one of them is no rotation: B's angles come in the interleaved order "
+                "(θ0, θ0, θ1, θ1, ...), but rotate_half pairs coordinate i with "
+                "i + d/2, so the two members of a pair turn by different angles"
+            ),
+        ),
+        Mistake(
+            lambda a: a["at position 0"] == "permuted",
+            N_(
+                "that is A at position 0 (cat lists x in the half order). B keeps x's "
+                "order: at m = 0, cos = 1 and sin = 0 in every slot, so "
+                "x·1 + rotate_half(x)·0 = x"
+            ),
+        ),
+        Mistake(
+            lambda a: a["at position 0"] == "zero",
+            N_(
+                "at m = 0 every angle is 0: cos = 1 and sin = 0, so B returns "
+                "x·1 + rotate_half(x)·0 = x, not zeros"
+            ),
+        ),
+    ],
+    right=N_(
+        "B pairs coordinates (i, i + d/2) but turns them by angles listed for pairs "
+        "(2i, 2i + 1); at position 0 it returns x unchanged, like a right module, so a "
+        "test at position 0 alone cannot catch it"
+    ),
+)
+def check_three_modules(answer):
+    """Which of module_a, module_b, module_c is not a rotation, and what does it return at
+    position 0?"""
+
+
+# Lesson 6, exercise 3: a half-layout checkpoint run by interleaved code without the row
+# permutation. Which scores are still the trained model's?
+SCORE_PLACES = ("m = n", "n = 0", "m - n = 1")
+RIGHT_OR_WRONG = ("right", "wrong")
+
+
+def _read_places(answer, name):
+    return as_choices(answer, name, SCORE_PLACES, RIGHT_OR_WRONG)
+
+
+@exercise(
+    read=_read_places,
+    name=Word(N_("the answer")),
+    expected={"m = n": "right", "n = 0": "wrong", "m - n = 1": "wrong"},
+    same=lambda a, b: a == b,
+    placeholder=N_(
+        'replace `None` with a dict {{"m = n": ..., "n = 0": ..., "m - n = 1": ...}}'
+    ),
+    mistakes=[
+        Mistake(
+            lambda a: set(SCORE_PLACES) - set(a),
+            N_('answer all three: the dict needs "m = n", "n = 0" and "m - n = 1"'),
+            first=True,
+        ),
+        Mistake(
+            lambda a: a["m = n"] == "wrong",
+            N_(
+                "at m = n both vectors turn by the same R_m, and (R_m q)·(R_m k) = q·k "
+                "in any layout: the diagonal of the scores is the trained one"
+            ),
+        ),
+        Mistake(
+            lambda a: a["n = 0"] == "right",
+            N_(
+                "at n = 0 the key is left alone, but the query is still turned by R_m, "
+                "and which coordinates R_m turns together depends on the layout: only "
+                "m = 0 in that column is right"
+            ),
+        ),
+        Mistake(
+            lambda a: a["m - n = 1"] == "right",
+            N_(
+                "offset 1 turns each pair by θ_i, but the interleaved code turns "
+                "coordinates (2i, 2i + 1) together, which the trained model never "
+                "paired: the turn lands on the wrong coordinates"
+            ),
+        ),
+    ],
+    right=N_(
+        "only the diagonal m = n survives: there the rotations cancel in any layout; "
+        "every other score turns the wrong coordinates together"
+    ),
+)
+def check_unpermuted_scores(answer):
+    """A half-layout W_q, W_k run by interleaved RoPE without permuting their rows: which
+    scores (m = n, n = 0, m - n = 1) are still the trained model's?"""

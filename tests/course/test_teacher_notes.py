@@ -475,6 +475,15 @@ def _wrong_answers():
     pair = torch.tensor(3 + 4j)
     turned = pair * torch.polar(torch.tensor(1.0), torch.tensor(0.5))
     w_half = complex_rope.meta_layout_weights()
+    # lessons 5 and 6: the right answers of the prediction exercises, one key changed
+    changes = {
+        "shift": "same",
+        "swap": "changes",
+        "phase": "same",
+        "conjugate": "changes",
+    }
+    modules = {"wrong": "b", "at position 0": "unchanged"}
+    unpermuted = {"m = n": "right", "n = 0": "wrong", "m - n = 1": "wrong"}
     m5, n5 = torch.arange(5)[:, None], torch.arange(5)[None, :]
     causal = (-0.25 * (m5 - n5)).to(f64).masked_fill(n5 > m5, float("-inf"))
     keys = torch.arange(8, dtype=f64)
@@ -588,6 +597,10 @@ def _wrong_answers():
             (rotation, "check_relative_angles", torch.remainder(relative, 2 * math.pi)),
         ],
         "05_rope_complex": [
+            (complex_rope, "check_score_changes", {**changes, "shift": "changes"}),
+            (complex_rope, "check_score_changes", {**changes, "phase": "changes"}),
+            (complex_rope, "check_score_changes", {**changes, "swap": "same"}),
+            (complex_rope, "check_score_changes", {**changes, "conjugate": "same"}),
             (
                 complex_rope,
                 "check_complex_rotation",
@@ -603,6 +616,21 @@ def _wrong_answers():
                 "check_complex_rotation",
                 [turned.imag.item(), turned.real.item()],
             ),
+            # exercise 3 without the conjugate: Re[(2 + i) e^(1.4i) (1 - 3i) e^(0.6i)]
+            (complex_rope, "check_complex_score", 2.4657528),
+            # exercise 4: 13.52 rounded down, the arrow turned clockwise, no turn at all
+            (complex_rope, "check_best_offset", 13),
+            (complex_rope, "check_best_offset", 49),
+            (complex_rope, "check_best_offset", 0),
+        ],
+        "06_rope_layouts": [
+            (complex_rope, "check_three_modules", {**modules, "wrong": "a"}),
+            (complex_rope, "check_three_modules", {**modules, "wrong": "none"}),
+            (
+                complex_rope,
+                "check_three_modules",
+                {**modules, "at position 0": "permuted"},
+            ),
             (
                 complex_rope,
                 "check_meta_layout_weights",
@@ -616,8 +644,8 @@ def _wrong_answers():
                 half_to_interleaved(w_half.T).T,
             ),
             (complex_rope, "check_meta_layout_weights", half_to_interleaved(w_half)),
-            # exercise 3 without the conjugate: Re[(2 + i) e^(1.4i) (1 - 3i) e^(0.6i)]
-            (complex_rope, "check_complex_score", 2.4657528),
+            (complex_rope, "check_unpermuted_scores", {**unpermuted, "m = n": "wrong"}),
+            (complex_rope, "check_unpermuted_scores", {**unpermuted, "n = 0": "right"}),
         ],
         "07_rope_in_practice": [
             (complex_rope, "check_slow_pairs", 35),

@@ -106,6 +106,35 @@ for check, answers_ in [
     (complex_rope.check_slow_pairs, [29, 35, 200]),
     (complex_rope.check_meta_layout_weights, [complex_rope.meta_layout_weights()]),
     (complex_rope.check_bfloat16_angle_error, [9.0, 0.0, 3.0, -9.0]),
+    (
+        complex_rope.check_score_changes,
+        [
+            {
+                "shift": "same",
+                "swap": "changes",
+                "phase": "same",
+                "conjugate": "changes",
+            },
+            {"shift": "changes", "swap": "same", "phase": "same", "conjugate": "same"},
+            {"shift": "same"},
+        ],
+    ),
+    (complex_rope.check_best_offset, [14, 13, 49, 0, 30, 99]),
+    (
+        complex_rope.check_three_modules,
+        [
+            {"wrong": "b", "at position 0": "unchanged"},
+            {"wrong": "a", "at position 0": "zero"},
+            {"wrong": "none", "at position 0": "permuted"},
+        ],
+    ),
+    (
+        complex_rope.check_unpermuted_scores,
+        [
+            {"m = n": "right", "n = 0": "wrong", "m - n = 1": "wrong"},
+            {"m = n": "wrong", "n = 0": "right", "m - n = 1": "right"},
+        ],
+    ),
 ]:
     CASES += [(check, answer) for answer in [*ODD, *answers_]]
 

@@ -353,6 +353,27 @@ RIGHT = {
     "complex_rope.check_slow_pairs": ("count", _slow_pairs),
     "complex_rope.check_meta_layout_weights": ("tensor", _meta_layout_weights),
     "complex_rope.check_bfloat16_angle_error": ("number", _bfloat16_angle_error),
+    # lesson 5: a common shift or phase cancels in q conj(k); a swap or a conjugate key
+    # does not. The worked pair's arrow q k* = 0.3 - 1.35i sits at atan2(-1.35, 0.3) =
+    # -1.352 rad: 13.52 tokens of 0.1 rad, so 14
+    "complex_rope.check_score_changes": (
+        "choices",
+        {"shift": "same", "swap": "changes", "phase": "same", "conjugate": "changes"},
+    ),
+    "complex_rope.check_best_offset": (
+        "count",
+        lambda: round(-math.atan2(-1.35, 0.3) / 0.1),
+    ),
+    # lesson 6: module B (rotate_half with interleaved angles) is no rotation and returns
+    # x at position 0; without the row permutation only m = n keeps its score
+    "complex_rope.check_three_modules": (
+        "choices",
+        {"wrong": "b", "at position 0": "unchanged"},
+    ),
+    "complex_rope.check_unpermuted_scores": (
+        "choices",
+        {"m = n": "right", "n = 0": "wrong", "m - n = 1": "wrong"},
+    ),
     "alibi.check_doubled_context": (
         "choices",
         {"head 1": "stay", "head 8": "between"},
@@ -481,6 +502,13 @@ def test_the_hand_computed_right_answers_are_the_known_numbers():
 # a wrong choice for each right one (lesson 0's places, lesson 8's changes)
 SWAPPED_CHOICE = {"input": "qk", "qk": "input", "scores": "input"}
 SWAPPED_CHOICE |= {"stay": "halve", "between": "stay"}
+SWAPPED_CHOICE |= {
+    "same": "changes",
+    "changes": "same",
+    "right": "wrong",
+    "wrong": "right",
+}
+SWAPPED_CHOICE |= {"b": "a", "unchanged": "permuted"}
 
 
 def right_variants(kind, value):
