@@ -166,7 +166,8 @@ def sweep_figure(sweeps: dict):
         grid = np.linspace(u.min(), u.max(), 100)
         ax.plot(np.exp(grid), fitted(grid) - mean.min(), color="black", lw=1.5,
                 label=_fig("parabola fit"))  # fmt: skip
-        ax.plot(multipliers, mean - mean.min(), "o", color="black", ms=6)
+        ax.plot(multipliers, mean - mean.min(), "o", color="black", ms=6,
+                label=_fig("their mean"))  # fmt: skip
         ax.axvline(sweep["yarn"]["logit_multiplier"], color="#d62728", lw=1.5,
                    label=_fig("YaRN's 1/t"))  # fmt: skip
         ax.axvline(sweep["best_past_L"]["logit_multiplier"], color="black", lw=1,
