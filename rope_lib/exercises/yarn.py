@@ -69,7 +69,8 @@ def _read_direction(answer, name: str) -> str:
             N_(
                 "the weights p_j = exp(x_j)/Z do not change when a constant is ADDED "
                 "to every logit; multiplying them changes their spread, and the entropy "
-                "with it (ln n - sigma^2/2)"
+                "with it (ln n - sigma^2/2). Static YaRN multiplies them at every length, "
+                "8 tokens included: it has no switch at L"
             ),
         ),
     ],
