@@ -156,10 +156,10 @@ def length_figure(smollm2: dict, lab: dict, seed: int = 0, wavelengths=()):
 
 
 #: What each method is called in divisor_figure's legend, and how it is drawn.
-DIVISOR_STYLES = {
-    "PI": ("#7f7f7f", "-", N_("PI")),
-    "NTK": ("#9467bd", "--", N_("NTK-aware")),
-    "YaRN": ("#1f77b4", "-", N_("YaRN")),
+DIVISOR_STYLES = {  # the names alone stay as they are in every language
+    "PI": ("#7f7f7f", "-", None),
+    "NTK": ("#9467bd", "--", None),
+    "YaRN": ("#1f77b4", "-", None),
     "Llama 3": ("#17becf", "-.", N_("Llama 3 (bounds 1 and 4)")),
     "LongRoPE": ("#d62728", ":", N_("LongRoPE (made-up long_factor)")),
 }
@@ -178,7 +178,8 @@ def divisor_figure(theta, scaled: dict, L: int, s: float):
     for name, new in scaled.items():
         color, style, label = DIVISOR_STYLES[name]
         divisor = (theta / new).numpy()
-        ax.plot(lam, divisor, style, color=color, lw=2, label=_fig(label))
+        label = _fig(label) if label else {"NTK": "NTK-aware"}.get(name, name)
+        ax.plot(lam, divisor, style, color=color, lw=2, label=label)
     ax.axvline(L, color="black", lw=1)
     ax.text(L * 1.1, 1.05, f"L = {L}", fontsize=8)
     ax.axhline(s, color="black", lw=0.6, ls=":")
