@@ -1,12 +1,10 @@
-"""Checkers for lesson 10 (YaRN, its temperature, and today's scalings). Each returns a
-Feedback naming the likely slip.
+"""Checkers for lesson 10 (YaRN and its temperature). Each returns a Feedback naming the
+likely slip. (Lesson 11's, on released models' scalings, are in scaling_in_models.py.)
 
     check_entropy_direction     which way multiplying the logits by 1/t > 1 moves H
     check_new_factor_multiplier the logit multiplier at s = 8: YaRN's rule, SmolLM2's fit
-    check_rope_scaling_entry    what a rope_scaling entry says: L, and the divisor at 2L
     check_yarn_frequencies      YaRN's inv_freq built by hand
     check_logit_multiplier      what YaRN's attention factor does to the logits
-    check_llama3_pair_counts    Llama 3.1's kept / blended / divided pairs
 """
 
 from __future__ import annotations
@@ -14,28 +12,21 @@ from __future__ import annotations
 import functools
 import math
 
+import torch
+
 from ..attention_entropy import slope_multiplier, temperature_slope
-from ..extension_analysis import pair_regimes, ramp_by_pair
+from ..extension_analysis import ramp_by_pair
 from ..language import N_, _
 from ..rotary import inv_frequencies
 from ..scaling import rope_frequencies, yarn_correction_range, yarn_get_mscale
 from . import Mistake, Word, close, compare_tensor, either, exercise
-from .answers import as_choice, as_groups, as_number, as_numbers, as_tensor
+from .answers import as_choice, as_number, as_numbers, as_tensor
 
 # The settings each exercise uses (the notebook prints them).
 EX3 = {"head_dim": 64, "base": 10000.0, "factor": 8.0, "L": 2048}
 EX4 = {"factor": 16.0}
-EX5 = {
-    "head_dim": 128,
-    "base": 500000.0,
-    "factor": 8.0,
-    "low_freq_factor": 1.0,
-    "high_freq_factor": 4.0,
-    "L": 8192,
-}
-#: exercise 2: a factor nobody swept; exercise 3: the rope_scaling entry
+#: exercise 2: a factor nobody swept
 NEW_FACTOR = 8.0
-ENTRY = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 8192}
 
 
 # ------------------------------------------------ the direction of the temperature
@@ -78,7 +69,8 @@ def _read_direction(answer, name: str) -> str:
             N_(
                 "the weights p_j = exp(x_j)/Z do not change when a constant is ADDED "
                 "to every logit; multiplying them changes their spread, and the entropy "
-                "with it (ln n - sigma^2/2)"
+                "with it (ln n - sigma^2/2). Static YaRN multiplies them at every length, "
+                "8 tokens included: it has no switch at L"
             ),
         ),
     ],
@@ -179,58 +171,6 @@ def check_new_factor_multiplier(answer):
     """(YaRN's logit multiplier 1/t at s = 8, the one SmolLM2's fitted slope gives)."""
 
 
-# ------------------------------------------------------- a rope_scaling entry
-
-ENTRY_L = ENTRY["original_max_position_embeddings"]
-ENTRY_S = ENTRY["factor"]
-
-
-@exercise(
-    read=lambda answer, name: as_numbers(answer, name, 2, what=N_("two numbers")),
-    name=Word(N_("the answer")),
-    expected=(float(ENTRY_L), ENTRY_S),
-    same=lambda got, want: tuple(got) == tuple(want),
-    placeholder=N_("replace `None` with two numbers: (L, the divisor at 2L)"),
-    mistakes=[
-        Mistake(
-            lambda v: v[0] == ENTRY_S * ENTRY_L,
-            N_(
-                "{value[0]:.0f} = factor x original_max_position_embeddings is the "
-                "length the entry stretches the model to; the length it was trained at "
-                "is original_max_position_embeddings"
-            ),
-        ),
-        Mistake(
-            lambda v: v[0] == ENTRY_L and v[1] == 2,
-            N_(
-                "static YaRN divides the slow pairs by the configured factor at EVERY "
-                "length, 2L included: 4, not the length ratio 2 (static YaRN never "
-                "looks at the length)"
-            ),
-        ),
-        Mistake(
-            lambda v: v[0] == ENTRY_L and v[1] == 1,
-            N_(
-                "the entry does not switch on at L: its frequencies and its attention "
-                "factor apply at every length, below and past L"
-            ),
-        ),
-    ],
-    otherwise=N_(
-        "read the entry: L is original_max_position_embeddings, and static YaRN divides "
-        "the slow pairs by factor at every length; got {value}"
-    ),
-    right=N_(
-        "L = 8192. At 16,384 tokens the slow pairs are divided by 4 (the entry's factor, "
-        "at every length): they sweep only half their trained arcs, and the logits are "
-        "multiplied by 1.30 all the same"
-    ),
-)
-def check_rope_scaling_entry(answer):
-    """For rope_scaling {rope_type yarn, factor 4, original_max_position_embeddings
-    8192}: (the trained length L, what the slow pairs' frequencies are divided by at 2L)."""
-
-
 # ------------------------------------------------------------------ YaRN by hand
 
 
@@ -290,6 +230,13 @@ def _yarn():
             ),
         ),
         Mistake(
+            yarn_by_hand(D3, B3, 4.0, L3),
+            N_(
+                "the slow pairs are divided by 4, the lesson's s; this exercise has "
+                "s = 8 (the correction range 8..21 is right)"
+            ),
+        ),
+        Mistake(
             yarn_by_hand(D3, B3, S3, 4096),
             N_(
                 "those are the frequencies for L = 4096, the lesson's length; this "
@@ -309,6 +256,17 @@ def _yarn():
                 "those are the original frequencies; the slow pairs still need dividing "
                 "by s"
             ),
+        ),
+        Mistake(
+            lambda v: (
+                v.shape == theta.shape
+                and torch.allclose(v[:8], theta[:8].to(v.dtype))
+                and not math.isclose(theta[-1] / v[-1], S3, rel_tol=1e-3)
+            ),
+            lambda f: _(
+                "the fast pairs are right, but the slowest pair is divided by {got:.4g}; "
+                "this exercise's s is 8"
+            ).format(got=float(theta[-1] / f["value"][-1])),
         ),
     ]
 
@@ -353,6 +311,13 @@ LOG10_MSCALE = 0.1 * math.log10(EX4["factor"]) + 1
             ),
         ),
         Mistake(
+            either(yarn_get_mscale(4.0) ** 2, yarn_get_mscale(4.0)),
+            N_(
+                "{value:.4f} is YaRN's number at s = 4, the lesson's example; this "
+                "exercise has s = 16: put ln 16 in the rule"
+            ),
+        ),
+        Mistake(
             either(LOG10_MSCALE**2, LOG10_MSCALE),
             N_("use the natural logarithm ln s (math.log), not log10"),
         ),
@@ -370,161 +335,3 @@ LOG10_MSCALE = 0.1 * math.log10(EX4["factor"]) + 1
 def check_logit_multiplier(answer):
     """What multiplies the attention logits q'.k' under YaRN with s = 16 (no
     mscale_all_dim)."""
-
-
-_REGIMES = ("kept", "blended", "interpolated")
-
-
-@functools.cache
-def _llama3_regimes(base: float) -> tuple:
-    """The pair indices (kept, blended, interpolated) of Llama 3.1's scaling."""
-    p = EX5
-    old = inv_frequencies(p["head_dim"], base)
-    new = rope_frequencies(
-        "llama3",
-        p["head_dim"],
-        base,
-        factor=p["factor"],
-        low_freq_factor=p["low_freq_factor"],
-        high_freq_factor=p["high_freq_factor"],
-        original_max_position_embeddings=p["L"],
-    )[0]
-    r = pair_regimes(old, new, p["factor"])
-    return tuple(frozenset((r == k).nonzero().flatten().tolist()) for k in range(3))
-
-
-def _span(indices) -> str:
-    return f"{min(indices)}..{max(indices)}" if indices else _("none")
-
-
-def _right_regimes(read, regimes) -> bool:
-    counts, sets = read
-    if sets is not None:
-        return sets == regimes
-    return counts == tuple(map(len, regimes))
-
-
-def _llama3_right(fields) -> str:
-    read = fields["value"]
-    kept, blended, interpolated = _llama3_regimes(EX5["base"])
-    p = EX5
-    if read[1] is not None:
-        return _(
-            "kept pairs {kept} (wavelengths under {short:.0f}), blended {blended}, "
-            "divided by 8: {interpolated}"
-        ).format(
-            kept=_span(kept),
-            short=p["L"] / p["high_freq_factor"],
-            blended=_span(blended),
-            interpolated=_span(interpolated),
-        )
-    numbers = {
-        "kept": len(kept),
-        "short": p["L"] / p["high_freq_factor"],
-        "interpolated": len(interpolated),
-        "long": p["L"] / p["low_freq_factor"],
-        "blended": len(blended),
-    }
-    if len(kept) != len(interpolated):
-        return _(
-            "{kept} pairs have wavelengths under L/high_freq_factor = {short:.0f} and "
-            "are kept, {interpolated} have wavelengths over L/low_freq_factor = "
-            "{long:.0f} and are divided by 8, {blended} blend"
-        ).format(**numbers)
-    # the counts cannot tell kept from interpolated: say which pairs are which
-    return _(
-        "{kept} pairs have wavelengths under L/high_freq_factor = {short:.0f} and are "
-        "kept, {interpolated} have wavelengths over L/low_freq_factor = {long:.0f} and "
-        "are divided by 8, {blended} blend. Kept and interpolated are both {kept} here, "
-        "so the counts alone cannot show which is which: check that your kept pairs are "
-        "the fast ones, i = {kept_pairs} (the interpolated are {interpolated_pairs}), or "
-        "answer with the pair indices ({example}) to have them checked"
-    ).format(
-        **numbers,
-        kept_pairs=_span(kept),
-        interpolated_pairs=_span(interpolated),
-        example="{'kept': ..., 'blended': ..., 'interpolated': ...}",
-    )
-
-
-def _swapped(read) -> bool:
-    kept, _blended, interpolated = _llama3_regimes(EX5["base"])
-    sets = read[1]
-    return sets is not None and sets[0] == interpolated and sets[2] == kept
-
-
-def _wrong_set(fields) -> str:
-    read = fields["value"]
-    for name, got, want in zip(_REGIMES, read[1], _llama3_regimes(EX5["base"])):
-        if got != want:
-            return _(
-                "the {name} pairs should be {want} ({n_want} pairs), got {n_got} pairs "
-                "({got})"
-            ).format(
-                name=name,
-                want=_span(want),
-                n_want=len(want),
-                n_got=len(got),
-                got=_span(got),
-            )
-    raise AssertionError("no wrong set")  # unreachable: the sets are not right
-
-
-def _no_blend(read) -> bool:
-    kept, blended, interpolated = map(len, _llama3_regimes(EX5["base"]))
-    return read[0] in (
-        (kept + blended, 0, interpolated),
-        (kept, 0, blended + interpolated),
-    )
-
-
-@exercise(
-    read=as_groups,
-    name=Word(N_("counts")),
-    options={
-        "groups": _REGIMES,
-        "size": EX5["head_dim"] // 2,
-        "what": N_("(kept, blended, interpolated) counts"),
-    },
-    expected=lambda: _llama3_regimes(EX5["base"]),
-    same=_right_regimes,
-    mistakes=[
-        Mistake(
-            _swapped,
-            lambda f: _(
-                "kept and interpolated are swapped: the fast pairs (small i, short "
-                "wavelengths, pairs {kept}) are kept, the slow ones ({interpolated}) are "
-                "divided by s"
-            ).format(
-                kept=_span(_llama3_regimes(EX5["base"])[0]),
-                interpolated=_span(_llama3_regimes(EX5["base"])[2]),
-            ),
-        ),
-        Mistake(lambda read: read[1] is not None, _wrong_set),
-        Mistake(
-            lambda read: sum(read[0]) != EX5["head_dim"] // 2,
-            lambda f: _(
-                "the three counts should add up to head_dim/2 = {pairs} pairs, got {total}"
-            ).format(pairs=EX5["head_dim"] // 2, total=sum(f["value"][0])),
-        ),
-        Mistake(
-            lambda read: read[0] == tuple(map(len, _llama3_regimes(10000.0))),
-            N_("that is for base 10,000; Llama 3 uses rope_theta = 500,000"),
-        ),
-        Mistake(
-            _no_blend,
-            N_(
-                "some pairs between the two cutoffs blend (wavelengths between L/4 and L/1)"
-            ),
-        ),
-    ],
-    otherwise=lambda f: _(
-        "count the pairs by wavelength against L/high_freq_factor and L/low_freq_factor; "
-        "got {counts}"
-    ).format(counts=f["value"][0]),
-    right=_llama3_right,
-)
-def check_llama3_pair_counts(answer):
-    """(kept, blended, interpolated) pair counts for Llama 3.1's scaling: three counts,
-    or the three sets of pair indices (lists, ranges, masks), or a dict with the keys
-    kept, blended, interpolated."""

@@ -1,8 +1,9 @@
-"""Lesson 9's still figures, drawn from numbers the lesson computes.
+"""Lessons 9 and 11: still figures drawn from numbers the lesson computes.
 
 coverage_figure (the share of its circle each pair has swept within L and within sL),
 ramp_figure (YaRN's ramp as the paper writes it and as the code computes it), and
-length_figure (the loss past L, fitted), and thumbnail() (each pair's wavelength against
+length_figure (the loss past L, fitted), divisor_figure (lesson 11: what each method divides
+each pair's frequency by), and thumbnail() (each pair's wavelength against
 L: a full turn within L, or only an arc); the colours of what YaRN does to a pair
 (REGIME_COLORS: kept, blended, divided by s), which the live explorer
 (rope_lib.widgets.context_extension) draws with.
@@ -150,5 +151,42 @@ def length_figure(smollm2: dict, lab: dict, seed: int = 0, wavelengths=()):
     axes[0].set_ylabel(_fig("loss above the reference (nats)"))
     axes[0].text(1.05, 0.25, _fig("reference"), fontsize=8)
     axes[1].legend(fontsize=8, loc="lower right", frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+#: What each method is called in divisor_figure's legend, and how it is drawn.
+DIVISOR_STYLES = {  # the names alone stay as they are in every language
+    "PI": ("#7f7f7f", "-", None),
+    "NTK": ("#9467bd", "--", None),
+    "YaRN": ("#1f77b4", "-", None),
+    "Llama 3": ("#17becf", "-.", N_("Llama 3 (bounds 1 and 4)")),
+    "LongRoPE": ("#d62728", ":", N_("LongRoPE (made-up long_factor)")),
+}
+
+
+def divisor_figure(theta, scaled: dict, L: int, s: float):
+    """What each method divides pair i's frequency by, theta_i / theta'_i, against the
+    pair's wavelength lambda_i = 2 pi / theta_i (Peng et al. 2023, Figure 1's idea): 1 keeps
+    the pair, s is Position Interpolation's division. `scaled` maps a DIVISOR_STYLES key to
+    the method's new frequencies theta'_i."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6.4, 3.0), dpi=100)
+    ax = fig.subplots()
+    lam = wavelengths(theta).numpy()
+    for name, new in scaled.items():
+        color, style, label = DIVISOR_STYLES[name]
+        divisor = (theta / new).numpy()
+        label = _fig(label) if label else {"NTK": "NTK-aware"}.get(name, name)
+        ax.plot(lam, divisor, style, color=color, lw=2, label=label)
+    ax.axvline(L, color="black", lw=1)
+    ax.text(L * 1.1, 1.05, f"L = {L}", fontsize=8)
+    ax.axhline(s, color="black", lw=0.6, ls=":")
+    ax.set_xscale("log")
+    ax.set_xlabel(_fig("wavelength of pair i (tokens)"))
+    ax.set_ylabel(_fig("divisor $\\theta_i/\\theta'_i$"))
+    ax.set_title(_fig("What each method divides pair i's frequency by"), fontsize=10)
+    ax.legend(fontsize=8, frameon=False, loc="upper left")
     fig.tight_layout()
     return fig

@@ -147,7 +147,7 @@ def entropy_change_figure(
 def sweep_figure(sweeps: dict):
     """The temperature sweep, one panel per factor ("x2", "x4"): the text loss in each
     2,048-token bucket past L (gray dots) and their mean (black dots), each less its
-    lowest, against the logit multiplier 1/t; the parabola in ln(1/t) fitted to the mean
+    lowest swept point, against the logit multiplier 1/t; the parabola in ln(1/t) fitted to the mean
     (best_multiplier's), YaRN's 1/t (red) and the parabola's lowest (dashed)."""
     fig = _figure((6.4, 2.9))
     axes = fig.subplots(1, len(sweeps), sharey=True)
@@ -155,8 +155,10 @@ def sweep_figure(sweeps: dict):
         multipliers = sweep["attention_factor"] ** 2
         first = int(sweep["first_bucket_past_L"])
         past = sweep["loss"][:, first:]
-        for column in past.T:
-            ax.plot(multipliers, column - column.min(), "o", color="0.6", ms=3)
+        for j, column in enumerate(past.T):
+            label = _fig("each 2,048-token bucket") if j == 0 else None
+            ax.plot(multipliers, column - column.min(), "o", color="0.6", ms=3,
+                    label=label)  # fmt: skip
         mean = past.mean(1)
         # the parabola in ln(1/t) that best_multiplier fits to the mean, and its points
         u = np.log(multipliers)
@@ -164,14 +166,15 @@ def sweep_figure(sweeps: dict):
         grid = np.linspace(u.min(), u.max(), 100)
         ax.plot(np.exp(grid), fitted(grid) - mean.min(), color="black", lw=1.5,
                 label=_fig("parabola fit"))  # fmt: skip
-        ax.plot(multipliers, mean - mean.min(), "o", color="black", ms=6)
+        ax.plot(multipliers, mean - mean.min(), "o", color="black", ms=6,
+                label=_fig("their mean"))  # fmt: skip
         ax.axvline(sweep["yarn"]["logit_multiplier"], color="#d62728", lw=1.5,
                    label=_fig("YaRN's 1/t"))  # fmt: skip
         ax.axvline(sweep["best_past_L"]["logit_multiplier"], color="black", lw=1,
-                   ls="--", label=_fig("best 1/t"))  # fmt: skip
+                   ls="--", label=_fig("parabola's lowest"))  # fmt: skip
         ax.set_title(_fig("factor s = {s}").format(s=name.lstrip("x")))
         ax.set_xlabel(_fig("logit multiplier 1/t"))
-    np.atleast_1d(axes)[0].set_ylabel(_fig("loss above its lowest"))
+    np.atleast_1d(axes)[0].set_ylabel(_fig("loss above the lowest point"))
     np.atleast_1d(axes)[0].legend(fontsize=8.5, frameon=False, loc="upper center")
     fig.tight_layout()
     return fig

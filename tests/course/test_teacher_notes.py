@@ -458,6 +458,7 @@ def _wrong_answers():
         todays_models,
         why_position,
     )
+    from rope_lib.exercises import scaling_in_models as released
     from rope_lib.exercises import yarn as yarn_exercises
 
     f64 = torch.float64
@@ -720,8 +721,6 @@ def _wrong_answers():
             (yarn_exercises, "check_new_factor_multiplier", (yarn8**0.5, fit8**0.5)),
             (yarn_exercises, "check_new_factor_multiplier", (yarn8, yarn8)),
             (yarn_exercises, "check_new_factor_multiplier", (fit8, yarn8)),
-            (yarn_exercises, "check_rope_scaling_entry", (32768, 4)),
-            (yarn_exercises, "check_rope_scaling_entry", (8192, 2)),
             (
                 yarn_exercises,
                 "check_yarn_frequencies",
@@ -742,15 +741,26 @@ def _wrong_answers():
                 "check_yarn_frequencies",
                 yarn(64, 10000.0, 8.0, 4096),  # the lesson's L, copied
             ),
+            (
+                yarn_exercises,
+                "check_yarn_frequencies",
+                yarn(64, 10000.0, 4.0, 2048),  # the lesson's s, copied
+            ),
+            (yarn_exercises, "check_logit_multiplier", (0.1 * math.log(4) + 1) ** 2),
             (yarn_exercises, "check_logit_multiplier", mscale16),
             (
                 yarn_exercises,
                 "check_logit_multiplier",
                 (0.1 * math.log10(16) + 1) ** 2,
             ),
-            (yarn_exercises, "check_llama3_pair_counts", (29, 0, 35)),
+        ],
+        # lesson 11 (rope_lib.exercises.scaling_in_models)
+        "11_scaling_in_models": [
+            (released, "check_rope_scaling_entry", (32768, 4)),
+            (released, "check_rope_scaling_entry", (8192, 2)),
+            (released, "check_llama3_pair_counts", (29, 0, 35)),
             (
-                yarn_exercises,
+                released,
                 "check_llama3_pair_counts",
                 {
                     "kept": range(35, 64),
@@ -758,6 +768,11 @@ def _wrong_answers():
                     "interpolated": range(0, 29),
                 },
             ),
+            (released, "check_llama3_short_prompt", (1, 1)),
+            (released, "check_llama3_short_prompt", (8, 8)),
+            (released, "check_llama3_short_prompt", (8, 1)),
+            (released, "check_llama3_short_prompt", (1, 0.125)),
+            (released, "check_llama3_short_prompt", (1, 4)),
         ],
         "12_extrapolation_lab": [
             (lab, "check_exact_match", digit_fraction),

@@ -37,6 +37,7 @@ from rope_lib.exercises import (
     todays_models,
     why_position,
 )
+from rope_lib.exercises import scaling_in_models as released
 from rope_lib.exercises import yarn as yarn_exercises
 from rope_lib.lab.results import load_results
 from rope_lib.language import language
@@ -287,8 +288,14 @@ def _cases() -> list:
             _theta(64, 10000.0) / 8,
             torch.ones(3),
         ],
-        yarn_exercises.check_logit_multiplier: [mscale**2, mscale, 1 / mscale, 7.0],
-        yarn_exercises.check_llama3_pair_counts: [
+        yarn_exercises.check_logit_multiplier: [
+            mscale**2,
+            mscale,
+            1 / mscale,
+            1.2965,
+            7.0,
+        ],
+        released.check_llama3_pair_counts: [
             (29, 6, 29),
             (35, 0, 29),
             (1, 2, 3),
@@ -319,7 +326,8 @@ def _cases() -> list:
             (0.1 * math.log(8) + 1, 1.1),
             (1.5, 1.2),
         ],
-        yarn_exercises.check_rope_scaling_entry: [(8192, 4), (32768, 4), (8192, 2)],
+        released.check_rope_scaling_entry: [(8192, 4), (32768, 4), (8192, 2)],
+        released.check_llama3_short_prompt: [(1, 8), (1, 1), (8, 8), (8, 1), (2, 3)],
         lab.check_exact_match: [
             exact_match,
             digit_fraction,
@@ -438,9 +446,7 @@ def test_the_numbers_of_lessons_6_to_11_survive_the_translation():
         kept = int((wavelengths < 2048).sum())
         interpolated = int((wavelengths > 8192).sum())
         blended = 64 - kept - interpolated
-        feedback = yarn_exercises.check_llama3_pair_counts(
-            (kept, blended, interpolated)
-        )
+        feedback = released.check_llama3_pair_counts((kept, blended, interpolated))
         assert feedback.ok, feedback.message
         assert f"{kept} 个维度对" in feedback.message
         assert f"0..{kept - 1}" in feedback.message

@@ -301,7 +301,7 @@ ENGLISH_ONLY = {
 INTERNAL = {
     ("exercises/lab.py", "KeyError"),  # caught and turned into a translated NotYet
     ("exercises/real_llm.py", "KeyError"),  # the same
-    ("exercises/yarn.py", "AssertionError"),  # unreachable
+    ("exercises/scaling_in_models.py", "AssertionError"),  # unreachable
     (
         "widgets/base.py",
         "TypeError",

@@ -438,15 +438,21 @@ RIGHT = {
     "real_llm.check_best_method": ("name", _llm_best_method),
 }
 
-# lesson 10 (rope_lib.exercises.yarn): YaRN, its temperature, Llama 3
+# lesson 10 (rope_lib.exercises.yarn): YaRN and its temperature
 RIGHT |= {
     "yarn.check_yarn_frequencies": ("tensor", _yarn_frequencies),
     "yarn.check_logit_multiplier": ("number", lambda: (0.1 * math.log(16) + 1) ** 2),
-    "yarn.check_llama3_pair_counts": ("counts", _llama3_pair_counts),
     "yarn.check_entropy_direction": ("name", "down"),
     # (YaRN's 1/t at s = 8, SmolLM2's): squares of k ln 8 + 1, k = 0.1 and its fit
     "yarn.check_new_factor_multiplier": ("tensor", _new_factor_multipliers),
-    "yarn.check_rope_scaling_entry": ("pair", lambda: (8192, 4)),
+}
+# lesson 11 (rope_lib.exercises.scaling_in_models): released models' scalings
+RIGHT |= {
+    "scaling_in_models.check_llama3_pair_counts": ("counts", _llama3_pair_counts),
+    "scaling_in_models.check_rope_scaling_entry": ("pair", lambda: (8192, 4)),
+    # Llama 3.1's shipped entry keeps pair 0 (wavelength 2 pi) and divides pair 63
+    # (wavelength 2 pi 500000^(126/128), far past 8192) by its factor 8, at any length
+    "scaling_in_models.check_llama3_short_prompt": ("pair", lambda: (1.0, 8.0)),
 }
 LAB_METHOD_LABELS |= {"down": "sharper"}  # lesson 10: another word the checker reads
 
