@@ -374,7 +374,10 @@ def test_exercise_5_head_offsets():
         c, s = math.cos(10000 ** (-2 * i / 16)), math.sin(10000 ** (-2 * i / 16))
         m1[2 * i][2 * i], m1[2 * i][2 * i + 1] = c, s
         m1[2 * i + 1][2 * i], m1[2 * i + 1][2 * i + 1] = -s, c
-    m2 = [[sum(m1[r][k] * m1[k][c] for k in range(16)) for c in range(16)] for r in range(16)]
+    m2 = [
+        [sum(m1[r][k] * m1[k][c] for k in range(16)) for c in range(16)]
+        for r in range(16)
+    ]
     m1t = [list(col) for col in zip(*m1)]
     assert _offsets_by_hand(m1) == {1}  # the lesson's exact head, the yardstick
     assert _offsets_by_hand(m2) == {2} and _offsets_by_hand(m1t) == {0}
