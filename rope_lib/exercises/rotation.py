@@ -168,8 +168,7 @@ WISH_MAPS = frozenset({1, 3})
     expected=WISH_MAPS,
     same=lambda a, b: a == b,
     placeholder=N_(
-        "maps is still None: replace the placeholder with the numbers of the maps, "
-        "e.g. [0, 2]"
+        "maps is still None: replace it with the numbers of the maps, e.g. [0, 2]"
     ),
     mistakes=[
         Mistake(
@@ -387,12 +386,12 @@ def check_rope_attention(answer):
 # Lesson 3, exercise 5: positions (m2, n2), both >= 10, with the score of (7, 3).
 @exercise(
     read=as_pair,
-    name="positions",
+    name="positions_pair",
     options={"whole": True, "what": N_("a pair of integers (m2, n2)")},
     expected=7 - 3,
     same=lambda pair, offset: pair[0] - pair[1] == offset,
     placeholder=N_(
-        "positions is still None: replace the placeholder with a pair (m2, n2)"
+        "positions_pair is still None: replace the placeholder with a pair (m2, n2)"
     ),
     mistakes=[
         Mistake(
