@@ -406,3 +406,12 @@ def test_check_5():
     assert "degrees" in ex.check_relative_angles(hand * 180 / math.pi).message
     assert "multiply by the offset" in ex.check_relative_angles(hand / 8).message
     assert "still None" in ex.check_relative_angles(None).message
+
+
+def test_wavelengths_of_a_d8_head_are_a_ladder_of_tens():
+    by_hand = [2 * math.pi * 10000.0 ** (2 * i / 8) for i in range(4)]
+    assert [f"{w:,.0f}" for w in by_hand] == ["6", "63", "628", "6,283"]
+    library = (2 * math.pi / rope_lib.inv_frequencies(8)).tolist()
+    assert library == pytest.approx(by_hand, rel=1e-6)
+    for short, long in zip(by_hand, by_hand[1:]):
+        assert long / short == pytest.approx(10.0)
