@@ -1,5 +1,14 @@
-"""The 2D rotation derivation of RoPE (lesson 3): why rotating q by m*theta and k by n*theta
-makes their dot product depend on the offset m - n only.
+"""The 2D rotation derivation of RoPE (lessons 3 and 4): why a position must rotate a pair,
+and why rotating q by m*theta and k by n*theta makes their dot product depend on the offset
+m - n only.
+
+The wish (RoFormer, Su et al. 2021, section 3.4.1): a score (R_m q) . (R_n k) = q^T R_m^T R_n k
+that is a function of q, k and m - n for every q and k, i.e. R_m^T R_n depends on n - m only,
+with R_0 = I. Then n = m gives R_m^T R_m = I (R_m keeps lengths), n = m + 1 gives
+R_(m+1) = R_m R_1 (so R_m = R_1^m), and R_1, a 2x2 orthogonal matrix, is a rotation R(theta)
+or a reflection (which only sees whether m - n is even): R_m = R(m theta), and
+R_m^T R_n = R_(n-m). `offset_dependence` measures the wish numerically for any position map;
+`rotation_identities` checks R(theta)^m = R(m theta) and R(a)^T R(b) = R(b - a) in sympy.
 
 RoFormer (Su et al., 2021, arXiv:2104.09864, section 3.2 and eq. 13-16) rotates a 2D pair
 q = (q1, q2) at position m by the angle m*theta (counter-clockwise, radians):
