@@ -535,7 +535,10 @@ def check_relative_angles(answer):
 
 # Lesson 4, exercise 1: an offset in 30..60 where the fast pair (theta = 1) repeats offset 0.
 def _past_turn(offset: int) -> float:
-    """How far offset * 1 rad is from the nearest whole number of turns (radians)."""
+    """How far offset * 1 rad is from the nearest whole number of turns (radians); NaN for
+    an offset too large to be a float."""
+    if abs(offset) > 1e15:
+        return math.nan
     return abs(math.remainder(offset, 2 * math.pi))
 
 
