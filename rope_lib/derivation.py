@@ -1,5 +1,14 @@
-"""The 2D rotation derivation of RoPE (lesson 3): why rotating q by m*theta and k by n*theta
-makes their dot product depend on the offset m - n only.
+"""The 2D rotation derivation of RoPE (lessons 3 and 4): why a position must rotate a pair,
+and why rotating q by m*theta and k by n*theta makes their dot product depend on the offset
+m - n only.
+
+The wish (RoFormer, Su et al. 2021, section 3.4.1): a score (R_m q) . (R_n k) = q^T R_m^T R_n k
+that is a function of q, k and m - n for every q and k, i.e. R_m^T R_n depends on n - m only,
+with R_0 = I. Then n = m gives R_m^T R_m = I (R_m keeps lengths), n = m + 1 gives
+R_(m+1) = R_m R_1 (so R_m = R_1^m), and R_1, a 2x2 orthogonal matrix, is a rotation R(theta)
+or a reflection (which only sees whether m - n is even): R_m = R(m theta), and
+R_m^T R_n = R_(n-m). `offset_dependence` measures the wish numerically for any position map;
+`rotation_identities` checks R(theta)^m = R(m theta) and R(a)^T R(b) = R(b - a) in sympy.
 
 RoFormer (Su et al., 2021, arXiv:2104.09864, section 3.2 and eq. 13-16) rotates a 2D pair
 q = (q1, q2) at position m by the angle m*theta (counter-clockwise, radians):
@@ -282,3 +291,52 @@ def score_derivation() -> ScoreDerivation:
         closed,
         difference,
     )
+
+
+def offset_dependence(position_map, q, k, offset: int = 3, starts=range(8)) -> float:
+    """How much the score of a position map moves when both positions move together.
+
+    position_map(m) is the 2x2 matrix R_m that position m applies to a pair; the score of a
+    query q at m and a key k at n is (R_m q) . (R_n k) = q^T R_m^T R_n k. Returns the spread
+    (max - min) of that score over (m, n) = (s + offset, s) for s in `starts`: 0 up to
+    rounding when the score sees only m - n, which holds for every q and k exactly when
+    R_m^T R_n depends on n - m only (the wish of RoFormer, Su et al. 2021, section 3.4.1,
+    that forces R_m = R(m theta)). A float.
+    """
+    q = as_real_float64("q", q)
+    k = as_real_float64("k", k)
+    scores = [
+        float((position_map(s + offset) @ q) @ (position_map(s) @ k)) for s in starts
+    ]
+    return max(scores) - min(scores)
+
+
+@dataclass(frozen=True)
+class RotationIdentities:
+    """sympy checks of the two facts lesson 3's derivation ends with."""
+
+    symbols: tuple  # (theta, a, b)
+    times: int
+    power_gap: object  # R(theta)^times - R(times theta), simplified: the zero matrix
+    transpose_product: object  # R(a)^T R(b), each entry simplified
+    transpose_expected: object  # R(b - a)
+
+
+def rotation_identities(times: int = 5) -> RotationIdentities:
+    """R(theta)^times = R(times theta) (turning m times by theta is turning by m theta), and
+    R(a)^T R(b) = R(b - a) (so R_m^T R_n = R_(n-m): the score q^T R_m^T R_n k sees n - m only),
+    derived with sympy (RoFormer, Su et al. 2021, section 3.4.1 and eq. 16)."""
+    import sympy as sp
+
+    theta, a, b = sp.symbols("theta a b", real=True)
+
+    def rot(angle):
+        return sp.Matrix(
+            [[sp.cos(angle), -sp.sin(angle)], [sp.sin(angle), sp.cos(angle)]]
+        )
+
+    gap = (rot(theta) ** times - rot(times * theta)).applyfunc(
+        lambda e: sp.simplify(sp.expand_trig(e))
+    )
+    product = (rot(a).T * rot(b)).applyfunc(lambda e: sp.simplify(sp.trigsimp(e)))
+    return RotationIdentities((theta, a, b), times, gap, product, rot(b - a))

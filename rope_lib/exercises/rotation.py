@@ -1,8 +1,9 @@
-"""Checkers for lesson 3 (the 2D rotation derivation of RoPE).
+"""Checkers for lessons 3 (the 2D rotation, derived) and 4 (from one pair to a whole head).
 
 Each check_i(answer) returns a Feedback; the usual mistakes get their own message: rotating
-clockwise, using degrees, swapping m and n, forgetting the sin term, rotating v, one angle per
-coordinate instead of per pair.
+clockwise, using degrees, R_m^T R_n read as R_(m-n), a map that scales or is not a power,
+swapping m and n, forgetting the sin term, rotating v, one angle per coordinate instead of per
+pair, a wrap-around missed, the fast pairs left unrotated instead of the slow ones.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from ..derivation import closed_form_score
 from ..language import N_, _
 from ..rotary import apply_rope, inv_frequencies, rotation_2d
 from . import Mistake, NotYet, close, compare_tensor, exercise, near
-from .answers import as_number, as_pair, as_tensor
+from .answers import as_count, as_indices, as_number, as_pair, as_tensor
 
 F64 = torch.float64
 
@@ -108,7 +109,122 @@ def check_rotated_query(answer):
     """q = (0.5, -1.0) rotated to position m = 3 with theta = 0.5: R(m theta) q."""
 
 
-# Exercise 2: the score from the closed form, without rotating.
+# Lesson 3, exercise 2: R_5^T R_2 = R_j for every theta; j = n - m = 2 - 5.
+@exercise(
+    read=as_count,
+    name="j",
+    expected=2 - 5,
+    placeholder=N_("j is still None: replace the placeholder with a whole number"),
+    mistakes=[
+        Mistake(
+            5 - 2,
+            N_(
+                "that is m - n. R_m^T = R(-m theta), so R_m^T R_n = R((n - m) theta) = "
+                "R_(n-m): with m = 5 and n = 2, j = 2 - 5."
+            ),
+        ),
+        Mistake(
+            5 + 2,
+            N_(
+                "you added the positions: R_m^T undoes R_m (it is R_(-m)), so the angles "
+                "subtract, j = n - m."
+            ),
+        ),
+        Mistake(
+            -(5 + 2),
+            N_(
+                "both turned back? Only R_5 is transposed: R_5^T = R_(-5), R_2 stays, "
+                "j = -5 + 2."
+            ),
+        ),
+        Mistake(
+            5 * 2,
+            N_(
+                "angles of rotations add when the matrices multiply; they never multiply."
+            ),
+        ),
+    ],
+    facts=lambda value, expected: {"value": value},
+    otherwise=N_(
+        "R_5^T R_2 = R_{value} would turn by {value}·theta; R_5^T turns back by 5·theta "
+        "and R_2 turns on by 2·theta"
+    ),
+    right=N_(
+        "R_5^T R_2 = R_(2-5) = R_(-3): the key's rotation minus the query's, n - m"
+    ),
+)
+def check_transpose_index(answer):
+    """j with R_5^T R_2 = R_j for every theta (R_m = R(m theta))."""
+
+
+# Lesson 3, exercise 3: which position maps make the score see m - n only.
+# R(-m theta) and F^m; not 1.1^m R(m theta), not R(m^2 theta)
+WISH_MAPS = frozenset({1, 3})
+
+
+@exercise(
+    read=lambda answer, name: as_indices(answer, name, 4),
+    name="maps",
+    expected=WISH_MAPS,
+    same=lambda a, b: a == b,
+    placeholder=N_(
+        "maps is still None: replace it with the numbers of the maps, e.g. [0, 2]"
+    ),
+    mistakes=[
+        Mistake(
+            frozenset({1}),
+            N_(
+                "map 3 grants the wish too: F^T = F and F F = I, so (F^m)^T F^n = "
+                "F^(n-m) depends on n - m only. It is useless (it only sees whether "
+                "n - m is even): that, not the wish, is why step 3 drops it."
+            ),
+        ),
+        Mistake(
+            frozenset({3}),
+            N_(
+                "map 1 grants the wish: R(-m theta) is RoPE with the frequency -theta; "
+                "R(-m theta)^T R(-n theta) = R(-(n-m) theta) sees n - m only."
+            ),
+        ),
+        Mistake(
+            frozenset({0, 1, 3}),
+            N_(
+                "map 0 scales: 1.1^m R(m theta) has R_m^T R_m = 1.21^m I, which changes "
+                "with m, so two tokens at the same offset score differently (step 1: "
+                "R_m must keep lengths)."
+            ),
+        ),
+        Mistake(
+            frozenset({1, 2, 3}),
+            N_(
+                "map 2 turns by m^2 theta: R_m^T R_n = R((n^2 - m^2) theta), and "
+                "n^2 - m^2 is not a function of n - m (step 2: R_m must be R_1^m)."
+            ),
+        ),
+        Mistake(
+            frozenset({0, 1, 2, 3}),
+            N_(
+                "not every map: try the spread of the score at one offset, "
+                "derivation.offset_dependence, on maps 0 and 2."
+            ),
+        ),
+    ],
+    facts=lambda value, expected: {"value": sorted(value)},
+    otherwise=N_(
+        "not {value}. For each map, ask whether R_m^T R_n depends on n - m only: "
+        "R(a)^T R(b) = R(b - a), and a reflection F has F^T = F and F F = I."
+    ),
+    right=N_(
+        "maps 1 and 3: a rotation either way round keeps the wish, and so does a "
+        "reflection, which only sees whether the offset is even"
+    ),
+)
+def check_wish_maps(answer):
+    """Which of the maps 0: 1.1^m R(m theta), 1: R(-m theta), 2: R(m^2 theta), 3: F^m make
+    the score a function of m - n for every q and k."""
+
+
+# Exercise 4 of lesson 3: the score from the closed form, without rotating.
 (Q1, Q2), (K1, K2), M, N, THETA = (0.8, 0.6), (-0.3, 1.1), 9, 4, 0.3
 
 
@@ -136,7 +252,7 @@ def _score(offset, theta=THETA) -> float:
         Mistake(
             (Q1 * K1 + Q2 * K2) * math.cos((M - N) * THETA),
             N_(
-                "you kept only (q·k) cos((m-n)θ), as a common write-up's g does: the "
+                "you kept only (q·k) cos((m-n)θ), the cos-only slip of section 6: the "
                 "cross term (q1k2 - q2k1) sin((m-n)θ) is missing."
             ),
         ),
@@ -176,6 +292,7 @@ def check_closed_form_score(answer):
     """The score q_m . k_n for q = (0.8, 0.6), k = (-0.3, 1.1), m = 9, n = 4, theta = 0.3."""
 
 
+# Lesson 4, exercise 3: RoPE inside attention.
 def rope_attention_inputs():
     """q, k, v [batch 1, heads 2, seq 5, head_dim 4] (float64, fixed random values) and
     positions 0..4."""
@@ -266,15 +383,15 @@ def check_rope_attention(answer):
     1/sqrt(head_dim)."""
 
 
-# Exercise 4: positions (m2, n2), both >= 10, with the score of (m, n) = (7, 3).
+# Lesson 3, exercise 5: positions (m2, n2), both >= 10, with the score of (7, 3).
 @exercise(
     read=as_pair,
-    name="positions",
+    name="positions_pair",
     options={"whole": True, "what": N_("a pair of integers (m2, n2)")},
     expected=7 - 3,
     same=lambda pair, offset: pair[0] - pair[1] == offset,
     placeholder=N_(
-        "positions is still None: replace the placeholder with a pair (m2, n2)"
+        "positions_pair is still None: replace the placeholder with a pair (m2, n2)"
     ),
     mistakes=[
         Mistake(
@@ -323,7 +440,7 @@ def check_shifted_positions(answer):
     q, k, theta."""
 
 
-# Exercise 5: the relative angles of a d = 8 head (base 10000) at offset 8.
+# Lesson 4, exercise 2: the relative angles of a d = 8 head (base 10000) at offset 8.
 I4 = torch.arange(4, dtype=F64)
 
 
@@ -414,3 +531,126 @@ def _relative() -> torch.Tensor:
 def check_relative_angles(answer):
     """The relative angles (m - n) theta_i of the 4 pairs of a d = 8 head (base 10000) at
     m - n = 8."""
+
+
+# Lesson 4, exercise 1: an offset in 30..60 where the fast pair (theta = 1) repeats offset 0.
+def _past_turn(offset: int) -> float:
+    """How far offset * 1 rad is from the nearest whole number of turns (radians); NaN for
+    an offset too large to be a float."""
+    if abs(offset) > 1e15:
+        return math.nan
+    return abs(math.remainder(offset, 2 * math.pi))
+
+
+@exercise(
+    read=as_count,
+    name="offset",
+    expected=44,
+    same=lambda a, b: a == b,
+    placeholder=N_("offset is still None: replace the placeholder with a whole number"),
+    mistakes=[
+        Mistake(
+            lambda v: not 30 <= v <= 60,
+            N_("the offset should be between 30 and 60, got {value}"),
+            first=True,
+        ),
+        Mistake(
+            38,
+            N_(
+                "6 turns are 6 · 2π = 37.70 rad: offset 38 is 0.30 rad past, and the "
+                "fast pair's score there differs visibly. Look for a multiple of 2π "
+                "closer to a whole number."
+            ),
+        ),
+        Mistake(
+            31,
+            N_(
+                "5 turns are 31.42 rad: offset 31 is 0.42 rad short of it. Which "
+                "multiple of 2π lies closest to a whole number?"
+            ),
+        ),
+        Mistake(
+            50,
+            N_(
+                "8 turns are 50.27 rad: offset 50 is 0.27 rad short. 7 turns, 43.98 "
+                "rad, lie closer to a whole number."
+            ),
+        ),
+        Mistake(
+            57,
+            N_("9 turns are 56.55 rad: offset 57 is 0.45 rad past."),
+        ),
+    ],
+    facts=lambda value, expected: {"value": value, "gap": _past_turn(value)},
+    otherwise=N_(
+        "offset {value} turns the fast pair {gap:.2f} rad away from a whole number of "
+        "turns; find the multiple of 2π = 6.2832 closest to a whole number"
+    ),
+    right=N_(
+        "44 rad is 7 turns and 0.0177 rad: the fast pair sees offset 44 almost as offset "
+        "0, and cannot tell them apart on its own"
+    ),
+)
+def check_repeat_offset(answer):
+    """An offset between 30 and 60 that the pair with theta = 1 sees almost as offset 0."""
+
+
+# Lesson 4, exercise 4: p-RoPE with p = 3/4 on a d = 16 head: which pairs stay unrotated.
+@exercise(
+    read=lambda answer, name: as_indices(answer, name, 16),
+    name="pairs",
+    expected=frozenset({6, 7}),
+    same=lambda a, b: a == b,
+    placeholder=N_(
+        "pairs is still None: replace the placeholder with the pair indices"
+    ),
+    mistakes=[
+        Mistake(
+            lambda a: any(i >= 8 for i in a),
+            N_(
+                "a head of d = 16 has 8 pairs, i = 0..7; indices of 8 or more look like "
+                "coordinates: answer with pair indices"
+            ),
+            first=True,
+        ),
+        Mistake(
+            frozenset({0, 1}),
+            N_(
+                "those are the fastest pairs: they build the sharp positional patterns "
+                "(previous token, same token). p-RoPE leaves the slowest pairs, the "
+                "semantic channels, unrotated."
+            ),
+        ),
+        Mistake(
+            frozenset({7}),
+            N_(
+                "a quarter of 8 pairs is 2 pairs, not one: rotate 6, leave the 2 slowest."
+            ),
+        ),
+        Mistake(
+            frozenset(range(6)),
+            N_(
+                "those are the 6 pairs p-RoPE rotates (p = 3/4 of 8); the question asks "
+                "for the ones it leaves alone."
+            ),
+        ),
+        Mistake(
+            frozenset(range(2, 8)),
+            N_(
+                "6 pairs left alone is 3/4 of the head: p = 3/4 is the share that is "
+                "rotated, so 2 pairs stay unrotated."
+            ),
+        ),
+    ],
+    facts=lambda value, expected: {"value": sorted(value)},
+    otherwise=N_(
+        "not {value}: p = 3/4 rotates 6 of the 8 pairs and leaves 2 alone; which two "
+        "pairs turn least over a context?"
+    ),
+    right=N_(
+        "pairs 6 and 7, the slowest: they barely turn over a context, and p-RoPE lets "
+        "them carry content with no rotation at all"
+    ),
+)
+def check_unrotated_pairs(answer):
+    """The pairs p-RoPE (p = 3/4) leaves unrotated in a d = 16 head (base 10000)."""

@@ -576,12 +576,24 @@ def _wrong_answers():
         "03_rotation_2d": [
             (rotation, "check_rotated_query", rotation_2d(-1.5) @ q),
             (rotation, "check_rotated_query", rotation_2d(math.radians(1.5)) @ q),
+            (rotation, "check_transpose_index", 3),
+            (rotation, "check_transpose_index", 7),
+            (rotation, "check_wish_maps", frozenset({1})),
+            (rotation, "check_wish_maps", frozenset({0, 1, 3})),
             (
                 rotation,
                 "check_closed_form_score",
                 dot * math.cos(-angle) + cross * math.sin(-angle),
             ),
             (rotation, "check_closed_form_score", dot * math.cos(angle)),
+            (rotation, "check_shifted_positions", (10, 14)),
+            (rotation, "check_shifted_positions", (35, 15)),
+        ],
+        "04_rope_head": [
+            (rotation, "check_repeat_offset", 38),
+            (rotation, "check_repeat_offset", 50),
+            (rotation, "check_relative_angles", relative.repeat_interleave(2)),
+            (rotation, "check_relative_angles", torch.remainder(relative, 2 * math.pi)),
             (
                 rotation,
                 "check_rope_attention",
@@ -592,10 +604,8 @@ def _wrong_answers():
                 "check_rope_attention",
                 (rq @ ka.transpose(-1, -2) / 2).softmax(-1) @ va,
             ),
-            (rotation, "check_shifted_positions", (10, 14)),
-            (rotation, "check_shifted_positions", (35, 15)),
-            (rotation, "check_relative_angles", relative.repeat_interleave(2)),
-            (rotation, "check_relative_angles", torch.remainder(relative, 2 * math.pi)),
+            (rotation, "check_unrotated_pairs", frozenset({0, 1})),
+            (rotation, "check_unrotated_pairs", frozenset(range(6))),
         ],
         "05_rope_complex": [
             (complex_rope, "check_score_changes", {**changes, "shift": "changes"}),

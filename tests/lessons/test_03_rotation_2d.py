@@ -1,14 +1,9 @@
-"""Lesson 3 (the 2D rotation derivation of RoPE): the claims its story shows as short
-printed checks, asserted here, and checks that left the story (widget arrows, RoPER).
+"""Lesson 3 (the 2D rotation, derived): the claims its story shows as short printed checks,
+asserted here, and checks that left the story (widget arrows and pixels).
 
-Expected values are written out by hand (math.cos/math.sin, Python complex numbers, a
-2x2 turn written here), never taken from the function under test. The worked pair is the
-one the study notes print (note 002: q = (0.5, -1.0), k = (1.2, 0.3), theta 0.1, m = 2).
-
-The 2D rotation (lesson 3): the 2D rotation derivation of RoPE (rope_lib.derivation, its widget, its exercises).
-
-Expected values come from formulas written out here with math.cos / math.sin, from seed 002's
-worked numbers, or from a complex-number rotation, never from the code under test.
+Expected values are written out by hand (math.cos/math.sin, a 2x2 turn written here), never
+taken from the function under test. The worked pair is q = (0.5, -1.0), k = (1.2, 0.3),
+theta 0.1, m = 2.
 """
 
 from __future__ import annotations
@@ -21,15 +16,21 @@ from pathlib import Path
 
 import matplotlib
 
-# --- from test_lesson_rotation_2d.py --------------------------------------------
-
 matplotlib.use("Agg")
 
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+import sympy as sp  # noqa: E402
 import torch  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
 
 import rope_lib  # noqa: E402
 from rope_lib import derivation  # noqa: E402
+from rope_lib.exercises import rotation as ex  # noqa: E402
+from rope_lib.figures import rotation as figures  # noqa: E402
+from rope_lib.figures import static_png  # noqa: E402
+from rope_lib.widgets import rotation as w02  # noqa: E402
 from rope_lib.widgets.rotation import RotatePairWidget  # noqa: E402
 
 F64 = torch.float64
@@ -47,6 +48,19 @@ def rope_score(q, k, m, n, theta) -> float:
     """q rotated to position m, k to position n, one pair, by hand."""
     qm, kn = turn(m * theta, q), turn(n * theta, k)
     return qm[0] * kn[0] + qm[1] * kn[1]
+
+
+def rotate_by_hand(v, angle):
+    """Counter-clockwise rotation of a 2-vector, written out."""
+    x, y = v
+    return (
+        x * math.cos(angle) - y * math.sin(angle),
+        x * math.sin(angle) + y * math.cos(angle),
+    )
+
+
+def dot(a, b):
+    return sum(x * y for x, y in zip(a, b))
 
 
 def test_worked_pair_both_ways():
@@ -92,30 +106,15 @@ def test_score_is_a_function_of_the_offset_and_its_sign():
     assert torch.allclose(table[1:, 1:], table[:-1, :-1], atol=1e-12)
 
 
-def test_cos_only_version_loses_the_sine_term_and_the_conjugate_keeps_it():
+def test_cos_only_version_loses_the_sine_term_and_is_symmetric():
     q, k, m, n, theta = (0.3, -1.1), (0.8, 0.4), 7, 3, 0.5
     exact = rope_score(q, k, m, n, theta)
-    turn_by_offset = complex(math.cos(2.0), math.sin(2.0))  # e^(i (m - n) theta)
-    with_conjugate = (complex(*q) * complex(*k).conjugate() * turn_by_offset).real
+    swapped = rope_score(q, k, n, m, theta)
     cos_only = (q[0] * k[0] + q[1] * k[1]) * math.cos(2.0)
     cross = q[0] * k[1] - q[1] * k[0]
-    assert with_conjugate == pytest.approx(exact, abs=1e-12)
     assert exact - cos_only == pytest.approx(cross * math.sin(2.0), abs=1e-12)
-    assert abs(exact - cos_only) > 0.5
-
-
-def test_head_score_is_the_sum_of_its_pairs_scores():
-    torch.manual_seed(0)
-    q8, k8 = torch.randn(2, 8, dtype=F64)
-    m, n = 9, 4
-    rotated = rope_lib.apply_rope(torch.stack([q8, k8]), torch.tensor([m, n]))
-    pairs = sum(
-        rope_score(
-            q8[2 * i : 2 * i + 2], k8[2 * i : 2 * i + 2], m, n, 10000.0 ** (-2 * i / 8)
-        )
-        for i in range(4)
-    )
-    assert float(rotated[0] @ rotated[1]) == pytest.approx(pairs, abs=1e-10)
+    assert cos_only - swapped == pytest.approx(cross * math.sin(2.0), abs=1e-12)
+    assert abs(exact - swapped) > 1.0  # the true score sees the sign of m - n
 
 
 def test_widget_keeps_the_score_under_a_shift_and_draws_the_rotation():
@@ -132,104 +131,11 @@ def test_widget_keeps_the_score_under_a_shift_and_draws_the_rotation():
     matplotlib.pyplot.close(probe.figure)
 
 
-def turn_rows(x, positions, sign=1.0):
-    """Row j of x turned by sign * positions[j] radians (one pair, theta = 1)."""
-    return torch.stack(
-        [
-            torch.tensor(turn(sign * float(p), row), dtype=F64)
-            for row, p in zip(x, positions)
-        ]
-    )
-
-
-def attention_by_hand(q, k, v, positions, rotate_v=False, rotate_back=False):
-    """One causal head of size 2 (one pair, theta = 1), every rotation written out."""
-    scores = turn_rows(q, positions) @ turn_rows(k, positions).T / math.sqrt(2)
-    future = torch.ones(len(q), len(q), dtype=torch.bool).triu(1)
-    weights = scores.masked_fill(future, -math.inf).softmax(-1)
-    out = weights @ (turn_rows(v, positions) if rotate_v else v)
-    return (turn_rows(out, positions, -1.0) if rotate_back else out), weights
-
-
-def test_roper_rotating_values_and_the_output_back_keeps_attention_relative():
-    g = torch.Generator().manual_seed(5)
-    q, k, v = torch.randn(3, 6, 2, dtype=F64, generator=g)
-    pos = torch.arange(6)
-    plain, _ = attention_by_hand(q, k, v, pos)
-    assert torch.allclose(plain, attention_by_hand(q, k, v, pos + 100)[0], atol=1e-10)
-    v_only = (
-        (
-            attention_by_hand(q, k, v, pos + 100, rotate_v=True)[0]
-            - attention_by_hand(q, k, v, pos, rotate_v=True)[0]
-        )
-        .abs()
-        .max()
-    )
-    assert v_only > 0.1  # rotating v alone stamps absolute positions
-    roper, weights = attention_by_hand(q, k, v, pos, rotate_v=True, rotate_back=True)
-    shifted = attention_by_hand(q, k, v, pos + 100, rotate_v=True, rotate_back=True)[0]
-    assert torch.allclose(roper, shifted, atol=1e-10)
-    # RoPER's output is sum_n a_mn R_(n-m) v_n: each value turned by its offset
-    for m in range(6):
-        expected = sum(
-            weights[m, n] * torch.tensor(turn(n - m, v[n]), dtype=F64) for n in range(6)
-        )
-        assert torch.allclose(roper[m], expected, atol=1e-12)
-    # the lesson's apply_rope version: positions -p turn the output back
-    one = torch.tensor([1.0], dtype=F64)
-    back = rope_lib.apply_rope(v, -pos, inv_freq=one)
-    assert torch.allclose(back[3], torch.tensor(turn(-3, v[3]), dtype=F64))
-
-
-def test_fast_pair_wraps_and_slow_pair_barely_moves():
-    q, k = (0.5, -1.0), (1.2, 0.3)
-    scale = math.hypot(*q) * math.hypot(*k)
-    fast = [rope_score(q, k, d, 0, 1.0) for d in range(51)]
-    slow = [rope_score(q, k, d, 0, 0.001) for d in range(51)]
-    assert max(fast) - min(fast) > 1.9 * scale
-    assert max(slow) - min(slow) < 0.06 * scale
-    assert abs(fast[44] - fast[0]) < 0.03  # 44 rad is 7 turns and 0.018 rad
-
-
-def test_slowest_pair_of_a_real_head_turns_less_than_half_a_radian_in_4096_tokens():
-    slowest = 10000.0 ** (-126 / 128)
-    assert float(rope_lib.inv_frequencies(128)[-1]) == pytest.approx(slowest, rel=1e-6)
-    assert 4096 * slowest == pytest.approx(0.473, abs=5e-4)
-    assert math.cos(4096 * slowest) > 0.89
-
-
 def test_the_story_carries_no_test_machinery():
     cells = json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]
     code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
     for machinery in ("inspect.", '.split(\'"""\')', '.replace("<b>"', "assert "):
         assert machinery not in code, machinery
-
-
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import sympy as sp  # noqa: E402
-import torch  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-
-from rope_lib.exercises import rotation as ex  # noqa: E402
-from rope_lib.figures import rotation as figures  # noqa: E402
-from rope_lib.figures import static_png  # noqa: E402
-from rope_lib.widgets import rotation as w02  # noqa: E402
-
-
-def rotate_by_hand(v, angle):
-    """Counter-clockwise rotation of a 2-vector, written out."""
-    x, y = v
-    return (
-        x * math.cos(angle) - y * math.sin(angle),
-        x * math.sin(angle) + y * math.cos(angle),
-    )
-
-
-def dot(a, b):
-    return sum(x * y for x, y in zip(a, b))
 
 
 # ---------------------------------------------------------------- derivation
@@ -276,35 +182,6 @@ def test_closed_form_score_one_pair(m, n, theta):
     assert float(got) == pytest.approx(expected, abs=1e-10)
 
 
-def test_closed_form_score_whole_head_and_broadcasting():
-    g = torch.Generator().manual_seed(0)
-    q, k = torch.randn(2, 8, generator=g, dtype=F64)
-    thetas = [1.0, 0.1, 0.01, 0.001]
-    m, n = 9, 4
-    expected = sum(
-        dot(
-            rotate_by_hand(q[2 * i : 2 * i + 2].tolist(), m * t),
-            rotate_by_hand(k[2 * i : 2 * i + 2].tolist(), n * t),
-        )
-        for i, t in enumerate(thetas)
-    )
-    got = derivation.closed_form_score(q, k, m, n, thetas)
-    assert float(got) == pytest.approx(expected, abs=1e-10)
-    # m as a tensor of offsets: one score per offset
-    offsets = torch.arange(5)
-    many = derivation.closed_form_score(q, k, offsets, 0, thetas)
-    assert many.shape == (5,)
-    for o in range(5):
-        one = sum(
-            dot(
-                rotate_by_hand(q[2 * i : 2 * i + 2].tolist(), o * t),
-                k[2 * i : 2 * i + 2].tolist(),
-            )
-            for i, t in enumerate(thetas)
-        )
-        assert float(many[o]) == pytest.approx(one, abs=1e-10)
-
-
 def test_closed_form_score_depends_on_offset_only():
     q, k = torch.tensor([0.3, 0.9]), torch.tensor([-1.1, 0.4])
     base = float(derivation.closed_form_score(q, k, 3, 0, 0.5))
@@ -334,64 +211,6 @@ def test_polar_score_is_length_times_cosine_of_angle_between():
     assert float(derivation.polar_score(ql, qa, kl, ka, m, n, theta)) == pytest.approx(
         dot(q_rot, k_rot), abs=1e-12
     )
-
-
-def test_rope_by_steps_matches_complex_rotation():
-    g = torch.Generator().manual_seed(3)
-    batch, length, heads, d_head = 2, 5, 3, 8
-    Q = torch.randn(batch, length, heads * d_head, generator=g, dtype=F64)
-    K = torch.randn(batch, length, heads * d_head, generator=g, dtype=F64)
-    steps = derivation.rope_by_steps(Q, K, heads)
-    assert list(steps) == [
-        "Q",
-        "K",
-        "freqs",
-        "angles",
-        "cos",
-        "sin",
-        "Q_pairs",
-        "K_pairs",
-        "Q_rot",
-        "K_rot",
-        "scores",
-    ]
-    assert steps["Q"].shape == (batch, heads, length, d_head)
-    assert steps["angles"].shape == (length, d_head // 2)
-    assert steps["cos"].shape == (1, 1, length, d_head // 2)
-    assert steps["Q_pairs"].shape == (batch, heads, length, d_head // 2, 2)
-    assert steps["scores"].shape == (batch, heads, length, length)
-
-    # independent: pairs as complex numbers times e^{i m theta_i}, theta_i = 10000^(-2i/d)
-    freqs = torch.tensor(
-        [10000.0 ** (-2 * i / d_head) for i in range(d_head // 2)], dtype=F64
-    )
-    phase = torch.polar(
-        torch.ones(length, d_head // 2, dtype=F64),
-        torch.arange(length, dtype=F64)[:, None] * freqs,
-    )
-
-    def reference(X):
-        heads_view = X.reshape(batch, length, heads, d_head).permute(0, 2, 1, 3)
-        pairs = torch.view_as_complex(
-            heads_view.reshape(batch, heads, length, d_head // 2, 2).contiguous()
-        )
-        return torch.view_as_real(pairs * phase).reshape(batch, heads, length, d_head)
-
-    q_ref, k_ref = reference(Q), reference(K)
-    assert torch.allclose(steps["Q_rot"], q_ref, atol=1e-12)
-    assert torch.allclose(steps["K_rot"], k_ref, atol=1e-12)
-    assert torch.allclose(
-        steps["scores"], q_ref @ k_ref.transpose(-1, -2) / math.sqrt(d_head), atol=1e-12
-    )
-
-
-def test_rope_by_steps_errors():
-    with pytest.raises(ValueError, match="even"):
-        derivation.rope_by_steps(torch.zeros(1, 2, 9), torch.zeros(1, 2, 9), 3)
-    with pytest.raises(ValueError, match="Q and K"):
-        derivation.rope_by_steps(torch.zeros(1, 2, 8), torch.zeros(1, 3, 8), 2)
-    with pytest.raises(TypeError, match="n_heads"):
-        derivation.rope_by_steps(torch.zeros(1, 2, 8), torch.zeros(1, 2, 8), 2.0)
 
 
 def test_rotation_from_polar():
@@ -641,19 +460,6 @@ def test_widget_sweep_stays_in_range_and_the_readout_agrees():
         plt.close(w.figure)
 
 
-def test_static_figures():
-    thumb = figures.thumbnail()
-    assert isinstance(thumb, Figure)
-    assert tuple(thumb.get_size_inches()) == pytest.approx((4, 2.5))
-    assert isinstance(figures.polar_rotation_figure(), Figure)
-    fig = figures.frequency_figure(
-        [0.5, -1.0], [1.2, 0.3], 6, thetas=(1.0, 0.001), max_offset=50
-    )
-    fast_title = fig.axes[0].get_title()
-    expected = dot(rotate_by_hand((0.5, -1.0), 6.0), (1.2, 0.3))
-    assert f"q'·k' = {expected:.4f}" in fast_title
-
-
 # ---------------------------------------------------------------- exercises
 
 
@@ -720,70 +526,6 @@ def test_check_2():
     assert "off by" in ex.check_closed_form_score(solution + 0.5).message
 
 
-def attention_in_complex_numbers(q, k, v, rotate_q=True, rotate_k=True, rotate_v=False):
-    """softmax(q' k'^T / sqrt(d)) v with the rotations done as complex multiplications."""
-    d = q.shape[-1]
-    freqs = torch.tensor([10000.0 ** (-2 * i / d) for i in range(d // 2)], dtype=F64)
-    seq = q.shape[-2]
-    phase = torch.polar(
-        torch.ones(seq, d // 2, dtype=F64),
-        torch.arange(seq, dtype=F64)[:, None] * freqs,
-    )
-
-    def rot(x):
-        return torch.view_as_real(
-            torch.view_as_complex(x.unflatten(-1, (d // 2, 2)).contiguous()) * phase
-        ).flatten(-2)
-
-    q = rot(q) if rotate_q else q
-    k = rot(k) if rotate_k else k
-    v = rot(v) if rotate_v else v
-    return torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(d), dim=-1) @ v
-
-
-def test_check_3():
-    q, k, v, positions = ex.rope_attention_inputs()
-    assert q.shape == k.shape == v.shape == (1, 2, 5, 4)
-    assert torch.equal(positions, torch.arange(5))
-    # the worked solution
-    q_rot, k_rot = rope_lib.apply_rope(q, positions), rope_lib.apply_rope(k, positions)
-    out = (q_rot @ k_rot.transpose(-1, -2) / math.sqrt(q.shape[-1])).softmax(dim=-1) @ v
-    assert ex.check_rope_attention(out)
-    assert ex.check_rope_attention(attention_in_complex_numbers(q, k, v))
-    assert (
-        "rotated v"
-        in ex.check_rope_attention(
-            attention_in_complex_numbers(q, k, v, rotate_v=True)
-        ).message
-    )
-    assert (
-        "nothing was rotated"
-        in ex.check_rope_attention(
-            attention_in_complex_numbers(q, k, v, False, False)
-        ).message
-    )
-    assert (
-        "only q"
-        in ex.check_rope_attention(
-            attention_in_complex_numbers(q, k, v, True, False)
-        ).message
-    )
-    assert (
-        "only k"
-        in ex.check_rope_attention(
-            attention_in_complex_numbers(q, k, v, False, True)
-        ).message
-    )
-    assert (
-        "sqrt(head_dim)"
-        in ex.check_rope_attention(
-            (q_rot @ k_rot.transpose(-1, -2)).softmax(-1) @ v
-        ).message
-    )
-    assert "shape" in ex.check_rope_attention(out[0]).message
-    assert "still None" in ex.check_rope_attention(None).message
-
-
 def test_check_4():
     assert ex.check_shifted_positions((14, 10))  # the worked solution
     assert ex.check_shifted_positions((1004, 1000))
@@ -798,44 +540,94 @@ def test_check_4():
     assert "m - n = 5" in ex.check_shifted_positions((15, 10)).message
 
 
-def test_check_5():
-    hand = torch.tensor(
-        [8 * 10000.0 ** (-2 * i / 8) for i in range(4)], dtype=F64
-    )  # 8, 0.8, 0.08, 0.008
-    assert torch.allclose(hand, torch.tensor([8.0, 0.8, 0.08, 0.008], dtype=F64))
-    assert ex.check_relative_angles(
-        8 * rope_lib.inv_frequencies(8)
-    )  # the worked solution
-    assert ex.check_relative_angles(hand.tolist())
-    assert (
-        "per coordinate" in ex.check_relative_angles(hand.repeat_interleave(2)).message
+def test_the_wish_rules_out_scaling_and_non_powers_and_reflections_see_parity():
+    q, k = torch.tensor([0.5, -1.0], dtype=F64), torch.tensor([1.2, 0.3], dtype=F64)
+
+    def by_hand(angle):
+        c, s = math.cos(angle), math.sin(angle)
+        return torch.tensor([[c, -s], [s, c]], dtype=F64)
+
+    rope = derivation.offset_dependence(lambda m: by_hand(0.1 * m), q, k, offset=3)
+    assert rope < 1e-12
+    scaled = derivation.offset_dependence(
+        lambda m: 1.1**m * by_hand(0.1 * m), q, k, offset=3
     )
-    assert (
-        "-2i/d"
-        in ex.check_relative_angles(
-            torch.tensor([8 * 10000.0 ** (-i / 8) for i in range(4)])
-        ).message
+    squared = derivation.offset_dependence(lambda m: by_hand(0.1 * m * m), q, k)
+    assert scaled > 1.0 and squared > 1.0  # the printed 2.5526 and 2.7507
+    # by hand: the scaled scores at (3, 0) and (10, 7) differ by the factor 1.1^14
+    score_30 = 1.1**3 * float((by_hand(0.3) @ q) @ k)
+    score_107 = 1.1**17 * float((by_hand(1.0) @ q) @ (by_hand(0.7) @ k))
+    assert score_107 / score_30 == pytest.approx(1.1**14, rel=1e-9)
+    # a reflection grants the wish but only sees the parity of the offset
+    F = torch.tensor([[1.0, 0.0], [0.0, -1.0]], dtype=F64)
+    reflect = derivation.offset_dependence(
+        lambda m: torch.linalg.matrix_power(F, m), q, k, offset=3
     )
-    assert (
-        "wrong sign"
-        in ex.check_relative_angles(
-            torch.tensor([8 * 10000.0 ** (2 * i / 8) for i in range(4)])
-        ).message
+    assert reflect == 0.0
+    even, odd = 0.5 * 1.2 + (-1.0) * 0.3, 0.5 * 1.2 + 1.0 * 0.3
+    scores = [float((torch.linalg.matrix_power(F, d) @ q) @ k) for d in range(6)]
+    assert scores == pytest.approx([even, odd] * 3, abs=1e-15)
+    assert torch.linalg.det(F) == -1 and torch.linalg.det(
+        by_hand(0.1)
+    ) == pytest.approx(1)
+
+
+def test_rotation_identities_and_the_order_of_r_m_transpose_r_n():
+    ids = derivation.rotation_identities(times=5)
+    assert ids.power_gap == sp.zeros(2, 2)
+    assert sp.simplify(ids.transpose_product - ids.transpose_expected) == sp.zeros(2, 2)
+    # numerically, by hand: R(3 theta)^T R(7 theta) = R(4 theta), not R(-4 theta)
+    theta = 0.1
+
+    def turn_matrix(a):
+        return torch.tensor(
+            [[math.cos(a), -math.sin(a)], [math.sin(a), math.cos(a)]], dtype=F64
+        )
+
+    product = turn_matrix(3 * theta).T @ turn_matrix(7 * theta)
+    assert torch.allclose(product, turn_matrix(4 * theta), atol=1e-14)
+    wrong = (product - turn_matrix(-4 * theta)).abs().max().item()
+    assert wrong == pytest.approx(2 * math.sin(0.4), abs=1e-12)  # the printed 0.7788
+    assert torch.allclose(
+        rope_lib.rotation_2d(1.1) @ rope_lib.rotation_2d(0.4),
+        rope_lib.rotation_2d(1.5),
+        atol=1e-14,
     )
-    assert "reversed" in ex.check_relative_angles(hand.flip(0)).message
-    assert "degrees" in ex.check_relative_angles(hand * 180 / math.pi).message
-    assert "multiply by the offset" in ex.check_relative_angles(hand / 8).message
-    assert "still None" in ex.check_relative_angles(None).message
+
+
+def test_check_transpose_index():
+    assert ex.check_transpose_index(2 - 5)
+    assert ex.check_transpose_index(-3.0)
+    assert "m - n" in ex.check_transpose_index(3).message
+    assert "added" in ex.check_transpose_index(7).message
+    assert "Only R_5" in ex.check_transpose_index(-7).message
+    assert "never multiply" in ex.check_transpose_index(10).message
+    assert "would turn by 1·theta" in ex.check_transpose_index(1).message
+    assert "still None" in ex.check_transpose_index(None).message
+    assert "whole" in ex.check_transpose_index(-3.5).message
+
+
+def test_check_wish_maps():
+    assert ex.check_wish_maps([1, 3]) and ex.check_wish_maps({3, 1})
+    assert ex.check_wish_maps(torch.tensor([False, True, False, True]))
+    assert "map 3 grants" in ex.check_wish_maps([1]).message
+    assert "map 1 grants" in ex.check_wish_maps([3]).message
+    assert "map 0 scales" in ex.check_wish_maps([0, 1, 3]).message
+    assert "m^2" in ex.check_wish_maps([1, 2, 3]).message
+    assert "not every map" in ex.check_wish_maps(range(4)).message
+    assert "not [2]" in ex.check_wish_maps([2]).message
+    assert "still None" in ex.check_wish_maps(None).message
+    assert "outside" in ex.check_wish_maps([5]).message
 
 
 def test_an_unrecognised_wrong_answer_is_not_called_correct():
-    # answers that match none of the anticipated mistakes fall through to the generic comparison
     assert not ex.check_rotated_query([0.123, 0.456]).ok
     assert "differs" in ex.check_rotated_query([0.123, 0.456]).message
-    assert not ex.check_relative_angles([0.5, 0.25, 0.125, 0.0625]).ok
+    assert not ex.check_transpose_index(12).ok
+    assert not ex.check_wish_maps([0]).ok
 
 
-def test_checkers_never_truncate_and_hint_at_angles_reduced_mod_two_pi():
+def test_checkers_never_truncate():
     for wrong in (
         (14.5, 10.2),
         [14.5, 10.5],
@@ -853,15 +645,6 @@ def test_checkers_never_truncate_and_hint_at_angles_reduced_mod_two_pi():
         [14.0, 10.0],
     ):
         assert ex.check_shifted_positions(right).ok, right
-    hand = torch.tensor([8 * 10000.0 ** (-2 * i / 8) for i in range(4)], dtype=F64)
-    assert (
-        "modulo 2π"
-        in ex.check_relative_angles(torch.remainder(hand, 2 * math.pi)).message
-    )
-    wrapped = (
-        torch.remainder(hand + math.pi, 2 * math.pi) - math.pi
-    )  # (-pi, pi]: 8 -> 1.7168
-    assert "modulo 2π" in ex.check_relative_angles(wrapped).message
     # a complex answer whose real part is right is not a real answer
     q_rot = torch.tensor(rotate_by_hand((0.5, -1.0), 1.5), dtype=F64)
     assert not ex.check_rotated_query(q_rot.to(torch.complex128)).ok
@@ -870,3 +653,10 @@ def test_checkers_never_truncate_and_hint_at_angles_reduced_mod_two_pi():
         and ex.check_rotated_query(q_rot.float()).ok
     )
     assert "NaN" in ex.check_closed_form_score(float("nan")).message
+
+
+def test_static_figures():
+    thumb = figures.thumbnail()
+    assert isinstance(thumb, Figure)
+    assert tuple(thumb.get_size_inches()) == pytest.approx((4, 2.5))
+    assert isinstance(figures.polar_rotation_figure(), Figure)

@@ -348,6 +348,10 @@ RIGHT = {
     "rotation.check_rope_attention": ("tensor", _rope_attention),
     "rotation.check_shifted_positions": ("pair", lambda: (14, 10)),
     "rotation.check_relative_angles": ("tensor", _relative_angles),
+    # lesson 3: R(-m theta) and F^m grant the wish; lesson 4: p = 3/4 of d = 16 leaves
+    # the two slowest pairs (6, 7) unrotated
+    "rotation.check_wish_maps": ("tensor", lambda: [1, 3]),
+    "rotation.check_unrotated_pairs": ("tensor", lambda: [6, 7]),
     "complex_rope.check_complex_rotation": ("complex_pair", _complex_rotation),
     "complex_rope.check_complex_score": ("number", _complex_score),
     "complex_rope.check_slow_pairs": ("count", _slow_pairs),
