@@ -1,4 +1,5 @@
-"""What RoPE does over many positions: decay, turns, precision and cost (lesson 3).
+"""What RoPE does over many positions: decay, turns, precision and cost (RoPE at scale,
+lesson 7; lessons 6 and 8 use it too).
 
 - long_term_decay_bound: RoFormer's bound on the relative score against distance (Su et al. 2021,
   arXiv:2104.09864, section 3.4.3, Fig. 2).

@@ -2,7 +2,7 @@
 
 PairPlane: the artists of one plane (unit circle, q and k faded, q' and k' solid, the arcs
 m theta and n theta, labels), created once and moved by set(); the live widgets of lessons 3
-and 4 draw on it too. rotate_qk turns q and k through rope_lib.apply_rope.
+and 5 draw on it too. rotate_qk turns q and k through rope_lib.apply_rope.
 polar_rotation_figure (a vector turned by alpha), frequency_figure (one offset seen by a
 fast and a slow pair) and thumbnail() (q and k turned by m theta and n theta).
 """
