@@ -59,7 +59,7 @@ def _read_direction(answer, name: str) -> str:
             N_(
                 "multiplying the logits by 1/t > 1 widens their spread (sigma becomes "
                 "sigma/t): the largest logits pull further ahead, the weights "
-                "concentrate, and H falls (ln n - sigma^2/2 gets smaller). 'Up' is what "
+                "concentrate, and H falls, for 8 keys as for 1,024. 'Up' is what "
                 "DIVIDING the logits by 0.1 ln s + 1 would do: sqrt(1/t) = 0.1 ln s + 1 "
                 "makes t < 1, not t = 0.1 ln s + 1"
             ),
@@ -69,7 +69,7 @@ def _read_direction(answer, name: str) -> str:
             N_(
                 "the weights p_j = exp(x_j)/Z do not change when a constant is ADDED "
                 "to every logit; multiplying them changes their spread, and the entropy "
-                "with it (ln n - sigma^2/2). Static YaRN multiplies them at every length, "
+                "with it. Static YaRN multiplies them at every length, "
                 "8 tokens included: it has no switch at L"
             ),
         ),
