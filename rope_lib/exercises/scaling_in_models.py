@@ -237,6 +237,13 @@ def _no_blend(read) -> bool:
             N_("that is for base 10,000; Llama 3 uses rope_theta = 500,000"),
         ),
         Mistake(
+            lambda read: read[0] == (36, 10, 18),
+            N_(
+                "those are the counts at lesson 10's setting (base 10,000, L = 4096) with "
+                "beta = 4; Llama 3.1 has base 500,000 and L = 8192"
+            ),
+        ),
+        Mistake(
             _no_blend,
             N_(
                 "some pairs between the two cutoffs blend (wavelengths between L/4 and L/1)"

@@ -15,11 +15,11 @@ import math
 import torch
 
 from ..attention_entropy import slope_multiplier, temperature_slope
-from ..extension_analysis import ramp_by_pair
+from ..extension_analysis import ramp_by_pair, ramp_by_turns
 from ..language import N_, _
 from ..rotary import inv_frequencies
 from ..scaling import rope_frequencies, yarn_correction_range, yarn_get_mscale
-from . import Mistake, Word, close, compare_tensor, either, exercise
+from . import Mistake, Word, close, compare_tensor, either, exercise, near
 from .answers import as_choice, as_number, as_numbers, as_tensor
 
 # The settings each exercise uses (the notebook prints them).
@@ -59,7 +59,7 @@ def _read_direction(answer, name: str) -> str:
             N_(
                 "multiplying the logits by 1/t > 1 widens their spread (sigma becomes "
                 "sigma/t): the largest logits pull further ahead, the weights "
-                "concentrate, and H falls (ln n - sigma^2/2 gets smaller). 'Up' is what "
+                "concentrate, and H falls, for 8 keys as for 1,024. 'Up' is what "
                 "DIVIDING the logits by 0.1 ln s + 1 would do: sqrt(1/t) = 0.1 ln s + 1 "
                 "makes t < 1, not t = 0.1 ln s + 1"
             ),
@@ -69,7 +69,7 @@ def _read_direction(answer, name: str) -> str:
             N_(
                 "the weights p_j = exp(x_j)/Z do not change when a constant is ADDED "
                 "to every logit; multiplying them changes their spread, and the entropy "
-                "with it (ln n - sigma^2/2). Static YaRN multiplies them at every length, "
+                "with it. Static YaRN multiplies them at every length, "
                 "8 tokens included: it has no switch at L"
             ),
         ),
@@ -199,6 +199,12 @@ def yarn_by_hand(
 D3, B3, S3, L3 = EX3["head_dim"], EX3["base"], EX3["factor"], EX3["L"]
 
 
+def _paper_ramp(theta):
+    """YaRN with the paper's ramp, linear in the turns (the slip of check_yarn_frequencies)."""
+    gamma = ramp_by_turns(theta, L3, alpha=1.0, beta=32.0)
+    return ((1 - gamma) * theta / S3 + gamma * theta).to(theta.dtype)
+
+
 @functools.cache
 def _yarn():
     """The expected frequencies and the known mistakes of check_yarn_frequencies."""
@@ -244,6 +250,14 @@ def _yarn():
             ),
         ),
         Mistake(
+            _paper_ramp(theta),
+            N_(
+                "that is the paper's ramp, linear in the turns r_i; the code (and this "
+                "exercise) ramps linearly in the pair index between yarn_correction_range's "
+                "bounds: use ramp_by_pair"
+            ),
+        ),
+        Mistake(
             theta / S3,
             N_(
                 "that is Position Interpolation (every pair divided by s); YaRN keeps "
@@ -273,7 +287,7 @@ def _yarn():
 
 @exercise(
     read=as_tensor,
-    name="inv_freq",
+    name="answer",
     expected=lambda: _yarn()[0],
     same=close(rtol=1e-5, atol=1e-9),
     compare=functools.partial(compare_tensor, atol=1e-9, rtol=1e-5),
@@ -295,6 +309,7 @@ LOG10_MSCALE = 0.1 * math.log10(EX4["factor"]) + 1
     read=as_number,
     name=Word(N_("the logit multiplier")),
     expected=MSCALE**2,
+    same=near(rtol=2e-3),  # 1.63 (two decimals) is right
     mistakes=[
         Mistake(
             MSCALE,

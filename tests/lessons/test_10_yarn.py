@@ -126,11 +126,22 @@ def test_check_3():
         in ex.check_yarn_frequencies(theta / 2 * ramp_s + theta * (1 - ramp_s)).message
     )
     assert "shape" in ex.check_yarn_frequencies(theta[:5]).message
-    assert not ex.check_yarn_frequencies(None).ok
+    empty = ex.check_yarn_frequencies(None)
+    assert not empty.ok and "inv_freq" not in empty.message
+    # the paper's ramp (linear in the turns, the lesson's first table) is named
+    from rope_lib.extension_analysis import ramp_by_turns
+
+    g = ramp_by_turns(theta, 2048, alpha=1.0, beta=32.0)
+    paper = ex.check_yarn_frequencies((1 - g) * theta / 8 + g * theta)
+    assert not paper.ok and "paper's ramp" in paper.message
 
 
 def test_check_4():
     assert ex.check_logit_multiplier((0.1 * math.log(16) + 1) ** 2).ok
+    # rounded by hand (1.6314): two or three decimals pass, a wrong digit does not
+    for rounded in (1.63, 1.631, 1.6314):
+        assert ex.check_logit_multiplier(rounded).ok
+    assert not ex.check_logit_multiplier(1.62).ok
     for at_4 in ((0.1 * math.log(4) + 1) ** 2, 1.2965, 0.1 * math.log(4) + 1):
         assert "s = 4" in ex.check_logit_multiplier(at_4).message
     assert "twice" in ex.check_logit_multiplier(0.1 * math.log(16) + 1).message

@@ -54,6 +54,9 @@ def test_check_5():
     assert "500,000" in ex.check_llama3_pair_counts((41, 9, 14)).message
     assert "add up" in ex.check_llama3_pair_counts((29, 6, 28)).message
     assert "blend" in ex.check_llama3_pair_counts((35, 0, 29)).message
+    # lesson 10's explorer counts at beta = 4 (base 10,000, L = 4096), a likely slip
+    at_lesson_10 = ex.check_llama3_pair_counts((36, 10, 18))
+    assert not at_lesson_10.ok and "lesson 10" in at_lesson_10.message
     assert (
         "(kept, blended, interpolated) counts"
         in ex.check_llama3_pair_counts(None).message
