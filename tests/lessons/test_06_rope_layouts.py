@@ -280,6 +280,10 @@ def test_meta_layout_weights_checker():
     assert "each head" in ex.check_meta_layout_weights(whole).message
     columns = W_half[:, rope_lib.half_to_interleaved(torch.arange(16))]
     assert "columns" in ex.check_meta_layout_weights(columns).message
+    per_head = W_half.view(16, 2, 8)[:, :, rope_lib.half_to_interleaved(torch.arange(8))]
+    assert "columns" in ex.check_meta_layout_weights(per_head.reshape(16, 16)).message
+    both = answer[:, torch.randperm(16, generator=torch.Generator().manual_seed(0))]
+    assert "columns" in ex.check_meta_layout_weights(both).message
     assert "shape" in ex.check_meta_layout_weights(W_half[:8]).message
     assert not ex.check_meta_layout_weights("W").ok
     for form in (answer.tolist(), answer.numpy(), answer.double()):
