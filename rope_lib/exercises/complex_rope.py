@@ -288,9 +288,8 @@ def _columns_permuted(*weights: torch.Tensor):
                 continue
             gap = (value[:, :, None] - w[:, None, :]).abs().amax(dim=0)
             nearest = gap.min(dim=1)
-            if (nearest.values < 1e-4).all() and len(set(nearest.indices.tolist())) == len(
-                nearest.indices
-            ):
+            one_each = len(set(nearest.indices.tolist())) == len(nearest.indices)
+            if one_each and (nearest.values < 1e-4).all():
                 return True
         return False
 
