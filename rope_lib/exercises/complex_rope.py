@@ -169,6 +169,20 @@ def _as_score(answer, name: str) -> float:
                 "by nθ first"
             ),
         ),
+        Mistake(
+            (Q * K * cmath.exp(1j * (M - N) * THETA_S)).real,
+            N_(
+                "you dropped the conjugate: Re[q k e^(i(m - n)θ)] is not the dot product. "
+                "The score is Re[q · conj(k) · e^(i(m - n)θ)], with conj(1 - 3i) = 1 + 3i"
+            ),
+        ),
+        Mistake(
+            (Q * K.conjugate() * cmath.exp(1j * (M + N) * THETA_S)).real,
+            N_(
+                "you turned by (m + n)θ = 2.0 rad: the conjugate flips the key's angle, so "
+                "the angles subtract and only (m - n)θ = 0.8 rad is left"
+            ),
+        ),
     ],
     otherwise=N_(
         "not {value:.4f}: rotate q = 2 + i by e^(i·7·0.2) and k = 1 - 3i by "
@@ -264,6 +278,24 @@ def _per_head_rows(weight: torch.Tensor, permute) -> torch.Tensor:
     return permute(heads.transpose(-1, -2)).transpose(-1, -2).reshape(weight.shape)
 
 
+def _columns_permuted(*weights: torch.Tensor):
+    """A test: are the answer's columns those of one of `weights`, in another order?"""
+
+    def test(value) -> bool:
+        value = torch.as_tensor(value).to(F64)
+        for w in weights:
+            if value.shape != w.shape:
+                continue
+            gap = (value[:, :, None] - w[:, None, :]).abs().amax(dim=0)
+            nearest = gap.min(dim=1)
+            one_each = len(set(nearest.indices.tolist())) == len(nearest.indices)
+            if one_each and (nearest.values < 1e-4).all():
+                return True
+        return False
+
+    return test
+
+
 @functools.cache
 def _layouts():
     """The expected W_k and the known mistakes of check_meta_layout_weights."""
@@ -288,17 +320,10 @@ def _layouts():
             ),
         ),
         Mistake(
-            half_to_interleaved(w),
+            _columns_permuted(w, expected),
             N_(
                 "you reordered the columns (the d_model inputs); RoPE pairs the output "
-                "features, the rows of W_k"
-            ),
-        ),
-        Mistake(
-            half_to_interleaved(w.reshape(2, 8, -1)).reshape(w.shape),
-            N_(
-                "you reordered the columns within each head's block; reorder the rows "
-                "(output features) instead"
+                "features, so reorder the rows of W_k, head by head"
             ),
         ),
     ]

@@ -629,6 +629,9 @@ def _wrong_answers():
             ),
             # exercise 3 without the conjugate: Re[(2 + i) e^(1.4i) (1 - 3i) e^(0.6i)]
             (complex_rope, "check_complex_score", 2.4657528),
+            # the conjugate dropped at the right offset; the positions added
+            (complex_rope, "check_complex_score", 7.0703),
+            (complex_rope, "check_complex_score", -5.9489),
             # exercise 4: 13.52 rounded down, the arrow turned clockwise, no turn at all
             (complex_rope, "check_best_offset", 13),
             (complex_rope, "check_best_offset", 49),

@@ -90,7 +90,11 @@ def test_the_lesson_states_the_missing_conjugate_after_the_right_formula():
     right = next(
         i for i, t in enumerate(text) if "The score depends on $m - n$ only" in t
     )
-    slip = next(i for i, t in enumerate(text) if "W_q^\\top W_k" in t)
+    slip = next(
+        i
+        for i, t in enumerate(text)
+        if "The conjugate is the step that is easy to drop" in t
+    )
     assert right < slip
     assert nb[slip + 1]["cell_type"] == "code" and nb[slip + 1]["outputs"]
 
@@ -247,6 +251,14 @@ def test_complex_score_checker():
     assert "angles add" in ex.check_complex_score((q_m * k_n).real).message
     assert "imaginary" in ex.check_complex_score((q_m * k_n.conjugate()).imag).message
     assert "real part" in ex.check_complex_score(q_m * k_n.conjugate()).message
+    # Re[q k e^{i(m-n)θ}]: the conjugate dropped at the right offset (7.0703)
+    dropped = ((2 + 1j) * (1 - 3j) * cmath.exp(1j * 0.8)).real
+    assert f"{dropped:.4f}" == "7.0703"
+    assert "dropped the conjugate" in ex.check_complex_score(dropped).message
+    # Re[q k* e^{i(m+n)θ}]: the positions added (-5.9489)
+    added = ((2 + 1j) * (1 + 3j) * cmath.exp(1j * 2.0)).real
+    assert f"{added:.4f}" == "-5.9489"
+    assert "(m + n)θ = 2.0 rad" in ex.check_complex_score(added).message
 
 
 def test_best_offset_checker():

@@ -280,6 +280,12 @@ def test_meta_layout_weights_checker():
     assert "each head" in ex.check_meta_layout_weights(whole).message
     columns = W_half[:, rope_lib.half_to_interleaved(torch.arange(16))]
     assert "columns" in ex.check_meta_layout_weights(columns).message
+    per_head = W_half.view(16, 2, 8)[
+        :, :, rope_lib.half_to_interleaved(torch.arange(8))
+    ]
+    assert "columns" in ex.check_meta_layout_weights(per_head.reshape(16, 16)).message
+    both = answer[:, torch.randperm(16, generator=torch.Generator().manual_seed(0))]
+    assert "columns" in ex.check_meta_layout_weights(both).message
     assert "shape" in ex.check_meta_layout_weights(W_half[:8]).message
     assert not ex.check_meta_layout_weights("W").ok
     for form in (answer.tolist(), answer.numpy(), answer.double()):
@@ -308,7 +314,7 @@ def test_unpermuted_scores_checker():
 def test_claims_are_stated_and_answered():
     text = markdown()
     paragraph = next(p for p in text.split("\n\n") if "stabilize training" in p)
-    assert "no evidence" in paragraph
+    assert "none of the RoPE papers claims it" in paragraph
     nb = cells()
     for heading in ("`torch.stack` or `torch.cat`?", "Slices are views, not copies"):
         index = next(i for i, c in enumerate(nb) if heading in "".join(c["source"]))
