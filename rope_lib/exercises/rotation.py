@@ -113,6 +113,7 @@ def check_rotated_query(answer):
 @exercise(
     read=as_count,
     name="j",
+    options={"what": N_("the index of R_j")},
     expected=2 - 5,
     placeholder=N_("j is still None: replace the placeholder with a whole number"),
     mistakes=[
@@ -360,6 +361,17 @@ def _attention_table():
             rq @ rk.transpose(-1, -2) / math.sqrt(4) @ v,
             N_("the softmax is missing: weights = softmax(scores, dim=-1)."),
         ),
+        *(
+            Mistake(
+                (rq @ rk.transpose(-1, -2) / math.sqrt(4)).softmax(dim) @ v,
+                N_(
+                    "the softmax ran over the wrong axis: each query's weights over the "
+                    "keys must sum to 1, so take softmax(dim=-1), along the last axis of "
+                    "the scores [batch, heads, query, key]."
+                ),
+            )
+            for dim in (-2, 1)
+        ),
         Mistake(
             (rq @ rk.transpose(-1, -2)).softmax(-1) @ v,
             N_(
@@ -545,6 +557,7 @@ def _past_turn(offset: int) -> float:
 @exercise(
     read=as_count,
     name="offset",
+    options={"what": N_("between 30 and 60")},
     expected=44,
     same=lambda a, b: a == b,
     placeholder=N_("offset is still None: replace the placeholder with a whole number"),
