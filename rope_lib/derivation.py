@@ -293,6 +293,21 @@ def score_derivation() -> ScoreDerivation:
     )
 
 
+def latex_lines(lhs: str, expression, per_line: int = 2) -> str:
+    """LaTeX for "lhs = expression" with a few of the sum's terms per line, so that a long sympy
+    sum (score_derivation's product, expanded form or closed form) fits a notebook's width:
+    an aligned block, each line starting with its term's sign."""
+    import sympy as sp
+
+    terms = [sp.latex(term) for term in expression.args]
+    signed = [t if t.startswith("-") else "+ " + t for t in terms]
+    signed[0] = terms[0]
+    lines = [" ".join(signed[i : i + per_line]) for i in range(0, len(terms), per_line)]
+    return (
+        r"\begin{aligned} " + lhs + " ={}& " + r" \\ & ".join(lines) + r" \end{aligned}"
+    )
+
+
 def offset_dependence(
     position_map, q, k, offset: int = 3, starts=range(8), key_map=None
 ) -> float:
@@ -313,9 +328,7 @@ def offset_dependence(
     q = as_real_float64("q", q)
     k = as_real_float64("k", k)
     key_map = position_map if key_map is None else key_map
-    scores = [
-        float((position_map(s + offset) @ q) @ (key_map(s) @ k)) for s in starts
-    ]
+    scores = [float((position_map(s + offset) @ q) @ (key_map(s) @ k)) for s in starts]
     return max(scores) - min(scores)
 
 
