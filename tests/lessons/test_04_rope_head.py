@@ -444,3 +444,27 @@ def test_frequency_figure_labels_the_offset_angle_and_keeps_q_off_q_prime():
         assert math.hypot(qx - px, qy - py) > 0.3  # the two labels apart
     assert "Δθ" in [t.get_text() for t in fig.axes[0].texts]
     assert fig.axes[2].lines[-1].get_linewidth() >= 1.5  # the offset line, bold
+
+
+def test_check_step_shapes():
+    walk = derivation.rope_by_steps(
+        torch.zeros(4, 10, 8 * 64), torch.zeros(4, 10, 8 * 64), 8
+    )
+    right = ([10, 32], [1, 1, 10, 32], [4, 8, 10, 32, 2])  # 64 / 2 = 32 pairs
+    assert tuple(walk["angles"].shape) == (10, 32)
+    assert tuple(walk["cos"].shape) == (1, 1, 10, 32)
+    assert tuple(walk["Q_pairs"].shape) == (4, 8, 10, 32, 2)
+    assert ex.check_step_shapes(right)
+    assert ex.check_step_shapes((walk[n].shape for n in ("angles", "cos", "Q_pairs")))
+    check = ex.check_step_shapes
+    assert "per pair" in check(([10, 64], [1, 1, 10, 64], [4, 8, 10, 64, 2])).message
+    assert (
+        "heads before" in check(([10, 32], [1, 1, 10, 32], [4, 10, 8, 32, 2])).message
+    )
+    assert "one table" in check(([4, 10, 32], [1, 1, 10, 32], right[2])).message
+    assert "unsqueezed twice" in check(([10, 32], [10, 32], right[2])).message
+    assert "no copy" in check(([10, 32], [4, 8, 10, 32], right[2])).message
+    assert "you gave" in check(([10, 32], [1, 1, 10, 32], [4, 8, 10, 16, 2])).message
+    assert "three shapes" in check("shapes").message
+    assert "three shapes" in check([[10, 32]]).message
+    assert "still None" in check(None).message
