@@ -293,7 +293,24 @@ def score_derivation() -> ScoreDerivation:
     )
 
 
-def offset_dependence(position_map, q, k, offset: int = 3, starts=range(8)) -> float:
+def latex_lines(lhs: str, expression, per_line: int = 2) -> str:
+    """LaTeX for "lhs = expression" with a few of the sum's terms per line, so that a long sympy
+    sum (score_derivation's product, expanded form or closed form) fits a notebook's width:
+    an aligned block, each line starting with its term's sign."""
+    import sympy as sp
+
+    terms = [sp.latex(term) for term in expression.args]
+    signed = [t if t.startswith("-") else "+ " + t for t in terms]
+    signed[0] = terms[0]
+    lines = [" ".join(signed[i : i + per_line]) for i in range(0, len(terms), per_line)]
+    return (
+        r"\begin{aligned} " + lhs + " ={}& " + r" \\ & ".join(lines) + r" \end{aligned}"
+    )
+
+
+def offset_dependence(
+    position_map, q, k, offset: int = 3, starts=range(8), key_map=None
+) -> float:
     """How much the score of a position map moves when both positions move together.
 
     position_map(m) is the 2x2 matrix R_m that position m applies to a pair; the score of a
@@ -301,13 +318,17 @@ def offset_dependence(position_map, q, k, offset: int = 3, starts=range(8)) -> f
     (max - min) of that score over (m, n) = (s + offset, s) for s in `starts`: 0 up to
     rounding when the score sees only m - n, which holds for every q and k exactly when
     R_m^T R_n depends on n - m only (the wish of RoFormer, Su et al. 2021, section 3.4.1,
-    that forces R_m = R(m theta)). A float.
+    that forces R_m = R(m theta) when queries and keys share one map). A float.
+
+    key_map(n), if given, is the keys' own map B_n (the query keeps position_map A_m): then
+    the score is q^T A_m^T B_n k, and A_m = (M^-m)^T, B_n = M^n grant the wish for any
+    invertible M (xPos, Sun et al. 2022, takes M = R(theta) / zeta: a rotation with a decay).
+    A nonzero spread rules a map out; a zero one, for one q, k and offset, only fits the wish.
     """
     q = as_real_float64("q", q)
     k = as_real_float64("k", k)
-    scores = [
-        float((position_map(s + offset) @ q) @ (position_map(s) @ k)) for s in starts
-    ]
+    key_map = position_map if key_map is None else key_map
+    scores = [float((position_map(s + offset) @ q) @ (key_map(s) @ k)) for s in starts]
     return max(scores) - min(scores)
 
 

@@ -113,6 +113,7 @@ def check_rotated_query(answer):
 @exercise(
     read=as_count,
     name="j",
+    options={"what": N_("the index of R_j")},
     expected=2 - 5,
     placeholder=N_("j is still None: replace the placeholder with a whole number"),
     mistakes=[
@@ -360,6 +361,17 @@ def _attention_table():
             rq @ rk.transpose(-1, -2) / math.sqrt(4) @ v,
             N_("the softmax is missing: weights = softmax(scores, dim=-1)."),
         ),
+        *(
+            Mistake(
+                (rq @ rk.transpose(-1, -2) / math.sqrt(4)).softmax(dim) @ v,
+                N_(
+                    "the softmax ran over the wrong axis: each query's weights over the "
+                    "keys must sum to 1, so take softmax(dim=-1), along the last axis of "
+                    "the scores [batch, heads, query, key]."
+                ),
+            )
+            for dim in (-2, 1)
+        ),
         Mistake(
             (rq @ rk.transpose(-1, -2)).softmax(-1) @ v,
             N_(
@@ -545,6 +557,7 @@ def _past_turn(offset: int) -> float:
 @exercise(
     read=as_count,
     name="offset",
+    options={"what": N_("between 30 and 60")},
     expected=44,
     same=lambda a, b: a == b,
     placeholder=N_("offset is still None: replace the placeholder with a whole number"),
@@ -654,3 +667,93 @@ def check_repeat_offset(answer):
 )
 def check_unrotated_pairs(answer):
     """The pairs p-RoPE (p = 3/4) leaves unrotated in a d = 16 head (base 10000)."""
+
+
+# Lesson 4, exercise 5: the shapes of rope_by_steps' angles, cos and Q_pairs for batch 4,
+# length 10, 8 heads of d_head 64.
+SHAPES_RIGHT = ((10, 32), (1, 1, 10, 32), (4, 8, 10, 32, 2))
+
+
+def _read_shapes(answer, name: str) -> tuple:
+    """Three shapes (angles, cos, Q_pairs), each a sequence of whole numbers."""
+    cannot = NotYet(
+        _(
+            "{name} should be three shapes (angles, cos, Q_pairs), each a list of "
+            "whole numbers, e.g. ([1, 2], [1, 2, 3, 4], [1, 2, 3, 4, 5])"
+        ).format(name=name)
+    )
+    if isinstance(answer, (str, bytes)):
+        raise cannot
+    try:
+        parts = [[float(x) for x in part] for part in answer]
+    except (TypeError, ValueError):
+        raise cannot from None
+    if len(parts) != 3 or any(x != int(x) for part in parts for x in part):
+        raise cannot
+    return tuple(tuple(int(x) for x in part) for part in parts)
+
+
+@exercise(
+    read=_read_shapes,
+    name="shapes",
+    expected=SHAPES_RIGHT,
+    same=lambda a, b: a == b,
+    placeholder=N_(
+        "shapes is still None: replace it with three shapes, (angles, cos, Q_pairs)"
+    ),
+    mistakes=[
+        Mistake(
+            lambda v: 64 in v[0] or 64 in v[1] or v[2][-2:-1] == (64,),
+            N_(
+                "one angle per pair, not per coordinate: d_head = 64 is 32 pairs, so the "
+                "last axis of angles and cos, and the pair axis of Q_pairs, is 32."
+            ),
+            first=True,
+        ),
+        Mistake(
+            lambda v: v[2][:3] == (4, 10, 8),
+            N_(
+                "step 1 moves the heads before the length: Q is [batch, n_heads, len, "
+                "d_head] = [4, 8, 10, 64], so Q_pairs is [4, 8, 10, 32, 2]."
+            ),
+        ),
+        Mistake(
+            lambda v: len(v[0]) > 2,
+            N_(
+                "the angles depend only on the position and the pair: one table "
+                "[len, d_head/2] serves every sequence and every head."
+            ),
+        ),
+        Mistake(
+            lambda v: v[1] == (10, 32),
+            N_(
+                "cos is unsqueezed twice, [1, 1, len, d_head/2], so that it broadcasts "
+                "over batch and heads."
+            ),
+        ),
+        Mistake(
+            lambda v: v[1] == (4, 8, 10, 32),
+            N_(
+                "cos needs no copy per sequence and head: ones in those places "
+                "broadcast, [1, 1, 10, 32]."
+            ),
+        ),
+    ],
+    facts=lambda value, expected: {
+        "angles": list(value[0]),
+        "cos": list(value[1]),
+        "pairs": list(value[2]),
+    },
+    otherwise=N_(
+        "you gave angles {angles}, cos {cos}, Q_pairs {pairs}. Batch 4, length 10, "
+        "8 heads, and d_head = 64 makes 32 pairs; check each axis against section 2's "
+        "printout."
+    ),
+    right=N_(
+        "angles [10, 32], cos [1, 1, 10, 32], Q_pairs [4, 8, 10, 32, 2]: one angle per "
+        "position and pair, broadcast over batch and heads"
+    ),
+)
+def check_step_shapes(answer):
+    """The shapes of angles, cos and Q_pairs in rope_by_steps for batch 4, length 10,
+    8 heads of d_head 64."""

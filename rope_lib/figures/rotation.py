@@ -209,6 +209,19 @@ def polar_rotation_figure() -> Figure:
     return fig
 
 
+def _label_off(label, v, v_rot, gap: float = 0.45) -> None:
+    """Move the faded vector's label off the turned one when they point almost the same way:
+    the same radius, `gap` radians round on the far side from the turned vector."""
+    phi, phi_rot = math.atan2(v[1], v[0]), math.atan2(v_rot[1], v_rot[0])
+    turn = math.remainder(phi_rot - phi, 2 * math.pi)
+    if abs(turn) >= gap:
+        return
+    x, y = label.get_position()
+    radius = math.hypot(x, y)
+    side = phi - math.copysign(gap, turn) if turn else phi - gap
+    label.set_position((radius * math.cos(side), radius * math.sin(side)))
+
+
 def frequency_figure(
     q, k, offset: int, thetas=(1.0, 0.01), max_offset: int = 60
 ) -> Figure:
@@ -217,15 +230,22 @@ def frequency_figure(
     offset 0 .. max_offset for both."""
     q = torch.as_tensor(q, dtype=torch.float64)
     k = torch.as_tensor(k, dtype=torch.float64)
-    fig = Figure(figsize=(6.4, 3.6), dpi=100)
-    axes = fig.subplots(1, 3, gridspec_kw=dict(width_ratios=[1, 1, 1.5]))
+    fig = Figure(figsize=(6.4, 3.5), dpi=100)
+    axes = fig.subplots(1, 3, gridspec_kw=dict(width_ratios=[1, 1, 1.25], wspace=0.12))
     styles = ("-", "--")
     for ax, theta in zip(axes[:2], thetas):
-        plane = PairPlane(ax, limit=1.7, fontsize=11)
+        plane = PairPlane(ax, limit=1.5, fontsize=12)
         q_rot, k_rot = rotate_qk(q, k, offset, 0, theta)
         plane.set(
-            q.tolist(), k.tolist(), q_rot.tolist(), k_rot.tolist(), offset * theta, 0.0
+            q.tolist(),
+            k.tolist(),
+            q_rot.tolist(),
+            k_rot.tolist(),
+            offset * theta,
+            0.0,
+            names=("Δ", "n"),
         )
+        _label_off(plane.tip["q"], q, q_rot)
         score = float(q_rot @ k_rot)
         ax.set_title(
             f"θ = {theta:g}: {offset * theta:.3f} rad\nq'·k' = {score:.4f}",
@@ -243,13 +263,21 @@ def frequency_figure(
             lw=1,
             label=f"θ = {theta:g}",
         )
-    axes[2].axvline(offset, color="0.6", lw=0.8, ls=":")
+    axes[2].axvline(offset, color="0.15", lw=1.8, ls=":", zorder=3)
     axes[2].set_xlabel(_fig("offset m - n"))
     axes[2].set_ylabel("q'·k'")
-    axes[2].legend(loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=2)
+    axes[2].legend(
+        loc="upper center",
+        bbox_to_anchor=(0.4, -0.25),
+        ncol=2,
+        fontsize=10,
+        handlelength=1.6,
+        columnspacing=0.8,
+    )
     axes[2].set_title(
         _fig("score, m - n = {offset} dotted").format(offset=offset), fontsize=12
     )
-    fig.tight_layout()
-    fig.subplots_adjust(top=0.8)  # room for the two-line titles over the square planes
+    fig.subplots_adjust(left=0.01, right=0.985, top=0.8, bottom=0.3)
+    box = axes[2].get_position()  # room for the score axis' labels
+    axes[2].set_position((box.x0 + 0.07, box.y0, box.width - 0.07, box.height))
     return fig

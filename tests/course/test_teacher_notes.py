@@ -606,6 +606,16 @@ def _wrong_answers():
             ),
             (rotation, "check_unrotated_pairs", frozenset({0, 1})),
             (rotation, "check_unrotated_pairs", frozenset(range(6))),
+            (
+                rotation,
+                "check_step_shapes",
+                ([10, 64], [1, 1, 10, 64], [4, 8, 10, 64, 2]),
+            ),
+            (
+                rotation,
+                "check_step_shapes",
+                ([10, 32], [1, 1, 10, 32], [4, 10, 8, 32, 2]),
+            ),
         ],
         "05_rope_complex": [
             (complex_rope, "check_score_changes", {**changes, "shift": "changes"}),

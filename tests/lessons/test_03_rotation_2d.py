@@ -660,3 +660,36 @@ def test_static_figures():
     assert isinstance(thumb, Figure)
     assert tuple(thumb.get_size_inches()) == pytest.approx((4, 2.5))
     assert isinstance(figures.polar_rotation_figure(), Figure)
+
+
+def test_separate_maps_grant_the_wish_for_any_invertible_matrix():
+    # q_m = (M^-m)^T q, k_n = M^n k: q^T M^-m M^n k = q^T M^(n-m) k (xPos's form, cell 3)
+    q = torch.tensor([0.5, -1.0], dtype=torch.float64)
+    k = torch.tensor([1.2, 0.3], dtype=torch.float64)
+    c, s = math.cos(0.1), math.sin(0.1)
+    M = 1.1 * torch.tensor([[c, -s], [s, c]], dtype=torch.float64)  # not orthogonal
+    query_map = lambda m: torch.linalg.matrix_power(torch.linalg.inv(M), m).T  # noqa: E731
+    key_map = lambda n: torch.linalg.matrix_power(M, n)  # noqa: E731
+    for offset in (3, -2, 0):
+        assert (
+            derivation.offset_dependence(query_map, q, k, offset, key_map=key_map)
+            < 1e-12
+        )
+    # one scaled map for both breaks it (step 1), as the notebook prints
+    scaled = lambda m: 1.1**m * rope_lib.rotation_2d(0.1 * m)  # noqa: E731
+    assert derivation.offset_dependence(scaled, q, k, 3) > 1
+
+
+def test_latex_lines_puts_each_term_with_its_sign():
+    steps = derivation.score_derivation()
+    text = derivation.latex_lines(r"q_m \cdot k_n", steps.expanded)
+    assert text.startswith(r"\begin{aligned} q_m \cdot k_n ={}& ")
+    assert text.count(r"\\") == len(steps.expanded.args) // 2 - 1  # two terms a line
+    one = derivation.latex_lines("s", steps.closed_form, per_line=1)
+    assert one.count(r"\\") == len(steps.closed_form.args) - 1
+
+
+def test_text_answer_to_the_index_names_it_once():
+    message = ex.check_transpose_index("3").message
+    assert "the index of R_j, a whole number" in message
+    assert message.count("a whole number") == 1

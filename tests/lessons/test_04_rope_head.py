@@ -415,3 +415,56 @@ def test_wavelengths_of_a_d8_head_are_a_ladder_of_tens():
     assert library == pytest.approx(by_hand, rel=1e-6)
     for short, long in zip(by_hand, by_hand[1:]):
         assert long / short == pytest.approx(10.0)
+
+
+def test_text_answers_name_the_quantity_once():
+    message = ex.check_repeat_offset("44").message
+    assert "between 30 and 60, a whole number" in message
+    assert message.count("a whole number") == 1
+    assert "not whole" in ex.check_repeat_offset(44.5).message
+
+
+def test_check_rope_attention_names_a_softmax_over_the_wrong_axis():
+    q, k, v, positions = ex.rope_attention_inputs()
+    q_rot, k_rot = (rope_lib.apply_rope(t, positions) for t in (q, k))
+    scores = q_rot @ k_rot.transpose(-1, -2) / 2  # sqrt(head_dim 4)
+    for dim in (-2, 1):
+        message = ex.check_rope_attention(scores.softmax(dim) @ v).message
+        assert "wrong axis" in message and "dim=-1" in message
+    assert ex.check_rope_attention(scores.softmax(-1) @ v)
+
+
+def test_frequency_figure_labels_the_offset_angle_and_keeps_q_off_q_prime():
+    fig = figures.frequency_figure(
+        [0.5, -1.0], [1.2, 0.3], 6, thetas=(1.0, 0.001), max_offset=50
+    )
+    for ax in fig.axes[:2]:
+        texts = {t.get_text(): t.get_position() for t in ax.texts if t.get_text()}
+        (qx, qy), (px, py) = texts["q"], texts["q'"]
+        assert math.hypot(qx - px, qy - py) > 0.3  # the two labels apart
+    assert "Δθ" in [t.get_text() for t in fig.axes[0].texts]
+    assert fig.axes[2].lines[-1].get_linewidth() >= 1.5  # the offset line, bold
+
+
+def test_check_step_shapes():
+    walk = derivation.rope_by_steps(
+        torch.zeros(4, 10, 8 * 64), torch.zeros(4, 10, 8 * 64), 8
+    )
+    right = ([10, 32], [1, 1, 10, 32], [4, 8, 10, 32, 2])  # 64 / 2 = 32 pairs
+    assert tuple(walk["angles"].shape) == (10, 32)
+    assert tuple(walk["cos"].shape) == (1, 1, 10, 32)
+    assert tuple(walk["Q_pairs"].shape) == (4, 8, 10, 32, 2)
+    assert ex.check_step_shapes(right)
+    assert ex.check_step_shapes((walk[n].shape for n in ("angles", "cos", "Q_pairs")))
+    check = ex.check_step_shapes
+    assert "per pair" in check(([10, 64], [1, 1, 10, 64], [4, 8, 10, 64, 2])).message
+    assert (
+        "heads before" in check(([10, 32], [1, 1, 10, 32], [4, 10, 8, 32, 2])).message
+    )
+    assert "one table" in check(([4, 10, 32], [1, 1, 10, 32], right[2])).message
+    assert "unsqueezed twice" in check(([10, 32], [10, 32], right[2])).message
+    assert "no copy" in check(([10, 32], [4, 8, 10, 32], right[2])).message
+    assert "you gave" in check(([10, 32], [1, 1, 10, 32], [4, 8, 10, 16, 2])).message
+    assert "three shapes" in check("shapes").message
+    assert "three shapes" in check([[10, 32]]).message
+    assert "still None" in check(None).message
