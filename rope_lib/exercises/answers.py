@@ -9,7 +9,7 @@ inf or a truncated number through.
 
     as_tensor(answer, name, *, finite=True, nan_hint="")  -> float64 CPU tensor
     as_number(answer, name)                               -> float
-    as_count(answer, name, *, what="a whole number")      -> int (exact)
+    as_count(answer, name, *, what="")                    -> int (exact)
     as_numbers(answer, name, n, *, whole=False, what="")  -> tuple of n numbers
     as_pair(answer, name, *, whole=False, what="")        -> tuple of 2 numbers
     as_complex(answer, name)                              -> complex
@@ -277,11 +277,14 @@ def as_number(answer, name: str):
     return value
 
 
-def as_count(answer, name: str, *, what: str = N_("a whole number")):
+def as_count(answer, name: str, *, what: str = ""):
     """answer as an exact int; raises NotYet. 33, np.int64(33), 33.0, tensor(33) and
     tensor([33.]) all read 33; 33.5, NaN, inf, True, text and complex numbers do not
-    (never truncated)."""
-    expected = _("{what}, a whole number").format(what=_(what) if what else what)
+    (never truncated). what: what the number counts ("a number of pairs"), if anything."""
+    if what:
+        expected = _("{what}, a whole number").format(what=_(what))
+    else:
+        expected = _("a whole number")
     is_bool = isinstance(answer, (bool, np.bool_))
     if isinstance(answer, numbers.Integral) and not is_bool:
         return int(answer)

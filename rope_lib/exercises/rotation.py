@@ -675,22 +675,29 @@ SHAPES_RIGHT = ((10, 32), (1, 1, 10, 32), (4, 8, 10, 32, 2))
 
 
 def _read_shapes(answer, name: str) -> tuple:
-    """Three shapes (angles, cos, Q_pairs), each a sequence of whole numbers."""
+    """Three shapes (angles, cos, Q_pairs), each a sequence of whole numbers (a list, a
+    tuple, a torch.Size or a 1-D tensor)."""
     cannot = NotYet(
         _(
             "{name} should be three shapes (angles, cos, Q_pairs), each a list of "
             "whole numbers, e.g. ([1, 2], [1, 2, 3, 4], [1, 2, 3, 4, 5])"
         ).format(name=name)
     )
-    if isinstance(answer, (str, bytes)):
+    if isinstance(answer, (str, bytes, torch.Tensor)):
         raise cannot
     try:
-        parts = [[float(x) for x in part] for part in answer]
-    except (TypeError, ValueError):
+        parts = list(answer)
+    except Exception:
         raise cannot from None
-    if len(parts) != 3 or any(x != int(x) for part in parts for x in part):
+    if len(parts) != 3 or any(isinstance(part, (str, bytes)) for part in parts):
         raise cannot
-    return tuple(tuple(int(x) for x in part) for part in parts)
+    shapes = []
+    for part in parts:
+        sizes = as_tensor(part, name)  # a meta tensor, NaN, text: said by as_tensor
+        if sizes.dim() != 1 or sizes.is_complex() or (sizes != sizes.round()).any():
+            raise cannot
+        shapes.append(tuple(int(x) for x in sizes.tolist()))
+    return tuple(shapes)
 
 
 @exercise(

@@ -329,7 +329,7 @@ def _new_factor_multipliers():
     return [(0.1 * math.log(8) + 1) ** 2, (k * math.log(8) + 1) ** 2]
 
 
-# kind: "yesno", "choices", "count", "number", "pair", "counts", "tensor", "complex_pair",
+# kind: "yesno", "choices", "count", "number", "pair", "counts", "tensor", "complex_pair", "shapes",
 # "function" (a function of the exercise's inputs), "name" (a string naming one choice),
 # "diagnosis" (a pair: a direction word, then a count)
 RIGHT = {
@@ -352,6 +352,14 @@ RIGHT = {
     # the two slowest pairs (6, 7) unrotated
     "rotation.check_wish_maps": ("tensor", lambda: [1, 3]),
     "rotation.check_unrotated_pairs": ("tensor", lambda: [6, 7]),
+    # lesson 3, exercise 2: R_5^T R_2 = R_(2-5); lesson 4, exercise 1: 44 tokens are 7.003
+    # turns of pair 0 (44 / 2 pi); exercise 5: batch 4, length 10, 8 heads of 64
+    "rotation.check_transpose_index": ("count", 2 - 5),
+    "rotation.check_repeat_offset": ("count", round(7 * 2 * math.pi)),
+    "rotation.check_step_shapes": (
+        "shapes",
+        ((10, 64 // 2), (1, 1, 10, 64 // 2), (4, 8, 10, 64 // 2, 2)),
+    ),
     "complex_rope.check_complex_rotation": ("complex_pair", _complex_rotation),
     "complex_rope.check_complex_score": ("number", _complex_score),
     "complex_rope.check_slow_pairs": ("count", _slow_pairs),
@@ -595,6 +603,15 @@ def right_variants(kind, value):
             ("upper, spaces", (f" {word.upper()} ", count)),
             ("float count", (word, float(count))),
             ("0-d tensor count", (word, torch.tensor(count))),
+        ]
+    if kind == "shapes":
+        return [
+            ("tuples", value),
+            ("lists", [list(s) for s in value]),
+            ("torch.Size", tuple(torch.Size(s) for s in value)),
+            ("tensors", [torch.tensor(s) for s in value]),
+            ("numpy", [np.array(s) for s in value]),
+            ("shape of", [torch.empty(s).shape for s in value]),
         ]
     if kind == "pair":
         a, b = value
@@ -841,7 +858,12 @@ def test_the_right_answer_on_the_meta_device_gets_feedback(key):
     kind, value = right_value(key)
     if kind == "complex_pair":
         value = [value.real, value.imag]
-    answer = torch.tensor(value).to("meta")
+    if (
+        kind == "shapes"
+    ):  # three shapes of different lengths: each part on the meta device
+        answer = [torch.tensor(s).to("meta") for s in value]
+    else:
+        answer = torch.tensor(value).to("meta")
     feedback = judge(CHECKERS[key], answer)
     assert not feedback.ok and "meta" in feedback.message, feedback
 
